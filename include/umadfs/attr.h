@@ -1,0 +1,13 @@
+/* Attribute files: CA and port attributes named and formatted as the
+ * kernel's /sys/class/infiniband files, read live on every open. */
+#ifndef UMADFS_ATTR_H
+#define UMADFS_ATTR_H
+
+struct node;
+struct ca_dev;
+struct port_dev;
+
+int attr_add_ca_files(struct node *dir, struct ca_dev *ca);
+int attr_add_port_files(struct node *dir, struct port_dev *port);
+
+#endif

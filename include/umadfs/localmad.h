@@ -1,0 +1,21 @@
+/* The daemon's own queries of the local port through the MAD engine:
+ * directed-route SMPs with hop count 0 (answered by the port's own SMA).
+ * Attribute and counter files build on these. */
+#ifndef UMADFS_LOCALMAD_H
+#define UMADFS_LOCALMAD_H
+
+#include <stdint.h>
+
+#include <infiniband/mad.h>
+
+struct port;
+
+#define LOCALMAD_TIMEOUT_MS 200
+#define LOCALMAD_RETRIES 2
+
+/* SubnGet(attr_id, attr_mod) to the local port; copies the 64-byte SMP data
+ * into data.  Returns 0, -errno, or -EPROTO for a non-zero MAD status. */
+int localmad_smp_get(struct port *engine, unsigned attr_id, unsigned attr_mod,
+		     uint8_t data[IB_SMP_DATA_SIZE]);
+
+#endif

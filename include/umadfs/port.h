@@ -1,0 +1,65 @@
+/* One port's MAD engine: the port's single umad fd, its agents, the table
+ * of requests waiting for an answer, and the receiver thread that hands
+ * every answer to whoever sent the request.
+ *
+ * Every request that expects a response (timeout > 0) ends in exactly one
+ * delivery to its sink: the response, or the request itself returned with a
+ * umad status (ETIMEDOUT) - both through the same code path. */
+#ifndef UMADFS_PORT_H
+#define UMADFS_PORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct port;
+struct mad_sink;
+
+struct mad_sink_ops {
+	/* Called from the receiver thread, no port lock held, with one answer:
+	 * a frame (64-byte umad header + mad_len bytes) whose TID is already
+	 * the caller's own.  The sink copies what it keeps. */
+	void (*deliver)(struct mad_sink *sink, const void *frame, size_t mad_len);
+};
+
+struct mad_sink {
+	const struct mad_sink_ops *ops;
+};
+
+struct port_stats {
+	uint64_t sent, answered, timeouts, unmatched, send_errors;
+};
+
+/* Opens ca/portnum's umad device and starts its receiver thread.  The caller
+ * must have blocked the signals the daemon handles (umad2sim's own thread
+ * inherits the mask). */
+int port_open(struct port **out, const char *ca, int portnum);
+/* Stops the receiver, drops pending requests, closes the fd. */
+void port_close(struct port *p);
+
+/* Sends one request frame (header + mad_len bytes of MAD).  A request that
+ * expects an answer (timeout_ms > 0 and not a response method) is answered
+ * exactly once through sink.  The MAD's TID is replaced on the wire by a
+ * daemon-unique one and restored on delivery.  Returns 0 or -errno:
+ * -EBUSY when the in-flight table is full, -ENOSPC when no agent slot is
+ * left, -errno from the device. */
+int port_send(struct port *p, struct mad_sink *sink, void *frame,
+	      size_t mad_len, int timeout_ms, int retries);
+/* Forgets every pending request of sink; when it returns, no delivery to
+ * sink runs or will run.  Must not be called from a deliver callback. */
+void port_cancel_sink(struct port *p, struct mad_sink *sink);
+
+/* Sends a request and waits for its answer, for the daemon's own queries
+ * (attributes, counters).  frame holds the request on entry and the answer
+ * on return (cap bytes of room, *mad_len set).  Returns 0, or -ETIMEDOUT,
+ * -ENODEV, or the answer's umad status as -errno. */
+int port_query(struct port *p, void *frame, size_t cap, size_t *mad_len,
+	       int timeout_ms, int retries);
+
+void port_get_stats(struct port *p, struct port_stats *out);
+
+/* True for the methods that answer a request (the kernel's
+ * ib_response_mad()): such MADs are never matched to a pending request. */
+bool mad_is_response(const uint8_t *mad);
+
+#endif

@@ -1,0 +1,27 @@
+/* Read-only text files whose content is made on open: the value is
+ * formatted once into a per-open snapshot, so every read of one open file
+ * sees the same bytes (as sysfs does) and offsets work. */
+#ifndef UMADFS_TEXTFILE_H
+#define UMADFS_TEXTFILE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <fuse_lowlevel.h>
+
+struct node;
+
+#define TEXTFILE_MAX 4096 /* a sysfs page */
+
+/* Formats the file's value into buf; returns its length or -errno. */
+typedef int (*textfile_show_fn)(struct node *n, char *buf, size_t cap);
+
+void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
+		   textfile_show_fn show);
+void textfile_read(fuse_req_t req, size_t size, off_t off,
+		   struct fuse_file_info *fi);
+void textfile_release(fuse_req_t req, struct fuse_file_info *fi);
+/* st_size: the length the value has now, 0 if it cannot be read. */
+off_t textfile_size(struct node *n, textfile_show_fn show);
+
+#endif

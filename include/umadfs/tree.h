@@ -1,0 +1,68 @@
+/* The node table: every directory and file of the mount, by inode number.
+ *
+ * A node is a directory (children, no ops) or a file whose behaviour is a
+ * node_ops table of its kind (attribute, MAD file, ...).  Inode numbers are
+ * indexes into the table plus one, so the root is FUSE_ROOT_ID.  Nodes of
+ * the CA tree live as long as the mount; nodes added later (channels,
+ * receive queues) are unlinked with tree_unlink and freed once the kernel
+ * has forgotten them. */
+#ifndef UMADFS_TREE_H
+#define UMADFS_TREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include <fuse_lowlevel.h>
+
+struct node;
+
+/* File behaviour.  Every handler replies to req exactly once. */
+struct node_ops {
+	void (*open)(fuse_req_t req, struct node *n, struct fuse_file_info *fi);
+	void (*read)(fuse_req_t req, struct node *n, size_t size, off_t off,
+		     struct fuse_file_info *fi);
+	void (*write)(fuse_req_t req, struct node *n, const char *buf,
+		      size_t size, off_t off, struct fuse_file_info *fi);
+	void (*release)(fuse_req_t req, struct node *n, struct fuse_file_info *fi);
+	void (*poll)(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
+		     struct fuse_pollhandle *ph);
+	/* st_size for getattr: what a read from offset 0 returns now, or 0. */
+	off_t (*size)(struct node *n);
+};
+
+struct node {
+	fuse_ino_t ino;
+	struct node *parent;
+	struct node *children, *next_sibling; /* guarded by the tree lock */
+	char *name;
+	mode_t mode; /* S_IFDIR | 0555, S_IFREG | 0444, ... */
+	const struct node_ops *ops; /* NULL for directories */
+	void *owner;                /* the CA, port or channel it belongs to */
+	int index;                  /* which attribute/pkey/... of owner */
+	uint64_t nlookup;           /* guarded by the tree lock */
+	bool unlinked;              /* guarded by the tree lock */
+};
+
+int tree_init(void);
+void tree_destroy(void);
+struct node *tree_root(void);
+/* Adds a child; NULL on ENOMEM or a duplicate name. */
+struct node *tree_add(struct node *dir, const char *name, mode_t mode,
+		      const struct node_ops *ops, void *owner, int index);
+void tree_rdlock(void);
+void tree_wrlock(void);
+void tree_unlock(void);
+/* The node of an inode, or NULL.  Caller holds the tree lock. */
+struct node *tree_get(fuse_ino_t ino);
+/* The child of dir called name, or NULL.  Caller holds the tree lock. */
+struct node *tree_child(struct node *dir, const char *name);
+/* Counts a lookup reply (the kernel now holds a reference). */
+void tree_ref(struct node *n);
+/* The kernel dropped nlookup references. */
+void tree_forget(fuse_ino_t ino, uint64_t nlookup);
+/* Removes a node (and its subtree) from its directory; it is freed once
+ * forgotten.  Caller holds the write lock. */
+void tree_unlink(struct node *n);
+
+#endif

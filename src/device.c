@@ -1,0 +1,156 @@
+/* CAs and ports: scanning, their directories, their MAD engines. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "umadfs/attr.h"
+#include "umadfs/device.h"
+#include "umadfs/ibumad.h"
+#include "umadfs/log.h"
+#include "umadfs/port.h"
+#include "umadfs/tree.h"
+
+#define MAX_CAS UMAD_MAX_DEVICES
+
+static struct ca_dev *cas[MAX_CAS]; /* written by devices_scan only */
+static int ncas;
+
+/* umad2sim emulates sysfs with a copy written when the process starts, so
+ * under it only the port's own SMA knows the live values. */
+static bool running_under_umad2sim(void)
+{
+	const char *preload = getenv("LD_PRELOAD");
+
+	return preload && strstr(preload, "umad2sim");
+}
+
+static int port_setup(struct ca_dev *ca, int portnum, const umad_port_t *up,
+		      enum attr_source source)
+{
+	struct port_dev *pd = calloc(1, sizeof(*pd));
+	struct node *ports = tree_child(ca->dir, "ports");
+	char name[16];
+
+	if (!pd)
+		return -ENOMEM;
+	pd->ca = ca;
+	pd->portnum = portnum;
+	pd->npkeys = up->pkeys_size;
+	ca->ports[portnum] = pd;
+
+	pd->source = source;
+	snprintf(pd->link_layer, sizeof(pd->link_layer), "%s", up->link_layer);
+
+	snprintf(name, sizeof(name), "%d", portnum);
+	pd->dir = tree_add(ports, name, S_IFDIR | 0555, NULL, pd, 0);
+	if (!pd->dir)
+		return -ENOMEM;
+	return attr_add_port_files(pd->dir, pd);
+}
+
+static int ca_setup(struct node *root, const char name[UMAD_CA_NAME_LEN],
+		    enum attr_source source)
+{
+	struct ca_dev *ca;
+	umad_ca_t info;
+	int r = ibumad_get_ca(name, &info);
+
+	if (r < 0) {
+		log_warn("%s: libibumad cannot read it (%s); skipped", name,
+			 strerror(-r));
+		return 0;
+	}
+	ca = calloc(1, sizeof(*ca));
+	if (!ca) {
+		r = -ENOMEM;
+		goto out;
+	}
+	memcpy(ca->name, name, sizeof(ca->name));
+	cas[ncas++] = ca;
+	ca->dir = tree_add(root, name, S_IFDIR | 0555, NULL, ca, 0);
+	if (!ca->dir || !tree_add(ca->dir, "ports", S_IFDIR | 0555, NULL, ca, 0)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = attr_add_ca_files(ca->dir, ca);
+	/* A switch has port 0 only; a CA ports 1..numports. */
+	for (int i = 0; r == 0 && i < UMAD_CA_MAX_PORTS; i++)
+		if (info.ports[i])
+			r = port_setup(ca, i, info.ports[i], source);
+out:
+	ibumad_release_ca(&info);
+	return r;
+}
+
+int devices_scan(struct node *root, enum attr_source source)
+{
+	char names[MAX_CAS][UMAD_CA_NAME_LEN];
+	int n, r;
+
+	r = ibumad_init();
+	if (r < 0)
+		return r;
+	n = ibumad_ca_names(names, MAX_CAS);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		r = ca_setup(root, names[i], source);
+		if (r < 0)
+			return r;
+	}
+	return ncas;
+}
+
+static void port_start(struct port_dev *pd)
+{
+	int r = port_open(&pd->engine, pd->ca->name, pd->portnum);
+
+	if (r < 0) {
+		pd->engine = NULL;
+		pd->engine_err = r;
+		log_warn("%s port %d: cannot open its umad device (%s); its MAD "
+			 "files will fail with EIO", pd->ca->name, pd->portnum,
+			 strerror(-r));
+	}
+	switch (pd->source) {
+	case ATTR_SOURCE_SMP:
+		pd->attrs_from_smp = true;
+		break;
+	case ATTR_SOURCE_SYSFS:
+		pd->attrs_from_smp = false;
+		break;
+	case ATTR_SOURCE_AUTO:
+		/* RoCE has no QP0, hence no SMA to ask. */
+		pd->attrs_from_smp = running_under_umad2sim() &&
+				     strcmp(pd->link_layer, "Ethernet") != 0;
+		break;
+	}
+	if (pd->attrs_from_smp && !pd->engine) {
+		log_warn("%s port %d: attributes fall back to libibumad",
+			 pd->ca->name, pd->portnum);
+		pd->attrs_from_smp = false;
+	}
+}
+
+void devices_start(void)
+{
+	for (int i = 0; i < ncas; i++)
+		for (int p = 0; p < UMAD_CA_MAX_PORTS; p++)
+			if (cas[i]->ports[p])
+				port_start(cas[i]->ports[p]);
+}
+
+void devices_close(void)
+{
+	for (int i = 0; i < ncas; i++) {
+		for (int p = 0; p < UMAD_CA_MAX_PORTS; p++) {
+			if (cas[i]->ports[p]) {
+				port_close(cas[i]->ports[p]->engine);
+				free(cas[i]->ports[p]);
+			}
+		}
+		free(cas[i]);
+	}
+	ncas = 0;
+}

@@ -1,0 +1,348 @@
+/* FUSE low-level dispatch. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "umadfs/fs.h"
+#include "umadfs/tree.h"
+
+/* The CA tree is fixed while mounted: names may be cached.  Attributes
+ * (sizes of live files) may not. */
+#define ENTRY_TIMEOUT 1.0
+#define ATTR_TIMEOUT 0.0
+
+static time_t mount_time;
+
+static void fill_stat(struct node *n, struct stat *st, bool with_size)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = n->ino;
+	st->st_mode = n->mode;
+	st->st_nlink = 1;
+	if (S_ISDIR(n->mode)) {
+		st->st_nlink = 2;
+		for (struct node *c = n->children; c; c = c->next_sibling)
+			if (S_ISDIR(c->mode))
+				st->st_nlink++;
+	}
+	st->st_blksize = 4096;
+	st->st_atime = st->st_mtime = st->st_ctime = mount_time;
+	if (with_size && n->ops && n->ops->size)
+		st->st_size = n->ops->size(n);
+}
+
+static void fs_init(void *userdata, struct fuse_conn_info *conn)
+{
+	mount_time = time(NULL);
+}
+
+static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e;
+	struct node *dir, *n;
+
+	memset(&e, 0, sizeof(e));
+	tree_rdlock();
+	dir = tree_get(parent);
+	if (!dir || !S_ISDIR(dir->mode)) {
+		tree_unlock();
+		fuse_reply_err(req, dir ? ENOTDIR : ENOENT);
+		return;
+	}
+	n = tree_child(dir, name);
+	if (!n) {
+		tree_unlock();
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	fill_stat(n, &e.attr, true);
+	e.ino = n->ino;
+	e.attr_timeout = ATTR_TIMEOUT;
+	e.entry_timeout = ENTRY_TIMEOUT;
+	tree_ref(n);
+	tree_unlock();
+	if (fuse_reply_entry(req, &e))
+		tree_forget(e.ino, 1); /* the kernel never got it */
+}
+
+static void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	tree_forget(ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void fs_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		tree_forget(forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct stat st;
+	struct node *n;
+
+	tree_rdlock();
+	n = tree_get(ino);
+	if (!n) {
+		tree_unlock();
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	fill_stat(n, &st, true);
+	tree_unlock();
+	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
+}
+
+static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
+{
+	struct stat st;
+	struct node *n;
+
+	tree_rdlock();
+	n = tree_get(ino);
+	if (!n) {
+		tree_unlock();
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	fill_stat(n, &st, true);
+	tree_unlock();
+	/* Truncating a writable file is what `echo ... > file` does first;
+	 * it has nothing to cut, so it is accepted and ignored.  Nothing else
+	 * about a node can be changed. */
+	if (to_set & ~(FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME |
+		       FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+		       FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	if ((to_set & FUSE_SET_ATTR_SIZE) && !(st.st_mode & 0222)) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
+}
+
+static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	char *buf = malloc(size);
+	size_t used = 0;
+	struct node *dir;
+	off_t i = 0;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	tree_rdlock();
+	dir = tree_get(ino);
+	if (!dir || !S_ISDIR(dir->mode)) {
+		tree_unlock();
+		free(buf);
+		fuse_reply_err(req, dir ? ENOTDIR : ENOENT);
+		return;
+	}
+	/* Offsets: 1 after ".", 2 after "..", then one per child in order. */
+	for (struct node *c = NULL;; i++) {
+		struct stat st;
+		const char *name;
+		size_t need;
+
+		if (i == 0) {
+			name = ".";
+			memset(&st, 0, sizeof(st));
+			st.st_ino = dir->ino;
+			st.st_mode = S_IFDIR;
+		} else if (i == 1) {
+			name = "..";
+			memset(&st, 0, sizeof(st));
+			st.st_ino = dir->parent ? dir->parent->ino : dir->ino;
+			st.st_mode = S_IFDIR;
+			c = dir->children;
+		} else {
+			if (i > 2)
+				c = c->next_sibling;
+			if (!c)
+				break;
+			name = c->name;
+			memset(&st, 0, sizeof(st));
+			st.st_ino = c->ino;
+			st.st_mode = c->mode;
+		}
+		if (i < off)
+			continue;
+		need = fuse_add_direntry(req, buf + used, size - used, name, &st, i + 1);
+		if (need > size - used)
+			break;
+		used += need;
+	}
+	tree_unlock();
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+/* The node behind an open file, or a reply already sent. */
+static struct node *file_node(fuse_req_t req, fuse_ino_t ino)
+{
+	struct node *n;
+
+	tree_rdlock();
+	n = tree_get(ino);
+	tree_unlock();
+	if (!n) {
+		fuse_reply_err(req, ENOENT);
+		return NULL;
+	}
+	if (!n->ops) {
+		fuse_reply_err(req, EISDIR);
+		return NULL;
+	}
+	return n;
+}
+
+static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct node *n = file_node(req, ino);
+
+	if (!n)
+		return;
+	if (!n->ops->open) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	n->ops->open(req, n, fi);
+}
+
+static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct node *n = file_node(req, ino);
+
+	if (!n)
+		return;
+	if (!n->ops->read) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	n->ops->read(req, n, size, off, fi);
+}
+
+static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		     size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct node *n = file_node(req, ino);
+
+	if (!n)
+		return;
+	if (!n->ops->write) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	n->ops->write(req, n, buf, size, off, fi);
+}
+
+static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct node *n = file_node(req, ino);
+
+	if (!n)
+		return;
+	if (!n->ops->release) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	n->ops->release(req, n, fi);
+}
+
+static void fs_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		    struct fuse_pollhandle *ph)
+{
+	struct node *n = file_node(req, ino);
+
+	if (!n) {
+		if (ph)
+			fuse_pollhandle_destroy(ph);
+		return;
+	}
+	if (!n->ops->poll) {
+		/* Plain files are always ready, as on any filesystem. */
+		if (ph)
+			fuse_pollhandle_destroy(ph);
+		fuse_reply_poll(req, POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM);
+		return;
+	}
+	n->ops->poll(req, n, fi, ph);
+}
+
+/* Nothing can be created, removed or renamed in the CA tree itself. */
+static void fs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	fuse_reply_err(req, EACCES);
+}
+
+static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EACCES);
+}
+
+static void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
+{
+	fuse_reply_err(req, EACCES);
+}
+
+static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, EACCES);
+}
+
+static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+	fuse_reply_err(req, EACCES);
+}
+
+static void fs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	fuse_reply_err(req, EACCES);
+}
+
+static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	fuse_reply_err(req, EACCES);
+}
+
+const struct fuse_lowlevel_ops fs_ops = {
+	.init = fs_init,
+	.lookup = fs_lookup,
+	.forget = fs_forget,
+	.forget_multi = fs_forget_multi,
+	.getattr = fs_getattr,
+	.setattr = fs_setattr,
+	.readdir = fs_readdir,
+	.open = fs_open,
+	.read = fs_read,
+	.write = fs_write,
+	.release = fs_release,
+	.poll = fs_poll,
+	.mknod = fs_mknod,
+	.create = fs_create,
+	.mkdir = fs_mkdir,
+	.rmdir = fs_unlink,
+	.unlink = fs_unlink,
+	.rename = fs_rename,
+	.symlink = fs_symlink,
+	.link = fs_link,
+};

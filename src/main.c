@@ -1,0 +1,250 @@
+/* umadfs: InfiniBand CAs, ports and MADs as files.
+ *
+ * Options, mount, the session loop, and the order of shutdown. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <fuse_lowlevel.h>
+
+#include "config.h"
+#include "umadfs/device.h"
+#include "umadfs/fs.h"
+#include "umadfs/log.h"
+#include "umadfs/supervisor.h"
+#include "umadfs/tree.h"
+
+struct umadfs_options {
+	char *attrs; /* attrs=auto|sysfs|smp */
+};
+
+#define UMADFS_OPT(t, p) { t, offsetof(struct umadfs_options, p), 1 }
+
+static const struct fuse_opt umadfs_opts[] = {
+	UMADFS_OPT("attrs=%s", attrs),
+	FUSE_OPT_END
+};
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [options] MOUNTPOINT\n\n"
+	       "Presents the host's InfiniBand CAs and ports as files.\n\n"
+	       "umadfs options:\n"
+	       "    -o attrs=auto|sysfs|smp  where port attributes come from:\n"
+	       "                           sysfs: libibumad (the kernel's sysfs);\n"
+	       "                           smp: live PortInfo from the port's SMA;\n"
+	       "                           auto (default): smp under the ibsim\n"
+	       "                           simulator (umad2sim), sysfs otherwise\n\n"
+	       "General options:\n"
+	       "    -h   --help            print help\n"
+	       "    -V   --version         print version\n"
+	       "    -f                     stay in the foreground (needed under umad2sim)\n"
+	       "    -d                     debug output (implies -f)\n"
+	       "    -s                     single-threaded\n"
+	       "    -o OPT[,OPT...]        mount options (see below)\n\n"
+	       "See umadfs(8) for the tree, the files and their formats.\n\n",
+	       prog);
+}
+
+static int parse_attr_source(const char *s, enum attr_source *out)
+{
+	if (!s || !strcmp(s, "auto"))
+		*out = ATTR_SOURCE_AUTO;
+	else if (!strcmp(s, "sysfs"))
+		*out = ATTR_SOURCE_SYSFS;
+	else if (!strcmp(s, "smp"))
+		*out = ATTR_SOURCE_SMP;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* The device number of the newest mount on path, from mountinfo. */
+static int mounted_dev(const char *path, dev_t *out)
+{
+	char line[4096], *real = realpath(path, NULL);
+	unsigned maj, min;
+	int r = -ENOENT;
+	FILE *f;
+
+	if (!real)
+		return -errno;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f) {
+		r = -errno;
+		goto out;
+	}
+	/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ...": the last match is on top.
+	 * (Paths with spaces are octal-escaped there; they never match.) */
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[4096];
+
+		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, mnt) == 3 &&
+		    strcmp(mnt, real) == 0) {
+			*out = makedev(maj, min);
+			r = 0;
+		}
+	}
+	fclose(f);
+out:
+	free(real);
+	return r;
+}
+
+static void block_signals(void)
+{
+	sigset_t set;
+
+	/* Blocked in every thread, umad2sim's own included: the supervisor
+	 * takes them from a signalfd. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct umadfs_options uo = { 0 };
+	struct fuse_cmdline_opts opts;
+	struct fuse_loop_config *loop_cfg = NULL;
+	struct fuse_session *se;
+	enum attr_source source;
+	dev_t mount_dev;
+	bool detached;
+	int ret = 1, r;
+
+	block_signals();
+	if (fuse_opt_parse(&args, &uo, umadfs_opts, NULL) != 0)
+		return 2;
+	if (fuse_parse_cmdline(&args, &opts) != 0)
+		return 2;
+	if (opts.show_help) {
+		usage(argv[0]);
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
+		ret = 0;
+		goto err_args;
+	}
+	if (opts.show_version) {
+		printf("umadfs version %s\n", UMADFS_VERSION);
+		fuse_lowlevel_version();
+		ret = 0;
+		goto err_args;
+	}
+	if (!opts.mountpoint) {
+		fprintf(stderr, "umadfs: no mount point given (see %s --help)\n",
+			argv[0]);
+		ret = 2;
+		goto err_args;
+	}
+	if (parse_attr_source(uo.attrs, &source) < 0) {
+		fprintf(stderr, "umadfs: attrs=%s: expected auto, sysfs or smp\n",
+			uo.attrs);
+		ret = 2;
+		goto err_args;
+	}
+	log_init(opts.debug);
+	/* The kernel enforces the modes for everyone but root (which the
+	 * handlers check themselves), also with allow_other. */
+	fuse_opt_add_arg(&args, "-odefault_permissions");
+	fuse_opt_add_arg(&args, "-ofsname=umadfs");
+	if (!opts.nodefault_subtype)
+		fuse_opt_add_arg(&args, "-osubtype=umadfs");
+
+	r = tree_init();
+	if (r < 0)
+		goto err_args;
+	r = devices_scan(tree_root(), source);
+	if (r < 0) {
+		log_err("scanning the CAs failed: %s", strerror(-r));
+		goto err_tree;
+	}
+	if (r == 0)
+		log_warn("libibumad reports no CA: the mount will be empty");
+
+	se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), NULL);
+	if (!se)
+		goto err_devices;
+	if (fuse_session_mount(se, opts.mountpoint) != 0)
+		goto err_session;
+	/* Not stat(): that would wait for our own answer, and we are not
+	 * serving yet. */
+	r = mounted_dev(opts.mountpoint, &mount_dev);
+	if (r < 0) {
+		log_err("%s: cannot find the new mount in mountinfo: %s",
+			opts.mountpoint, strerror(-r));
+		goto err_unmount;
+	}
+	/* In the foreground, keep the working directory: fuse_daemonize()
+	 * would move it to "/", and umad2sim finds its emulated sysfs
+	 * relative to it. */
+	if (!opts.foreground) {
+		if (fuse_daemonize(0) != 0)
+			goto err_unmount;
+		log_use_syslog();
+	}
+	/* Threads only now: fuse_daemonize() forks. */
+	devices_start();
+	r = supervisor_start(se, opts.mountpoint, mount_dev, NULL);
+	if (r < 0) {
+		log_err("starting the supervisor: %s", strerror(-r));
+		goto err_unmount;
+	}
+	log_info("mounted on %s", opts.mountpoint);
+
+	if (opts.singlethread) {
+		ret = fuse_session_loop(se);
+	} else {
+		loop_cfg = fuse_loop_cfg_create();
+		fuse_loop_cfg_set_clone_fd(loop_cfg, (unsigned)opts.clone_fd);
+		/* Passing the default (-1) makes libfuse 3.14 print a bogus
+		 * error: only set what was asked for. */
+		if (opts.max_idle_threads != UINT_MAX && opts.max_idle_threads)
+			fuse_loop_cfg_set_idle_threads(loop_cfg, opts.max_idle_threads);
+		if (opts.max_threads)
+			fuse_loop_cfg_set_max_threads(loop_cfg, opts.max_threads);
+		ret = fuse_session_loop_mt(se, loop_cfg);
+		fuse_loop_cfg_destroy(loop_cfg);
+	}
+	/* ENODEV from the loop is the connection ending: a normal stop. */
+	if (ret < 0 && ret != -ENODEV)
+		log_err("session loop: %s", strerror(-ret));
+	ret = ret < 0 && ret != -ENODEV ? 1 : 0;
+	detached = supervisor_stop();
+	devices_close();
+	/* After a lazy detach the path may name something else by now. */
+	if (!detached)
+		fuse_session_unmount(se);
+	fuse_session_destroy(se);
+	tree_destroy();
+	free(opts.mountpoint);
+	fuse_opt_free_args(&args);
+	free(uo.attrs);
+	log_info("stopped");
+	return ret;
+
+err_unmount:
+	fuse_session_unmount(se);
+err_session:
+	fuse_session_destroy(se);
+err_devices:
+	devices_close();
+err_tree:
+	tree_destroy();
+err_args:
+	free(opts.mountpoint);
+	fuse_opt_free_args(&args);
+	free(uo.attrs);
+	return ret;
+}

@@ -1,0 +1,413 @@
+/* The MAD engine of one port: umad fd, agents, pending requests, receiver.
+ *
+ * Wire TIDs: the kernel (and umad2sim) own the upper 32 bits of a request's
+ * TID (the agent's hi_tid), so the daemon keeps only the lower 32 bits for
+ * itself: (generation << PENDING_BITS) | slot.  The slot finds the pending
+ * entry in O(1); the generation tells a late answer for a slot since reused
+ * from the answer it is waiting for.  The caller's full 64-bit TID is saved
+ * in the entry and put back before delivery. */
+#include <endian.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/mad.h>
+
+#include "umadfs/ibumad.h"
+#include "umadfs/log.h"
+#include "umadfs/port.h"
+
+#define PENDING_BITS 12
+#define PENDING_MAX (1u << PENDING_BITS) /* requests in flight per port */
+#define AGENTS_MAX 32                     /* the kernel's IB_UMAD_MAX_AGENTS */
+#define RECV_POLL_MS 100                  /* bounds how long stopping takes */
+#define RECV_BUF_MAX (16u << 20)          /* largest RMPP message accepted */
+
+struct pending {
+	struct mad_sink *sink; /* NULL: slot free */
+	uint64_t caller_tid;
+	uint32_t wire_tid;
+};
+
+struct agent {
+	uint8_t mgmt_class, class_version;
+	uint32_t oui;
+	int id;
+};
+
+struct port {
+	char ca[UMAD_CA_NAME_LEN];
+	int portnum;
+	int fd; /* umad "portid"; set before the receiver starts, then fixed */
+	pthread_t receiver;
+	volatile int stopping; /* written once by port_close */
+
+	/* Held by the receiver from looking up a pending entry until its sink
+	 * has been called, so port_cancel_sink can wait a delivery out. */
+	pthread_mutex_t dispatch_lock;
+
+	pthread_mutex_t lock; /* guards everything below */
+	struct pending pending[PENDING_MAX];
+	uint32_t free_slots[PENDING_MAX];
+	unsigned nfree;
+	uint32_t generation;
+	struct agent agents[AGENTS_MAX];
+	unsigned nagents;
+	struct port_stats stats;
+};
+
+static uint64_t mad_tid(const uint8_t *mad)
+{
+	uint64_t be;
+
+	memcpy(&be, mad + 8, sizeof(be));
+	return be64toh(be);
+}
+
+static void mad_set_tid(uint8_t *mad, uint64_t tid)
+{
+	uint64_t be = htobe64(tid);
+
+	memcpy(mad + 8, &be, sizeof(be));
+}
+
+bool mad_is_response(const uint8_t *mad)
+{
+	/* Byte 3 whole: libibmad's IB_MAD_METHOD_F leaves out the R bit. */
+	unsigned method = mad[3];
+	unsigned mgmt_class = mad[1];
+
+	if (method & IB_MAD_RESPONSE || method == IB_MAD_METHOD_TRAP_REPRESS)
+		return true;
+	/* Baseboard management marks responses in the attribute modifier. */
+	return mgmt_class == IB_BOARD_MGMT_CLASS &&
+	       (mad_get_field((void *)mad, 0, IB_MAD_ATTRMOD_F) & 0x80000000u);
+}
+
+/* The kernel's ib_is_mad_class_rmpp(): classes whose agents may use RMPP. */
+static bool class_has_rmpp(unsigned mgmt_class)
+{
+	return mgmt_class == IB_SA_CLASS || mgmt_class == IB_DEVICE_MGMT_CLASS ||
+	       mgmt_class == 0x10 /* DevAdm */ || mgmt_class == 0x12 /* BIS */ ||
+	       (mgmt_class >= 0x30 && mgmt_class <= 0x4f);
+}
+
+static uint32_t mad_oui(const uint8_t *mad)
+{
+	return (uint32_t)mad[37] << 16 | (uint32_t)mad[38] << 8 | mad[39];
+}
+
+/* Finds or registers the send-only agent for the MAD's class and version
+ * (and OUI, for vendor classes 0x30-0x4F).  Called with p->lock held. */
+static int agent_for(struct port *p, const uint8_t *mad)
+{
+	unsigned mgmt_class = mad[1], version = mad[2];
+	uint32_t oui = mgmt_class >= 0x30 && mgmt_class <= 0x4f ? mad_oui(mad) : 0;
+	struct agent *a;
+	int id;
+
+	for (unsigned i = 0; i < p->nagents; i++) {
+		a = &p->agents[i];
+		if (a->mgmt_class == mgmt_class && a->class_version == version &&
+		    a->oui == oui)
+			return a->id;
+	}
+	if (p->nagents == AGENTS_MAX)
+		return -ENOSPC;
+	id = ibumad_register(p->fd, (int)mgmt_class, (int)version,
+			     class_has_rmpp(mgmt_class) ? 1 : 0, oui, NULL);
+	if (id < 0) {
+		log_warn("%s/%u: registering a send agent for class 0x%02x "
+			 "version %u failed: %s", p->ca, p->portnum, mgmt_class,
+			 version, strerror(-id));
+		return id;
+	}
+	a = &p->agents[p->nagents++];
+	a->mgmt_class = (uint8_t)mgmt_class;
+	a->class_version = (uint8_t)version;
+	a->oui = oui;
+	a->id = id;
+	return id;
+}
+
+int port_send(struct port *p, struct mad_sink *sink, void *frame,
+	      size_t mad_len, int timeout_ms, int retries)
+{
+	uint8_t *mad = (uint8_t *)frame + IBUMAD_HDR_SIZE;
+	bool answered = timeout_ms > 0 && !mad_is_response(mad);
+	uint32_t slot = 0;
+	int agent, r;
+
+	pthread_mutex_lock(&p->lock);
+	agent = agent_for(p, mad);
+	if (agent < 0) {
+		pthread_mutex_unlock(&p->lock);
+		return agent;
+	}
+	if (answered) {
+		struct pending *e;
+
+		if (!p->nfree) {
+			pthread_mutex_unlock(&p->lock);
+			return -EBUSY;
+		}
+		slot = p->free_slots[--p->nfree];
+		e = &p->pending[slot];
+		e->sink = sink;
+		e->caller_tid = mad_tid(mad);
+		p->generation++;
+		e->wire_tid = (p->generation << PENDING_BITS) | slot;
+		mad_set_tid(mad, (e->caller_tid & ~0xffffffffull) | e->wire_tid);
+	}
+	p->stats.sent++;
+	pthread_mutex_unlock(&p->lock);
+
+	r = ibumad_send(p->fd, agent, frame, mad_len, answered ? timeout_ms : 0,
+			retries);
+	if (r < 0) {
+		pthread_mutex_lock(&p->lock);
+		p->stats.sent--;
+		p->stats.send_errors++;
+		if (answered) {
+			/* Undo the TID rewrite too: the caller may retry. */
+			mad_set_tid(mad, p->pending[slot].caller_tid);
+			p->pending[slot].sink = NULL;
+			p->free_slots[p->nfree++] = slot;
+		}
+		pthread_mutex_unlock(&p->lock);
+	}
+	return r;
+}
+
+void port_cancel_sink(struct port *p, struct mad_sink *sink)
+{
+	pthread_mutex_lock(&p->lock);
+	for (uint32_t i = 0; i < PENDING_MAX; i++) {
+		if (p->pending[i].sink == sink) {
+			p->pending[i].sink = NULL;
+			p->free_slots[p->nfree++] = i;
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	/* Wait out a delivery to sink that may have begun before. */
+	pthread_mutex_lock(&p->dispatch_lock);
+	pthread_mutex_unlock(&p->dispatch_lock);
+}
+
+/* Hands one received frame to the sink of its request, if any. */
+static void dispatch(struct port *p, uint8_t *frame, size_t mad_len)
+{
+	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
+	uint8_t *mad = frame + IBUMAD_HDR_SIZE;
+	struct mad_sink *sink = NULL;
+	uint32_t wire, slot;
+
+	if (mad_len < 24) {
+		pthread_mutex_lock(&p->lock);
+		p->stats.unmatched++;
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	wire = (uint32_t)mad_tid(mad);
+	slot = wire & (PENDING_MAX - 1);
+
+	pthread_mutex_lock(&p->dispatch_lock);
+	pthread_mutex_lock(&p->lock);
+	/* Answers: responses, and our own requests given back with a status. */
+	if ((hdr->status || mad_is_response(mad)) && p->pending[slot].sink &&
+	    p->pending[slot].wire_tid == wire) {
+		sink = p->pending[slot].sink;
+		mad_set_tid(mad, p->pending[slot].caller_tid);
+		p->pending[slot].sink = NULL;
+		p->free_slots[p->nfree++] = slot;
+		if (hdr->status == ETIMEDOUT)
+			p->stats.timeouts++;
+		else
+			p->stats.answered++;
+	} else {
+		p->stats.unmatched++;
+		log_dbg("%s/%u: unmatched MAD: status %u method 0x%02x tid 0x%016llx",
+			p->ca, p->portnum, hdr->status, mad[3],
+			(unsigned long long)mad_tid(mad));
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (sink)
+		sink->ops->deliver(sink, frame, mad_len);
+	pthread_mutex_unlock(&p->dispatch_lock);
+}
+
+static void *receiver_main(void *arg)
+{
+	struct port *p = arg;
+	size_t cap = IBUMAD_MAD_SIZE;
+	uint8_t *buf = malloc(IBUMAD_HDR_SIZE + cap);
+
+	if (!buf) {
+		log_err("%s/%u: no memory for the receive buffer", p->ca, p->portnum);
+		return NULL;
+	}
+	while (!p->stopping) {
+		size_t len;
+		int r = ibumad_poll(p->fd, RECV_POLL_MS);
+
+		if (r == -ETIMEDOUT)
+			continue;
+		if (r < 0) {
+			struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+			log_dbg("%s/%u: poll: %s", p->ca, p->portnum, strerror(-r));
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		for (;;) {
+			len = cap;
+			r = ibumad_recv(p->fd, buf, &len);
+			if (r == -ENOSPC && len > cap && len <= RECV_BUF_MAX) {
+				uint8_t *bigger = realloc(buf, IBUMAD_HDR_SIZE + len);
+
+				if (!bigger)
+					break;
+				buf = bigger;
+				cap = len;
+				continue;
+			}
+			if (r < 0)
+				break;
+			dispatch(p, buf, len);
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+int port_open(struct port **out, const char *ca, int portnum)
+{
+	struct port *p = calloc(1, sizeof(*p));
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	snprintf(p->ca, sizeof(p->ca), "%s", ca);
+	p->portnum = portnum;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->dispatch_lock, NULL);
+	for (uint32_t i = 0; i < PENDING_MAX; i++)
+		p->free_slots[i] = PENDING_MAX - 1 - i;
+	p->nfree = PENDING_MAX;
+
+	p->fd = ibumad_open_port(ca, portnum);
+	if (p->fd < 0) {
+		r = p->fd;
+		goto err_free;
+	}
+	r = -pthread_create(&p->receiver, NULL, receiver_main, p);
+	if (r)
+		goto err_close;
+	*out = p;
+	return 0;
+
+err_close:
+	ibumad_close_port(p->fd);
+err_free:
+	pthread_mutex_destroy(&p->dispatch_lock);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	return r;
+}
+
+void port_close(struct port *p)
+{
+	if (!p)
+		return;
+	p->stopping = 1;
+	pthread_join(p->receiver, NULL);
+	ibumad_close_port(p->fd);
+	pthread_mutex_destroy(&p->dispatch_lock);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+void port_get_stats(struct port *p, struct port_stats *out)
+{
+	pthread_mutex_lock(&p->lock);
+	*out = p->stats;
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* A one-shot sink for port_query's caller, who waits on it. */
+struct query_sink {
+	struct mad_sink sink;
+	pthread_mutex_t lock;
+	pthread_cond_t done_cond;
+	bool done;      /* guarded by lock */
+	uint8_t *frame; /* the caller's buffer, cap bytes */
+	size_t cap, mad_len;
+	int status;
+};
+
+static void query_deliver(struct mad_sink *s, const void *frame, size_t mad_len)
+{
+	struct query_sink *q = (struct query_sink *)s;
+	const struct ib_user_mad *hdr = frame;
+	size_t n = IBUMAD_HDR_SIZE + mad_len;
+
+	pthread_mutex_lock(&q->lock);
+	if (n > q->cap)
+		n = q->cap;
+	memcpy(q->frame, frame, n);
+	q->mad_len = n - IBUMAD_HDR_SIZE;
+	q->status = hdr->status ? -(int)hdr->status : 0;
+	q->done = true;
+	pthread_cond_signal(&q->done_cond);
+	pthread_mutex_unlock(&q->lock);
+}
+
+static const struct mad_sink_ops query_sink_ops = { .deliver = query_deliver };
+
+int port_query(struct port *p, void *frame, size_t cap, size_t *mad_len,
+	       int timeout_ms, int retries)
+{
+	struct query_sink q = {
+		.sink = { &query_sink_ops }, .frame = frame, .cap = cap,
+	};
+	struct timespec deadline;
+	long long wait_ms = (long long)timeout_ms * (retries + 1) + 1000;
+	int r = 0;
+
+	pthread_mutex_init(&q.lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&q.done_cond, &ca);
+	pthread_condattr_destroy(&ca);
+
+	r = port_send(p, &q.sink, frame, *mad_len, timeout_ms, retries);
+	if (r < 0)
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += wait_ms / 1000;
+	deadline.tv_nsec += (wait_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&q.lock);
+	while (!q.done && !p->stopping) {
+		if (pthread_cond_timedwait(&q.done_cond, &q.lock, &deadline) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&q.lock);
+	port_cancel_sink(p, &q.sink);
+	if (!q.done)
+		r = p->stopping ? -ENODEV : -ETIMEDOUT;
+	else if (q.status)
+		r = q.status;
+	else
+		*mad_len = q.mad_len;
+out:
+	pthread_cond_destroy(&q.done_cond);
+	pthread_mutex_destroy(&q.lock);
+	return r;
+}

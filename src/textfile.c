@@ -1,0 +1,72 @@
+/* Snapshot-on-open text files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "umadfs/textfile.h"
+#include "umadfs/tree.h"
+
+struct snapshot {
+	size_t len;
+	char text[];
+};
+
+void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
+		   textfile_show_fn show)
+{
+	char buf[TEXTFILE_MAX];
+	struct snapshot *s;
+	int len;
+
+	/* Root passes the kernel's mode checks; refuse writes as sysfs does. */
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	len = show(n, buf, sizeof(buf));
+	if (len < 0) {
+		fuse_reply_err(req, -len);
+		return;
+	}
+	s = malloc(sizeof(*s) + (size_t)len);
+	if (!s) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	s->len = (size_t)len;
+	memcpy(s->text, buf, (size_t)len);
+	fi->fh = (uintptr_t)s;
+	/* Reads must reach us whatever st_size said: the value is live. */
+	fi->direct_io = 1;
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		free(s); /* the opener was interrupted: no release will come */
+}
+
+void textfile_read(fuse_req_t req, size_t size, off_t off,
+		   struct fuse_file_info *fi)
+{
+	struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
+
+	if (off < 0 || (size_t)off >= s->len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	if (size > s->len - (size_t)off)
+		size = s->len - (size_t)off;
+	fuse_reply_buf(req, s->text + off, size);
+}
+
+void textfile_release(fuse_req_t req, struct fuse_file_info *fi)
+{
+	free((void *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+off_t textfile_size(struct node *n, textfile_show_fn show)
+{
+	char buf[TEXTFILE_MAX];
+	int len = show(n, buf, sizeof(buf));
+
+	return len < 0 ? 0 : len;
+}

@@ -1,0 +1,176 @@
+/* The node table. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "umadfs/tree.h"
+
+static pthread_rwlock_t tree_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct node **nodes; /* nodes[ino - 1]; guarded by tree_lock */
+static size_t nodes_len, nodes_cap;
+
+void tree_rdlock(void)
+{
+	pthread_rwlock_rdlock(&tree_lock);
+}
+
+void tree_wrlock(void)
+{
+	pthread_rwlock_wrlock(&tree_lock);
+}
+
+void tree_unlock(void)
+{
+	pthread_rwlock_unlock(&tree_lock);
+}
+
+static struct node *node_new(struct node *parent, const char *name,
+			     mode_t mode, const struct node_ops *ops,
+			     void *owner, int index)
+{
+	struct node *n;
+
+	if (nodes_len == nodes_cap) {
+		size_t cap = nodes_cap ? nodes_cap * 2 : 256;
+		struct node **bigger = realloc(nodes, cap * sizeof(*nodes));
+
+		if (!bigger)
+			return NULL;
+		nodes = bigger;
+		nodes_cap = cap;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	n->name = strdup(name);
+	if (!n->name) {
+		free(n);
+		return NULL;
+	}
+	n->parent = parent;
+	n->mode = mode;
+	n->ops = ops;
+	n->owner = owner;
+	n->index = index;
+	/* Reuse is not worth it: the table only grows with mkdir. */
+	nodes[nodes_len++] = n;
+	n->ino = nodes_len;
+	return n;
+}
+
+int tree_init(void)
+{
+	struct node *root = node_new(NULL, "", S_IFDIR | 0555, NULL, NULL, 0);
+
+	if (!root)
+		return -ENOMEM;
+	root->nlookup = 1; /* the kernel never forgets the root */
+	return 0;
+}
+
+void tree_destroy(void)
+{
+	for (size_t i = 0; i < nodes_len; i++) {
+		if (nodes[i]) {
+			free(nodes[i]->name);
+			free(nodes[i]);
+		}
+	}
+	free(nodes);
+	nodes = NULL;
+	nodes_len = nodes_cap = 0;
+}
+
+struct node *tree_root(void)
+{
+	return nodes ? nodes[0] : NULL;
+}
+
+struct node *tree_child(struct node *dir, const char *name)
+{
+	for (struct node *c = dir->children; c; c = c->next_sibling)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+struct node *tree_add(struct node *dir, const char *name, mode_t mode,
+		      const struct node_ops *ops, void *owner, int index)
+{
+	struct node *n, **tail;
+
+	if (tree_child(dir, name))
+		return NULL;
+	n = node_new(dir, name, mode, ops, owner, index);
+	if (!n)
+		return NULL;
+	/* Keep creation order: readdir lists files as the tables define them. */
+	for (tail = &dir->children; *tail; tail = &(*tail)->next_sibling)
+		;
+	*tail = n;
+	return n;
+}
+
+struct node *tree_get(fuse_ino_t ino)
+{
+	if (ino < 1 || ino > nodes_len)
+		return NULL;
+	return nodes[ino - 1];
+}
+
+void tree_ref(struct node *n)
+{
+	__atomic_add_fetch(&n->nlookup, 1, __ATOMIC_RELAXED);
+}
+
+static void node_free_if_forgotten(struct node *n)
+{
+	if (!n->unlinked || __atomic_load_n(&n->nlookup, __ATOMIC_RELAXED) ||
+	    n->children)
+		return;
+	nodes[n->ino - 1] = NULL;
+	free(n->name);
+	free(n);
+}
+
+void tree_forget(fuse_ino_t ino, uint64_t nlookup)
+{
+	struct node *n;
+
+	tree_wrlock();
+	n = tree_get(ino);
+	if (n) {
+		__atomic_sub_fetch(&n->nlookup, nlookup, __ATOMIC_RELAXED);
+		node_free_if_forgotten(n);
+	}
+	tree_unlock();
+}
+
+void tree_unlink(struct node *n)
+{
+	struct node **pp;
+
+	while (n->children) {
+		struct node *c = n->children;
+
+		n->children = c->next_sibling;
+		c->next_sibling = NULL;
+		c->parent = NULL;
+		c->unlinked = true;
+		tree_unlink(c);
+		node_free_if_forgotten(c);
+	}
+	if (n->parent) {
+		for (pp = &n->parent->children; *pp; pp = &(*pp)->next_sibling) {
+			if (*pp == n) {
+				*pp = n->next_sibling;
+				break;
+			}
+		}
+	}
+	n->parent = NULL;
+	n->next_sibling = NULL;
+	n->unlinked = true;
+	node_free_if_forgotten(n);
+}
