@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * madtext: the text codec of the send/recv files.
+ *
+ * One line of text is one MAD.  madtext_parse() turns a line written to a
+ * port's `send` file into a kernel umad frame (struct ib_user_mad followed
+ * by the MAD bytes); madtext_format() turns a received frame into the line
+ * a reader of `recv` gets.  The codec does no I/O and no allocation: it
+ * works in the caller's buffers so that the daemon can push 100k+ lines/s.
+ *
+ * The format itself is described in docs/text-format.md.
+ */
+#ifndef UMADFS_MADTEXT_H
+#define UMADFS_MADTEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Longest line (without its '\n') the send file accepts.  The caller
+ * enforces it (-EMSGSIZE); madtext_parse() itself takes any length.  At two
+ * hex digits per byte this bounds an RMPP send given with mad= to a little
+ * under 8 KiB.  Received lines are not bounded by it: see
+ * madtext_format_max().
+ */
+#define MADTEXT_LINE_MAX	16384
+
+/* sizeof(struct ib_user_mad): the umad header before the MAD bytes. */
+#define MADTEXT_FRAME_HDR_SIZE	64
+/* One MAD.  RMPP messages are longer (header layout of the first MAD). */
+#define MADTEXT_MAD_SIZE	256
+/* Smallest frame_cap madtext_parse() accepts. */
+#define MADTEXT_FRAME_MIN	(MADTEXT_FRAME_HDR_SIZE + MADTEXT_MAD_SIZE)
+
+/* What madtext_parse() found on the line besides the frame contents. */
+struct madtext_request {
+	/* Bytes of MAD after the 64-byte header: 256, or more for an RMPP send. */
+	size_t mad_len;
+	/* timeout= in ms, or -1 when the line has none (use the file default). */
+	int timeout_ms;
+	/* retries=, or -1 when the line has none. */
+	int retries;
+	/* The line had tid=.  (A TID that came with mad= does not count.) */
+	bool tid_given;
+};
+
+/*
+ * Parse one line (len bytes, without the '\n') into frame: the 64-byte umad
+ * header (address, timeout_ms/retries as given else 0, length = 64 + mad_len;
+ * agent_id and status 0) followed by the MAD.  frame_cap must be at least
+ * MADTEXT_FRAME_MIN; RMPP sends need more.
+ *
+ * Returns 0, -EINVAL (syntax, unknown or duplicate key, bad or out-of-range
+ * value, missing class/method/lid, ...) or -EMSGSIZE (payload larger than
+ * the class carries or than frame_cap).  On error err (if errlen > 0) holds
+ * a one-line reason without a trailing newline, e.g.
+ * "unknown key 'foo' at column 12".  The frame is garbage after an error.
+ */
+int madtext_parse(const char *line, size_t len, void *frame, size_t frame_cap,
+		  struct madtext_request *req, char *err, size_t errlen);
+
+/*
+ * Format one received frame (64-byte umad header + mad_len bytes of MAD,
+ * mad_len >= 24) as one line ending in '\n' into buf.  tid is the TID to show
+ * (the daemon rewrites TIDs and passes the caller's original); it is shown
+ * in tid= and also inside mad=.  A nonzero umad status (hdr->status, an errno
+ * such as ETIMEDOUT) is shown as error=.  No NUL is written.
+ *
+ * Returns the number of bytes written, -ENOSPC if cap is too small (size buf
+ * with madtext_format_max() to never see that) or -EINVAL if mad_len < 24.
+ */
+ssize_t madtext_format(const void *frame, size_t mad_len, uint64_t tid,
+		       char *buf, size_t cap);
+
+/* Upper bound on the bytes madtext_format() writes for mad_len MAD bytes. */
+size_t madtext_format_max(size_t mad_len);
+
+/*
+ * True for lines the send file skips: empty, only spaces/tabs, or whose
+ * first non-blank character is '#'.
+ */
+bool madtext_is_blank(const char *line, size_t len);
+
+/*
+ * Name tables, case-insensitive on input, canonical spelling on output.
+ * *_from_name() return the number or -1 if the name is unknown (they do not
+ * accept numbers); *_name() return NULL when there is no name.
+ */
+int madtext_class_from_name(const char *s, size_t n);
+const char *madtext_class_name(int mgmt_class);
+
+int madtext_method_from_name(const char *s, size_t n);
+const char *madtext_method_name(int method);
+
+/* Attribute ids overlap between classes (SMI 0x11 NodeInfo, SA 0x11
+ * NodeRecord, PMA 0x11 PortSamplesResult), so these take the class. */
+int madtext_attr_from_name(int mgmt_class, const char *s, size_t n);
+const char *madtext_attr_name(int mgmt_class, int attr_id);
+
+/*
+ * MAD layout per management class, as used by data=: the offset of the
+ * class's data area in the MAD and its size in one MAD.  Classes that use
+ * RMPP continue their data past one MAD (madtext_class_uses_rmpp()).
+ */
+size_t madtext_data_offset(int mgmt_class);
+size_t madtext_data_size(int mgmt_class);
+bool madtext_class_uses_rmpp(int mgmt_class);
+
+/* A method that answers another (GetResp, TrapRepress, ReportResp, ...):
+ * no response is expected to it, so the caller's default timeout is 0. */
+bool madtext_method_is_response(int method);
+
+#endif /* UMADFS_MADTEXT_H */
