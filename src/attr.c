@@ -325,6 +325,53 @@ static off_t pkey_size(struct node *n)
 	return textfile_size(n, pkey_show);
 }
 
+int attr_port_lid(struct port_dev *pd)
+{
+	struct port_snap s;
+	int r = port_snapshot(pd, &s);
+
+	if (r < 0)
+		return r;
+	r = (int)s.up.base_lid;
+	ibumad_release_port(&s.up);
+	return r;
+}
+
+/* node_desc: NodeDescription from the node's own SMA (sysfs's node_desc
+ * where there is no SMI, as on RoCE). */
+static int node_desc_show(struct node *n, char *buf, size_t cap)
+{
+	struct ca_dev *ca = n->owner;
+	uint8_t data[IB_SMP_DATA_SIZE];
+	char path[256];
+	ssize_t len;
+	int fd;
+
+	for (int i = 0; i < UMAD_CA_MAX_PORTS; i++) {
+		struct port_dev *pd = ca->ports[i];
+
+		if (!pd || !pd->engine || !strcmp(pd->link_layer, "Ethernet"))
+			continue;
+		if (localmad_smp_get(pd->engine, IB_ATTR_NODE_DESC, 0, data) < 0)
+			return -EIO;
+		return show_line(buf, cap, "%.*s\n",
+				 (int)strnlen((char *)data, IB_SMP_DATA_SIZE),
+				 (char *)data);
+	}
+	snprintf(path, sizeof(path), "%s/%s/node_desc", SYS_INFINIBAND, ca->name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, cap);
+	close(fd);
+	return len < 0 ? -EIO : (int)len;
+}
+
+static void node_desc_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	textfile_open(req, n, fi, node_desc_show);
+}
+
 static void snapshot_read(fuse_req_t req, struct node *n, size_t size,
 			  off_t off, struct fuse_file_info *fi)
 {
@@ -340,6 +387,12 @@ static void snapshot_release(fuse_req_t req, struct node *n,
 static const struct node_ops ca_attr_ops = {
 	.open = ca_attr_open, .read = snapshot_read,
 	.release = snapshot_release, .size = ca_attr_size,
+};
+
+/* Sizes would cost a MAD per stat: 0, with reads complete. */
+static const struct node_ops node_desc_ops = {
+	.open = node_desc_open, .read = snapshot_read,
+	.release = snapshot_release,
 };
 
 static const struct node_ops port_attr_ops = {
@@ -358,6 +411,8 @@ int attr_add_ca_files(struct node *dir, struct ca_dev *ca)
 		if (!tree_add(dir, ca_attrs[i].name, S_IFREG | 0444,
 			      &ca_attr_ops, ca, (int)i))
 			return -ENOMEM;
+	if (!tree_add(dir, "node_desc", S_IFREG | 0444, &node_desc_ops, ca, 0))
+		return -ENOMEM;
 	return 0;
 }
 

@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "umadfs/attr.h"
+#include "umadfs/channel.h"
+#include "umadfs/counters.h"
+#include "umadfs/madfile.h"
 #include "umadfs/device.h"
 #include "umadfs/ibumad.h"
 #include "umadfs/log.h"
@@ -31,6 +34,7 @@ static int port_setup(struct ca_dev *ca, int portnum, const umad_port_t *up,
 	struct port_dev *pd = calloc(1, sizeof(*pd));
 	struct node *ports = tree_child(ca->dir, "ports");
 	char name[16];
+	int r;
 
 	if (!pd)
 		return -ENOMEM;
@@ -46,7 +50,16 @@ static int port_setup(struct ca_dev *ca, int portnum, const umad_port_t *up,
 	pd->dir = tree_add(ports, name, S_IFDIR | 0555, NULL, pd, 0);
 	if (!pd->dir)
 		return -ENOMEM;
-	return attr_add_port_files(pd->dir, pd);
+	r = attr_add_port_files(pd->dir, pd);
+	if (r == 0)
+		r = counters_add_files(pd->dir, pd);
+	if (r < 0)
+		return r;
+	/* The port's own MAD files are its channel "default". */
+	pd->default_ch = channel_new(pd, "default");
+	if (!pd->default_ch)
+		return -ENOMEM;
+	return madfiles_add(pd->dir, pd->default_ch);
 }
 
 static int ca_setup(struct node *root, const char name[UMAD_CA_NAME_LEN],
@@ -145,10 +158,16 @@ void devices_close(void)
 {
 	for (int i = 0; i < ncas; i++) {
 		for (int p = 0; p < UMAD_CA_MAX_PORTS; p++) {
-			if (cas[i]->ports[p]) {
-				port_close(cas[i]->ports[p]->engine);
-				free(cas[i]->ports[p]);
-			}
+			struct port_dev *pd = cas[i]->ports[p];
+
+			if (!pd)
+				continue;
+			/* The engine first: no delivery may reach a freed channel. */
+			port_close(pd->engine);
+			pd->engine = NULL;
+			if (pd->default_ch)
+				channel_free(pd->default_ch);
+			free(pd);
 		}
 		free(cas[i]);
 	}

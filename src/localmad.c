@@ -6,6 +6,43 @@
 #include "umadfs/localmad.h"
 #include "umadfs/port.h"
 
+static void mad_header(uint8_t *mad, unsigned mgmt_class, unsigned version,
+		       unsigned attr_id, unsigned attr_mod)
+{
+	mad_set_field(mad, 0, IB_MAD_BASEVER_F, 1);
+	mad_set_field(mad, 0, IB_MAD_MGMTCLASS_F, mgmt_class);
+	mad_set_field(mad, 0, IB_MAD_CLASSVER_F, version);
+	mad_set_field(mad, 0, IB_MAD_METHOD_F, IB_MAD_METHOD_GET);
+	mad_set_field(mad, 0, IB_MAD_ATTRID_F, attr_id);
+	mad_set_field(mad, 0, IB_MAD_ATTRMOD_F, attr_mod);
+}
+
+int localmad_pma_get(struct port *engine, unsigned lid, unsigned attr_id,
+		     uint8_t data[IB_PC_DATA_SZ])
+{
+	uint8_t frame[IBUMAD_HDR_SIZE + IBUMAD_MAD_SIZE];
+	uint8_t *mad = frame + IBUMAD_HDR_SIZE;
+	size_t mad_len = IBUMAD_MAD_SIZE;
+	int r;
+
+	if (!engine)
+		return -ENODEV;
+	if (!lid)
+		return -ENETDOWN; /* no LID yet: the port is not configured */
+	memset(frame, 0, sizeof(frame));
+	umad_set_addr(frame, (int)lid, 1, 0, IB_DEFAULT_QP1_QKEY);
+	mad_header(mad, IB_PERFORMANCE_CLASS, 1, attr_id, 0);
+	memcpy(mad + IB_PC_DATA_OFFS, data, IB_PC_DATA_SZ);
+	r = port_query(engine, frame, sizeof(frame), &mad_len,
+		       LOCALMAD_TIMEOUT_MS, LOCALMAD_RETRIES);
+	if (r < 0)
+		return r;
+	if (mad_len < IBUMAD_MAD_SIZE || mad_get_field(mad, 0, IB_MAD_STATUS_F))
+		return -EPROTO;
+	memcpy(data, mad + IB_PC_DATA_OFFS, IB_PC_DATA_SZ);
+	return 0;
+}
+
 int localmad_smp_get(struct port *engine, unsigned attr_id, unsigned attr_mod,
 		     uint8_t data[IB_SMP_DATA_SIZE])
 {
@@ -19,12 +56,7 @@ int localmad_smp_get(struct port *engine, unsigned attr_id, unsigned attr_mod,
 	memset(frame, 0, sizeof(frame));
 	/* LID 0xffff (permissive) on QP0: the directed route starts here. */
 	umad_set_addr(frame, 0xffff, 0, 0, 0);
-	mad_set_field(mad, 0, IB_MAD_BASEVER_F, 1);
-	mad_set_field(mad, 0, IB_MAD_MGMTCLASS_F, IB_SMI_DIRECT_CLASS);
-	mad_set_field(mad, 0, IB_MAD_CLASSVER_F, 1);
-	mad_set_field(mad, 0, IB_MAD_METHOD_F, IB_MAD_METHOD_GET);
-	mad_set_field(mad, 0, IB_MAD_ATTRID_F, attr_id);
-	mad_set_field(mad, 0, IB_MAD_ATTRMOD_F, attr_mod);
+	mad_header(mad, IB_SMI_DIRECT_CLASS, 1, attr_id, attr_mod);
 	mad_set_field(mad, 0, IB_DRSMP_HOPCNT_F, 0);
 	mad_set_field(mad, 0, IB_DRSMP_HOPPTR_F, 0);
 	mad_set_field(mad, 0, IB_DRSMP_DRSLID_F, 0xffff);

@@ -15,6 +15,7 @@
 #include <fuse_lowlevel.h>
 
 #include "config.h"
+#include "umadfs/channel.h"
 #include "umadfs/device.h"
 #include "umadfs/fs.h"
 #include "umadfs/log.h"
@@ -196,7 +197,8 @@ int main(int argc, char *argv[])
 	}
 	/* Threads only now: fuse_daemonize() forks. */
 	devices_start();
-	r = supervisor_start(se, opts.mountpoint, mount_dev, NULL);
+	r = supervisor_start(se, opts.mountpoint, mount_dev,
+			     channels_release_all);
 	if (r < 0) {
 		log_err("starting the supervisor: %s", strerror(-r));
 		goto err_unmount;

@@ -9,5 +9,7 @@ struct port_dev;
 
 int attr_add_ca_files(struct node *dir, struct ca_dev *ca);
 int attr_add_port_files(struct node *dir, struct port_dev *port);
+/* The port's LID now (live, as its `lid` file shows), or -errno. */
+int attr_port_lid(struct port_dev *port);
 
 #endif

@@ -9,6 +9,7 @@
 
 struct node;
 struct port;
+struct channel;
 
 /* Where port attribute values come from. */
 enum attr_source {
@@ -31,6 +32,7 @@ struct port_dev {
 	char link_layer[UMAD_CA_NAME_LEN];
 	bool attrs_from_smp; /* overlay PortInfo from an SMP on each read */
 	struct port *engine; /* NULL when the umad device could not be opened */
+	struct channel *default_ch; /* the port's own send/recv/umad */
 	int engine_err;      /* why not, as -errno */
 	struct node *dir;
 };

@@ -18,4 +18,10 @@ struct port;
 int localmad_smp_get(struct port *engine, unsigned attr_id, unsigned attr_mod,
 		     uint8_t data[IB_SMP_DATA_SIZE]);
 
+/* PerfMgt Get(attr_id) to the local port's PMA (GSI, LID-routed to the
+ * port's own LID); data is the 192-byte PMA data area, whose first bytes
+ * (PortSelect...) the caller fills and gets back the answer in. */
+int localmad_pma_get(struct port *engine, unsigned lid, unsigned attr_id,
+		     uint8_t data[IB_PC_DATA_SZ]);
+
 #endif

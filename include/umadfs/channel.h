@@ -1,0 +1,91 @@
+/* A channel: where answers and unsolicited MADs for one set of readers go.
+ *
+ * It is a bounded queue of received frames, the reads parked on it, the
+ * poll handles of the files open on it, and its counters.  The port's own
+ * send/recv files are the channel "default"; every open of a `umad` file
+ * gets a private channel of its own (answers go back to the open file that
+ * sent the request); agents/NAME directories are named channels.  All are
+ * this one type. */
+#ifndef UMADFS_CHANNEL_H
+#define UMADFS_CHANNEL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <fuse_lowlevel.h>
+
+#include "umadfs/port.h"
+
+#define CHANNEL_QUEUE_DEFAULT 4096 /* items; -o queue_len= */
+#define CHANNEL_TIMEOUT_DEFAULT 1000 /* ms, libibmad's default */
+#define CHANNEL_RETRIES_DEFAULT 3
+
+struct port_dev;
+struct channel_item;
+struct parked_read;
+struct chan_open;
+
+struct channel_stats {
+	uint64_t sent, received, timeouts, errors, dropped;
+};
+
+struct channel {
+	struct mad_sink sink; /* first: the engine delivers to &ch->sink */
+	struct port_dev *pd;
+	char name[64];
+
+	pthread_mutex_t lock; /* guards everything below */
+	struct channel_item *head, *tail;
+	unsigned queued, limit;
+	struct parked_read *parked_head, *parked_tail;
+	struct chan_open *opens; /* open files reading from this channel */
+	unsigned nopen;
+	struct channel_stats stats;
+	int timeout_ms, retries;  /* defaults for requests sent from here */
+	char last_error[512];     /* why the last bad write failed */
+	bool dead;                /* shut down: reads fail with ENODEV */
+	struct channel *next_all; /* the list of all channels (all_lock) */
+};
+
+/* What one open file of a channel keeps. */
+struct chan_open {
+	struct channel *ch;
+	bool text;                /* recv (lines) vs umad (frames) */
+	bool private_channel;     /* the channel lives and dies with it */
+	char *partial;            /* rest of a line a short read cut (ch->lock) */
+	size_t partial_len, partial_off;
+	char *send_frag;          /* a written line not yet ended by '\n' */
+	size_t send_frag_len;
+	struct fuse_pollhandle *ph; /* newest poll handle (ch->lock) */
+	struct chan_open *next;   /* in ch->opens (ch->lock) */
+};
+
+extern unsigned channel_queue_limit; /* for new channels; -o queue_len= */
+
+struct channel *channel_new(struct port_dev *pd, const char *name);
+/* Fails parked reads, forgets pending requests, frees.  No open file. */
+void channel_free(struct channel *ch);
+/* Shutdown of the daemon: every parked read of every channel gets ENODEV,
+ * later reads too.  Runs on the supervisor thread. */
+void channels_release_all(void);
+
+void channel_set_error(struct channel *ch, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Open-file bookkeeping; chan_open_new links it for poll notifications. */
+struct chan_open *chan_open_new(struct channel *ch, bool text, bool private_channel);
+void chan_open_free(struct chan_open *of);
+
+/* Sends frames written to the channel; answers come back to it. */
+int channel_send(struct channel *ch, void *frame, size_t mad_len,
+		 int timeout_ms, int retries);
+
+/* The FUSE side: each replies exactly once. */
+void channel_read(fuse_req_t req, struct chan_open *of, size_t size, bool nonblock);
+void channel_poll(fuse_req_t req, struct chan_open *of, struct fuse_pollhandle *ph);
+/* Frames an unsolicited MAD or an answer into the channel (engine side). */
+void channel_deliver(struct channel *ch, const void *frame, size_t mad_len);
+
+#endif

@@ -1,0 +1,126 @@
+/* Port counters through the MAD engine. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+
+#include "umadfs/attr.h"
+#include "umadfs/counters.h"
+#include "umadfs/device.h"
+#include "umadfs/localmad.h"
+#include "umadfs/textfile.h"
+#include "umadfs/tree.h"
+
+/* PMA ClassPortInfo CapabilityMask bits (IBA 16.1.3.1, as perfquery). */
+#define PM_EXT_WIDTH_SUPPORTED 0x0200 /* all 64-bit counters */
+#define PM_EXT_WIDTH_NOIETF    0x0400 /* 64-bit data and packet counters */
+
+/* One file: its sysfs name, its PortCounters field (0: none) and its
+ * PortCountersExtended field (0: none). */
+static const struct {
+	const char *name;
+	enum MAD_FIELDS basic, ext;
+	bool ietf; /* the extended field needs full IETF support */
+} counters[] = {
+	{ "symbol_error", IB_PC_ERR_SYM_F, 0, false },
+	{ "link_error_recovery", IB_PC_LINK_RECOVERS_F, 0, false },
+	{ "link_downed", IB_PC_LINK_DOWNED_F, 0, false },
+	{ "port_rcv_errors", IB_PC_ERR_RCV_F, 0, false },
+	{ "port_rcv_remote_physical_errors", IB_PC_ERR_PHYSRCV_F, 0, false },
+	{ "port_rcv_switch_relay_errors", IB_PC_ERR_SWITCH_REL_F, 0, false },
+	{ "port_xmit_discards", IB_PC_XMT_DISCARDS_F, 0, false },
+	{ "port_xmit_constraint_errors", IB_PC_ERR_XMTCONSTR_F, 0, false },
+	{ "port_rcv_constraint_errors", IB_PC_ERR_RCVCONSTR_F, 0, false },
+	{ "local_link_integrity_errors", IB_PC_ERR_LOCALINTEG_F, 0, false },
+	{ "excessive_buffer_overrun_errors", IB_PC_ERR_EXCESS_OVR_F, 0, false },
+	{ "VL15_dropped", IB_PC_VL15_DROPPED_F, 0, false },
+	{ "port_xmit_data", IB_PC_XMT_BYTES_F, IB_PC_EXT_XMT_BYTES_F, false },
+	{ "port_rcv_data", IB_PC_RCV_BYTES_F, IB_PC_EXT_RCV_BYTES_F, false },
+	{ "port_xmit_packets", IB_PC_XMT_PKTS_F, IB_PC_EXT_XMT_PKTS_F, false },
+	{ "port_rcv_packets", IB_PC_RCV_PKTS_F, IB_PC_EXT_RCV_PKTS_F, false },
+	{ "port_xmit_wait", IB_PC_XMT_WAIT_F, 0, false },
+	{ "unicast_xmit_packets", 0, IB_PC_EXT_XMT_UPKTS_F, true },
+	{ "unicast_rcv_packets", 0, IB_PC_EXT_RCV_UPKTS_F, true },
+	{ "multicast_xmit_packets", 0, IB_PC_EXT_XMT_MPKTS_F, true },
+	{ "multicast_rcv_packets", 0, IB_PC_EXT_RCV_MPKTS_F, true },
+};
+
+static int counter_show(struct node *n, char *buf, size_t cap)
+{
+	struct port_dev *pd = n->owner;
+	uint8_t data[IB_PC_DATA_SZ];
+	unsigned capmask;
+	int lid, r;
+	bool ext;
+
+	lid = attr_port_lid(pd);
+	if (lid < 0)
+		return lid;
+	memset(data, 0, sizeof(data));
+	r = localmad_pma_get(pd->engine, (unsigned)lid, CLASS_PORT_INFO, data);
+	if (r < 0)
+		return r == -ENODEV ? -ENODEV : -EIO;
+	capmask = mad_get_field(data, 0, IB_CPI_CAPMASK_F);
+	ext = counters[n->index].ext &&
+	      (capmask & (counters[n->index].ietf ? PM_EXT_WIDTH_SUPPORTED :
+			  PM_EXT_WIDTH_SUPPORTED | PM_EXT_WIDTH_NOIETF));
+	if (!ext && !counters[n->index].basic)
+		return -EOPNOTSUPP;
+
+	memset(data, 0, sizeof(data));
+	/* PortSelect: this port; for PortCounters CounterSelect all ones. */
+	if (ext) {
+		mad_set_field(data, 0, IB_PC_EXT_PORT_SELECT_F, (unsigned)pd->portnum);
+		mad_set_field(data, 0, IB_PC_EXT_COUNTER_SELECT_F, 0xffff);
+		r = localmad_pma_get(pd->engine, (unsigned)lid,
+				     IB_GSI_PORT_COUNTERS_EXT, data);
+	} else {
+		mad_set_field(data, 0, IB_PC_PORT_SELECT_F, (unsigned)pd->portnum);
+		mad_set_field(data, 0, IB_PC_COUNTER_SELECT_F, 0xffff);
+		r = localmad_pma_get(pd->engine, (unsigned)lid,
+				     IB_GSI_PORT_COUNTERS, data);
+	}
+	if (r < 0)
+		return -EIO;
+	if (ext)
+		return snprintf(buf, cap, "%" PRIu64 "\n",
+				mad_get_field64(data, 0, counters[n->index].ext));
+	return snprintf(buf, cap, "%u\n",
+			mad_get_field(data, 0, counters[n->index].basic));
+}
+
+static void counter_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	textfile_open(req, n, fi, counter_show);
+}
+
+static void counter_read(fuse_req_t req, struct node *n, size_t size, off_t off,
+			 struct fuse_file_info *fi)
+{
+	textfile_read(req, size, off, fi);
+}
+
+static void counter_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	textfile_release(req, fi);
+}
+
+/* Sizes would cost two MADs per stat: report 0, reads are complete. */
+static const struct node_ops counter_ops = {
+	.open = counter_open, .read = counter_read, .release = counter_release,
+};
+
+int counters_add_files(struct node *port_dir, struct port_dev *pd)
+{
+	struct node *dir = tree_add(port_dir, "counters", S_IFDIR | 0555, NULL, pd, 0);
+
+	if (!dir)
+		return -ENOMEM;
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+		if (!tree_add(dir, counters[i].name, S_IFREG | 0444, &counter_ops,
+			      pd, (int)i))
+			return -ENOMEM;
+	return 0;
+}

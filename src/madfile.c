@@ -1,0 +1,497 @@
+/* MAD files: the FUSE side of channels. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/fuse.h> /* FOPEN_STREAM: libfuse 3.14 has no field for it */
+
+#include "umadfs/channel.h"
+#include "umadfs/device.h"
+#include "umadfs/ibumad.h"
+#include "umadfs/madfile.h"
+#include "umadfs/madtext.h"
+#include "umadfs/port.h"
+#include "umadfs/textfile.h"
+#include "umadfs/tree.h"
+
+#define UMAD_FRAME_MAX (64u * 1024) /* one RMPP send through `umad` */
+
+enum madfile_kind { MF_SEND, MF_RECV, MF_UMAD };
+
+static uint64_t next_text_tid = 1; /* TIDs for lines that gave none */
+
+/* Opens without a file position at all (FOPEN_STREAM): a reader blocked
+ * on one fd must not hold the position lock a writer on the same fd needs.
+ * libfuse 3.14 cannot say it, so the open reply is built by hand. */
+static void reply_open_stream(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct fuse_open_out out;
+
+	memset(&out, 0, sizeof(out));
+	out.fh = fi->fh;
+	out.open_flags = FOPEN_DIRECT_IO | FOPEN_NONSEEKABLE | FOPEN_STREAM;
+	if (fuse_reply_buf(req, (const char *)&out, sizeof(out)) == -ENOENT) {
+		/* Interrupted open: no release will come for it. */
+		chan_open_free((struct chan_open *)(uintptr_t)fi->fh);
+	}
+}
+
+/* Root passes the kernel's checks; the mode bits still say what a file is
+ * for, so an open against them fails as on a read-only sysfs file. */
+static bool open_allowed(const struct node *n, int flags)
+{
+	int acc = flags & O_ACCMODE;
+
+	if ((acc == O_RDONLY || acc == O_RDWR) && !(n->mode & 0444))
+		return false;
+	if ((acc == O_WRONLY || acc == O_RDWR) && !(n->mode & 0222))
+		return false;
+	return true;
+}
+
+static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	struct channel *ch = n->owner;
+	struct chan_open *of;
+
+	if (!open_allowed(n, fi->flags)) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	if (n->index == MF_UMAD) {
+		/* Answers to a request written on this fd come back on it. */
+		struct channel *priv = channel_new(ch->pd, "umad");
+
+		if (!priv) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		priv->timeout_ms = ch->timeout_ms;
+		priv->retries = ch->retries;
+		of = chan_open_new(priv, false, true);
+		if (!of)
+			channel_free(priv);
+	} else {
+		of = chan_open_new(ch, true, false);
+	}
+	if (!of) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fi->fh = (uintptr_t)of;
+	reply_open_stream(req, fi);
+}
+
+static void mad_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	struct chan_open *of = (struct chan_open *)(uintptr_t)fi->fh;
+
+	if (of->send_frag)
+		channel_set_error(of->ch, "closed with an unfinished line (no '\\n'): "
+				  "%zu bytes discarded", of->send_frag_len);
+	chan_open_free(of);
+	fuse_reply_err(req, 0);
+}
+
+static void mad_read(fuse_req_t req, struct node *n, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct chan_open *of = (struct chan_open *)(uintptr_t)fi->fh;
+
+	channel_read(req, of, size, fi->flags & O_NONBLOCK);
+}
+
+static void mad_poll(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
+		     struct fuse_pollhandle *ph)
+{
+	channel_poll(req, (struct chan_open *)(uintptr_t)fi->fh, ph);
+}
+
+/* A parsed line waiting to be sent. */
+struct out_mad {
+	size_t mad_len;
+	int timeout_ms, retries;
+	size_t end; /* offset in the write just past this line */
+	uint8_t *frame;
+};
+
+static int send_parsed(fuse_req_t req, struct channel *ch, struct out_mad *out,
+		       size_t nout, size_t written)
+{
+	for (size_t i = 0; i < nout; i++) {
+		int r = channel_send(ch, out[i].frame, out[i].mad_len,
+				     out[i].timeout_ms, out[i].retries);
+
+		if (r < 0) {
+			channel_set_error(ch, "MAD %zu of the write not sent: %s",
+					  i + 1, strerror(-r));
+			/* What went out stays out: report a short write. */
+			if (i && out[i - 1].end)
+				return fuse_reply_write(req, out[i - 1].end);
+			return fuse_reply_err(req, -r == EBUSY ? EAGAIN : -r);
+		}
+	}
+	return fuse_reply_write(req, written);
+}
+
+/* Text send: the whole write is parsed before anything is sent. */
+static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
+		       size_t size)
+{
+	struct channel *ch = of->ch;
+	size_t frag_len = of->send_frag_len, total = frag_len + size;
+	struct out_mad *out = NULL;
+	size_t nout = 0, cap = 0, start = 0, lineno = 0;
+	char *text = NULL, err[256];
+	const char *t;
+	int timeout_ms, retries;
+
+	pthread_mutex_lock(&ch->lock);
+	timeout_ms = ch->timeout_ms;
+	retries = ch->retries;
+	pthread_mutex_unlock(&ch->lock);
+
+	/* The unfinished line of the previous write comes first. */
+	if (frag_len) {
+		text = malloc(total);
+		if (!text) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		memcpy(text, of->send_frag, frag_len);
+		memcpy(text + frag_len, buf, size);
+		t = text;
+	} else {
+		t = buf;
+	}
+	while (start < total) {
+		const char *nl = memchr(t + start, '\n', total - start);
+		size_t len, end;
+		struct madtext_request mr;
+		struct out_mad *o;
+
+		if (!nl)
+			break; /* unfinished: kept for the next write */
+		len = (size_t)(nl - (t + start));
+		end = (size_t)(nl - t) + 1;
+		lineno++;
+		if (len > MADTEXT_LINE_MAX) {
+			channel_set_error(ch, "line %zu: longer than %d bytes", lineno,
+					  MADTEXT_LINE_MAX);
+			goto err_inval;
+		}
+		if (madtext_is_blank(t + start, len)) {
+			start = end;
+			continue;
+		}
+		if (nout == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct out_mad *bigger = realloc(out, ncap * sizeof(*out));
+
+			if (!bigger)
+				goto err_nomem;
+			out = bigger;
+			cap = ncap;
+		}
+		o = &out[nout];
+		o->frame = malloc(IBUMAD_HDR_SIZE + MADTEXT_LINE_MAX / 2 + IBUMAD_MAD_SIZE);
+		if (!o->frame)
+			goto err_nomem;
+		nout++;
+		if (madtext_parse(t + start, len, o->frame,
+				  IBUMAD_HDR_SIZE + MADTEXT_LINE_MAX / 2 + IBUMAD_MAD_SIZE,
+				  &mr, err, sizeof(err)) < 0) {
+			channel_set_error(ch, "line %zu: %s", lineno, err);
+			goto err_inval;
+		}
+		o->mad_len = mr.mad_len;
+		if (mr.timeout_ms >= 0)
+			o->timeout_ms = mr.timeout_ms;
+		else
+			o->timeout_ms = mad_is_response(o->frame + IBUMAD_HDR_SIZE) ?
+						0 : timeout_ms;
+		o->retries = mr.retries >= 0 ? mr.retries : retries;
+		if (!mr.tid_given) {
+			uint64_t tid = __atomic_fetch_add(&next_text_tid, 1,
+							  __ATOMIC_RELAXED);
+			uint8_t *mad = o->frame + IBUMAD_HDR_SIZE;
+
+			for (int i = 7; i >= 0; i--, tid >>= 8)
+				mad[8 + i] = (uint8_t)tid;
+		}
+		/* A line the previous write began counts as sent with this one. */
+		o->end = end > frag_len ? end - frag_len : 0;
+		start = end;
+	}
+	if (total - start > MADTEXT_LINE_MAX) {
+		channel_set_error(ch, "line %zu: longer than %d bytes", lineno + 1,
+				  MADTEXT_LINE_MAX);
+		goto err_inval;
+	}
+	if (!nout && start == total) {
+		channel_set_error(ch, "the write holds no MAD line");
+		goto err_inval;
+	}
+	/* Keep the unfinished tail for the next write. */
+	{
+		char *frag = NULL;
+
+		if (total > start) {
+			frag = malloc(total - start);
+			if (!frag)
+				goto err_nomem;
+			memcpy(frag, t + start, total - start);
+		}
+		free(of->send_frag);
+		of->send_frag = frag;
+		of->send_frag_len = total - start;
+	}
+	send_parsed(req, ch, out, nout, size);
+	goto out;
+
+err_nomem:
+	fuse_reply_err(req, ENOMEM);
+	goto out;
+err_inval:
+	fuse_reply_err(req, EINVAL);
+out:
+	for (size_t i = 0; i < nout; i++)
+		free(out[i].frame);
+	free(out);
+	free(text);
+}
+
+/* Binary umad: one frame per write, as the kernel's device. */
+static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
+		       size_t size)
+{
+	struct channel *ch = of->ch;
+	const struct ib_user_mad *in = (const void *)buf;
+	size_t mad_len;
+	uint8_t *frame;
+	int r;
+
+	if (size < IBUMAD_HDR_SIZE + 24) {
+		channel_set_error(ch, "frame of %zu bytes: shorter than the 64-byte "
+				  "umad header and a MAD header", size);
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (size > UMAD_FRAME_MAX) {
+		channel_set_error(ch, "frame of %zu bytes: longer than %u", size,
+				  UMAD_FRAME_MAX);
+		fuse_reply_err(req, EMSGSIZE);
+		return;
+	}
+	mad_len = size - IBUMAD_HDR_SIZE;
+	if (mad_len > IBUMAD_MAD_SIZE) {
+		const uint8_t *mad = (const uint8_t *)buf + IBUMAD_HDR_SIZE;
+
+		/* More than one MAD is an RMPP message: the class must have
+		 * RMPP and the RMPP header must say Active (flags bit 0). */
+		if (!madtext_class_uses_rmpp(mad[1]) || !(mad[26] & 1)) {
+			channel_set_error(ch, "frame of %zu bytes: more than one MAD "
+					  "needs an RMPP class and RMPP Active", size);
+			fuse_reply_err(req, EMSGSIZE);
+			return;
+		}
+	}
+	frame = calloc(1, IBUMAD_HDR_SIZE + (mad_len < IBUMAD_MAD_SIZE ?
+					      IBUMAD_MAD_SIZE : mad_len));
+	if (!frame) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	memcpy(frame, buf, size);
+	if (mad_len < IBUMAD_MAD_SIZE)
+		mad_len = IBUMAD_MAD_SIZE;
+	r = channel_send(ch, frame, mad_len, (int)in->timeout_ms, (int)in->retries);
+	free(frame);
+	if (r < 0) {
+		channel_set_error(ch, "frame not sent: %s", strerror(-r));
+		fuse_reply_err(req, r == -EBUSY ? EAGAIN : -r);
+		return;
+	}
+	fuse_reply_write(req, size);
+}
+
+static void mad_write(fuse_req_t req, struct node *n, const char *buf,
+		      size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct chan_open *of = (struct chan_open *)(uintptr_t)fi->fh;
+
+	if (n->index == MF_UMAD)
+		umad_write(req, of, buf, size);
+	else if (n->index == MF_SEND)
+		text_write(req, of, buf, size);
+	else
+		fuse_reply_err(req, EBADF);
+}
+
+static const struct node_ops mad_ops = {
+	.open = mad_open, .read = mad_read, .write = mad_write,
+	.release = mad_release, .poll = mad_poll,
+};
+
+/* ---- settings and reports ---- */
+
+enum { SET_TIMEOUT, SET_RETRIES };
+
+static int setting_show(struct node *n, char *buf, size_t cap)
+{
+	struct channel *ch = n->owner;
+	int v;
+
+	pthread_mutex_lock(&ch->lock);
+	v = n->index == SET_TIMEOUT ? ch->timeout_ms : ch->retries;
+	pthread_mutex_unlock(&ch->lock);
+	return snprintf(buf, cap, "%d\n", v);
+}
+
+static void setting_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		fi->fh = 0;
+		fi->direct_io = 1;
+		fuse_reply_open(req, fi);
+		return;
+	}
+	textfile_open(req, n, fi, setting_show);
+}
+
+static void setting_read(fuse_req_t req, struct node *n, size_t size, off_t off,
+			 struct fuse_file_info *fi)
+{
+	if (!fi->fh) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	textfile_read(req, size, off, fi);
+}
+
+static void setting_write(fuse_req_t req, struct node *n, const char *buf,
+			  size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct channel *ch = n->owner;
+	long long max = n->index == SET_TIMEOUT ? 3600000 : 100;
+	char text[32], *end;
+	long long v;
+	size_t len = size;
+
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	if (!len || len >= sizeof(text)) {
+		channel_set_error(ch, "%s: expected one number", n->name);
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	memcpy(text, buf, len);
+	text[len] = '\0';
+	errno = 0;
+	v = strtoll(text, &end, 0);
+	if (errno || *end || v < 0 || v > max) {
+		channel_set_error(ch, "%s: '%s' is not a number from 0 to %lld",
+				  n->name, text, max);
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	pthread_mutex_lock(&ch->lock);
+	if (n->index == SET_TIMEOUT)
+		ch->timeout_ms = (int)v;
+	else
+		ch->retries = (int)v;
+	pthread_mutex_unlock(&ch->lock);
+	fuse_reply_write(req, size);
+}
+
+static void setting_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	textfile_release(req, fi); /* free(NULL) for write opens */
+}
+
+static off_t setting_size(struct node *n)
+{
+	return textfile_size(n, setting_show);
+}
+
+static const struct node_ops setting_ops = {
+	.open = setting_open, .read = setting_read, .write = setting_write,
+	.release = setting_release, .size = setting_size,
+};
+
+static int last_error_show(struct node *n, char *buf, size_t cap)
+{
+	struct channel *ch = n->owner;
+	int len;
+
+	pthread_mutex_lock(&ch->lock);
+	len = ch->last_error[0] ? snprintf(buf, cap, "%s\n", ch->last_error) : 0;
+	pthread_mutex_unlock(&ch->lock);
+	return len;
+}
+
+static int stats_show(struct node *n, char *buf, size_t cap)
+{
+	struct channel *ch = n->owner;
+	struct channel_stats s;
+	unsigned queued, limit;
+
+	pthread_mutex_lock(&ch->lock);
+	s = ch->stats;
+	queued = ch->queued;
+	limit = ch->limit;
+	pthread_mutex_unlock(&ch->lock);
+	return snprintf(buf, cap,
+			"sent %" PRIu64 "\nreceived %" PRIu64 "\ntimeouts %" PRIu64
+			"\nerrors %" PRIu64 "\ndropped %" PRIu64 "\nqueued %u\n"
+			"queue_limit %u\n",
+			s.sent, s.received, s.timeouts, s.errors, s.dropped, queued,
+			limit);
+}
+
+static int report_show(struct node *n, char *buf, size_t cap)
+{
+	return n->index ? stats_show(n, buf, cap) : last_error_show(n, buf, cap);
+}
+
+static void report_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	textfile_open(req, n, fi, report_show);
+}
+
+static void report_read(fuse_req_t req, struct node *n, size_t size, off_t off,
+			struct fuse_file_info *fi)
+{
+	textfile_read(req, size, off, fi);
+}
+
+static void report_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	textfile_release(req, fi);
+}
+
+static off_t report_size(struct node *n)
+{
+	return textfile_size(n, report_show);
+}
+
+static const struct node_ops report_ops = {
+	.open = report_open, .read = report_read, .release = report_release,
+	.size = report_size,
+};
+
+int madfiles_add(struct node *dir, struct channel *ch)
+{
+	if (!tree_add(dir, "send", S_IFREG | 0200, &mad_ops, ch, MF_SEND) ||
+	    !tree_add(dir, "recv", S_IFREG | 0400, &mad_ops, ch, MF_RECV) ||
+	    !tree_add(dir, "umad", S_IFREG | 0600, &mad_ops, ch, MF_UMAD) ||
+	    !tree_add(dir, "timeout_ms", S_IFREG | 0600, &setting_ops, ch, SET_TIMEOUT) ||
+	    !tree_add(dir, "retries", S_IFREG | 0600, &setting_ops, ch, SET_RETRIES) ||
+	    !tree_add(dir, "last_error", S_IFREG | 0444, &report_ops, ch, 0) ||
+	    !tree_add(dir, "stats", S_IFREG | 0444, &report_ops, ch, 1))
+		return -ENOMEM;
+	return 0;
+}
