@@ -29,6 +29,18 @@ struct pending {
 	struct mad_sink *sink; /* NULL: slot free */
 	uint64_t caller_tid;
 	uint32_t wire_tid;
+	int agent, timeout_ms, retries_left;
+	int64_t deadline_ms; /* when the kernel would give up: timeout x (retries + 1) */
+};
+
+/* A timeout that came back before its deadline, waiting for it (see
+ * dispatch()).  Owned by the receiver thread. */
+struct held {
+	struct held *next;
+	struct mad_sink *sink;
+	int64_t due_ms;
+	size_t mad_len;
+	uint8_t frame[];
 };
 
 struct agent {
@@ -43,6 +55,7 @@ struct port {
 	int fd; /* umad "portid"; set before the receiver starts, then fixed */
 	pthread_t receiver;
 	volatile int stopping; /* written once by port_close */
+	struct held *held;     /* by due time; receiver thread only */
 
 	/* Held by the receiver from looking up a pending entry until its sink
 	 * has been called, so port_cancel_sink can wait a delivery out. */
@@ -57,6 +70,14 @@ struct port {
 	unsigned nagents;
 	struct port_stats stats;
 };
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static uint64_t mad_tid(const uint8_t *mad)
 {
@@ -157,6 +178,10 @@ int port_send(struct port *p, struct mad_sink *sink, void *frame,
 		e = &p->pending[slot];
 		e->sink = sink;
 		e->caller_tid = mad_tid(mad);
+		e->agent = agent;
+		e->timeout_ms = timeout_ms;
+		e->retries_left = retries;
+		e->deadline_ms = now_ms() + (int64_t)timeout_ms * (retries + 1);
 		p->generation++;
 		e->wire_tid = (p->generation << PENDING_BITS) | slot;
 		mad_set_tid(mad, (e->caller_tid & ~0xffffffffull) | e->wire_tid);
@@ -191,8 +216,80 @@ void port_cancel_sink(struct port *p, struct mad_sink *sink)
 		}
 	}
 	pthread_mutex_unlock(&p->lock);
-	/* Wait out a delivery to sink that may have begun before. */
+	/* Wait out a delivery to sink that may have begun before, and drop
+	 * the timeouts held for it (the list is guarded by dispatch_lock). */
 	pthread_mutex_lock(&p->dispatch_lock);
+	for (struct held **hp = &p->held; *hp;) {
+		struct held *h = *hp;
+
+		if (h->sink == sink) {
+			*hp = h->next;
+			free(h);
+		} else {
+			hp = &h->next;
+		}
+	}
+	pthread_mutex_unlock(&p->dispatch_lock);
+}
+
+/* Keeps a timeout that came early until its deadline.  dispatch_lock held. */
+static void hold(struct port *p, struct mad_sink *sink, const uint8_t *frame,
+		 size_t mad_len, int64_t due_ms)
+{
+	struct held *h = malloc(sizeof(*h) + IBUMAD_HDR_SIZE + mad_len), **hp;
+
+	if (!h) {
+		sink->ops->deliver(sink, frame, mad_len); /* early beats lost */
+		return;
+	}
+	h->sink = sink;
+	h->due_ms = due_ms;
+	h->mad_len = mad_len;
+	memcpy(h->frame, frame, IBUMAD_HDR_SIZE + mad_len);
+	for (hp = &p->held; *hp && (*hp)->due_ms <= due_ms; hp = &(*hp)->next)
+		;
+	h->next = *hp;
+	*hp = h;
+}
+
+/* Delivers the held timeouts that are due; returns ms until the next. */
+static int release_held(struct port *p)
+{
+	int64_t now = now_ms();
+	int wait = RECV_POLL_MS;
+
+	pthread_mutex_lock(&p->dispatch_lock);
+	while (p->held && p->held->due_ms <= now) {
+		struct held *h = p->held;
+
+		p->held = h->next;
+		h->sink->ops->deliver(h->sink, h->frame, h->mad_len);
+		free(h);
+	}
+	if (p->held && p->held->due_ms - now < wait)
+		wait = (int)(p->held->due_ms - now);
+	pthread_mutex_unlock(&p->dispatch_lock);
+	return wait;
+}
+
+/* A resend failed: deliver the timeout now. */
+static void resend_failed(struct port *p, uint8_t *frame, size_t mad_len, uint32_t wire)
+{
+	uint32_t slot = wire & (PENDING_MAX - 1);
+	struct mad_sink *sink = NULL;
+
+	pthread_mutex_lock(&p->dispatch_lock);
+	pthread_mutex_lock(&p->lock);
+	if (p->pending[slot].sink && p->pending[slot].wire_tid == wire) {
+		sink = p->pending[slot].sink;
+		mad_set_tid(frame + IBUMAD_HDR_SIZE, p->pending[slot].caller_tid);
+		p->pending[slot].sink = NULL;
+		p->free_slots[p->nfree++] = slot;
+		p->stats.timeouts++;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (sink)
+		sink->ops->deliver(sink, frame, mad_len);
 	pthread_mutex_unlock(&p->dispatch_lock);
 }
 
@@ -203,6 +300,9 @@ static void dispatch(struct port *p, uint8_t *frame, size_t mad_len)
 	uint8_t *mad = frame + IBUMAD_HDR_SIZE;
 	struct mad_sink *sink = NULL;
 	uint32_t wire, slot;
+	int64_t due = 0;
+	bool resend = false;
+	int agent = 0, timeout_ms = 0, retries = 0;
 
 	if (mad_len < 24) {
 		pthread_mutex_lock(&p->lock);
@@ -218,14 +318,35 @@ static void dispatch(struct port *p, uint8_t *frame, size_t mad_len)
 	/* Answers: responses, and our own requests given back with a status. */
 	if ((hdr->status || mad_is_response(mad)) && p->pending[slot].sink &&
 	    p->pending[slot].wire_tid == wire) {
-		sink = p->pending[slot].sink;
-		mad_set_tid(mad, p->pending[slot].caller_tid);
-		p->pending[slot].sink = NULL;
-		p->free_slots[p->nfree++] = slot;
-		if (hdr->status == ETIMEDOUT)
-			p->stats.timeouts++;
-		else
-			p->stats.answered++;
+		struct pending *e = &p->pending[slot];
+		int64_t now = now_ms();
+
+		/* The kernel gives a request back with ETIMEDOUT only after
+		 * timeout x (retries + 1).  A transport that reports a loss at
+		 * once (ibsim drops with status 110 immediately) gets the same
+		 * semantics here: retries are spent by resending, and the
+		 * final timeout is held until the deadline. */
+		if (hdr->status == ETIMEDOUT && now + e->timeout_ms / 2 < e->deadline_ms) {
+			if (e->retries_left > 0) {
+				e->retries_left--;
+				resend = true;
+				agent = e->agent;
+				timeout_ms = e->timeout_ms;
+				retries = e->retries_left;
+			} else {
+				due = e->deadline_ms;
+			}
+		}
+		if (!resend) {
+			sink = e->sink;
+			mad_set_tid(mad, e->caller_tid);
+			e->sink = NULL;
+			p->free_slots[p->nfree++] = slot;
+			if (hdr->status == ETIMEDOUT)
+				p->stats.timeouts++;
+			else
+				p->stats.answered++;
+		}
 	} else {
 		p->stats.unmatched++;
 		log_dbg("%s/%u: unmatched MAD: status %u method 0x%02x tid 0x%016llx",
@@ -233,8 +354,23 @@ static void dispatch(struct port *p, uint8_t *frame, size_t mad_len)
 			(unsigned long long)mad_tid(mad));
 	}
 	pthread_mutex_unlock(&p->lock);
-	if (sink)
+	if (resend) {
+		hdr->status = 0;
+		if (ibumad_send(p->fd, agent, frame, mad_len, timeout_ms, retries) < 0) {
+			/* Cannot retry: this timeout is final. */
+			hdr->status = ETIMEDOUT;
+			pthread_mutex_unlock(&p->dispatch_lock);
+			pthread_mutex_lock(&p->lock);
+			p->stats.send_errors++;
+			pthread_mutex_unlock(&p->lock);
+			resend_failed(p, frame, mad_len, wire);
+			return;
+		}
+	} else if (sink && due) {
+		hold(p, sink, frame, mad_len, due);
+	} else if (sink) {
 		sink->ops->deliver(sink, frame, mad_len);
+	}
 	pthread_mutex_unlock(&p->dispatch_lock);
 }
 
@@ -250,7 +386,7 @@ static void *receiver_main(void *arg)
 	}
 	while (!p->stopping) {
 		size_t len;
-		int r = ibumad_poll(p->fd, RECV_POLL_MS);
+		int r = ibumad_poll(p->fd, release_held(p));
 
 		if (r == -ETIMEDOUT)
 			continue;
@@ -323,6 +459,12 @@ void port_close(struct port *p)
 		return;
 	p->stopping = 1;
 	pthread_join(p->receiver, NULL);
+	while (p->held) {
+		struct held *h = p->held;
+
+		p->held = h->next;
+		free(h);
+	}
 	ibumad_close_port(p->fd);
 	pthread_mutex_destroy(&p->dispatch_lock);
 	pthread_mutex_destroy(&p->lock);
