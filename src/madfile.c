@@ -101,13 +101,15 @@ static void mad_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 {
 	struct chan_open *of = (struct chan_open *)(uintptr_t)fi->fh;
 
-	channel_read(req, of, size, fi->flags & O_NONBLOCK);
+	readq_read(req, &of->ro, size, fi->flags & O_NONBLOCK);
 }
 
 static void mad_poll(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 		     struct fuse_pollhandle *ph)
 {
-	channel_poll(req, (struct chan_open *)(uintptr_t)fi->fh, ph);
+	struct chan_open *of = (struct chan_open *)(uintptr_t)fi->fh;
+
+	readq_poll(req, &of->ro, ph);
 }
 
 /* A parsed line waiting to be sent. */
@@ -149,10 +151,10 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 	const char *t;
 	int timeout_ms, retries;
 
-	pthread_mutex_lock(&ch->lock);
+	pthread_mutex_lock(&ch->q.lock);
 	timeout_ms = ch->timeout_ms;
 	retries = ch->retries;
-	pthread_mutex_unlock(&ch->lock);
+	pthread_mutex_unlock(&ch->q.lock);
 
 	/* The unfinished line of the previous write comes first. */
 	if (frag_len) {
@@ -345,9 +347,9 @@ static int setting_show(struct node *n, char *buf, size_t cap)
 	struct channel *ch = n->owner;
 	int v;
 
-	pthread_mutex_lock(&ch->lock);
+	pthread_mutex_lock(&ch->q.lock);
 	v = n->index == SET_TIMEOUT ? ch->timeout_ms : ch->retries;
-	pthread_mutex_unlock(&ch->lock);
+	pthread_mutex_unlock(&ch->q.lock);
 	return snprintf(buf, cap, "%d\n", v);
 }
 
@@ -398,12 +400,12 @@ static void setting_write(fuse_req_t req, struct node *n, const char *buf,
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	pthread_mutex_lock(&ch->lock);
+	pthread_mutex_lock(&ch->q.lock);
 	if (n->index == SET_TIMEOUT)
 		ch->timeout_ms = (int)v;
 	else
 		ch->retries = (int)v;
-	pthread_mutex_unlock(&ch->lock);
+	pthread_mutex_unlock(&ch->q.lock);
 	fuse_reply_write(req, size);
 }
 
@@ -427,9 +429,9 @@ static int last_error_show(struct node *n, char *buf, size_t cap)
 	struct channel *ch = n->owner;
 	int len;
 
-	pthread_mutex_lock(&ch->lock);
+	pthread_mutex_lock(&ch->q.lock);
 	len = ch->last_error[0] ? snprintf(buf, cap, "%s\n", ch->last_error) : 0;
-	pthread_mutex_unlock(&ch->lock);
+	pthread_mutex_unlock(&ch->q.lock);
 	return len;
 }
 
@@ -439,11 +441,11 @@ static int stats_show(struct node *n, char *buf, size_t cap)
 	struct channel_stats s;
 	unsigned queued, limit;
 
-	pthread_mutex_lock(&ch->lock);
+	pthread_mutex_lock(&ch->q.lock);
 	s = ch->stats;
 	queued = ch->queued;
 	limit = ch->limit;
-	pthread_mutex_unlock(&ch->lock);
+	pthread_mutex_unlock(&ch->q.lock);
 	return snprintf(buf, cap,
 			"sent %" PRIu64 "\nreceived %" PRIu64 "\ntimeouts %" PRIu64
 			"\nerrors %" PRIu64 "\ndropped %" PRIu64 "\nqueued %u\n"

@@ -17,6 +17,7 @@
 #include <fuse_lowlevel.h>
 
 #include "umadfs/port.h"
+#include "umadfs/readq.h"
 
 #define CHANNEL_QUEUE_DEFAULT 4096 /* items; -o queue_len= */
 #define CHANNEL_TIMEOUT_DEFAULT 1000 /* ms, libibmad's default */
@@ -24,8 +25,6 @@
 
 struct port_dev;
 struct channel_item;
-struct parked_read;
-struct chan_open;
 
 struct channel_stats {
 	uint64_t sent, received, timeouts, errors, dropped;
@@ -36,30 +35,25 @@ struct channel {
 	struct port_dev *pd;
 	char name[64];
 
-	pthread_mutex_t lock; /* guards everything below */
+	struct readq q; /* readers; q.lock guards everything below too */
 	struct channel_item *head, *tail;
 	unsigned queued, limit;
-	struct parked_read *parked_head, *parked_tail;
-	struct chan_open *opens; /* open files reading from this channel */
-	unsigned nopen;
 	struct channel_stats stats;
 	int timeout_ms, retries;  /* defaults for requests sent from here */
 	char last_error[512];     /* why the last bad write failed */
-	bool dead;                /* shut down: reads fail with ENODEV */
 	struct channel *next_all; /* the list of all channels (all_lock) */
 };
 
 /* What one open file of a channel keeps. */
 struct chan_open {
+	struct readq_open ro;     /* first: readq hands this back */
 	struct channel *ch;
 	bool text;                /* recv (lines) vs umad (frames) */
 	bool private_channel;     /* the channel lives and dies with it */
-	char *partial;            /* rest of a line a short read cut (ch->lock) */
+	char *partial;            /* rest of a line a short read cut (q.lock) */
 	size_t partial_len, partial_off;
 	char *send_frag;          /* a written line not yet ended by '\n' */
 	size_t send_frag_len;
-	struct fuse_pollhandle *ph; /* newest poll handle (ch->lock) */
-	struct chan_open *next;   /* in ch->opens (ch->lock) */
 };
 
 extern unsigned channel_queue_limit; /* for new channels; -o queue_len= */
@@ -82,9 +76,6 @@ void chan_open_free(struct chan_open *of);
 int channel_send(struct channel *ch, void *frame, size_t mad_len,
 		 int timeout_ms, int retries);
 
-/* The FUSE side: each replies exactly once. */
-void channel_read(fuse_req_t req, struct chan_open *of, size_t size, bool nonblock);
-void channel_poll(fuse_req_t req, struct chan_open *of, struct fuse_pollhandle *ph);
 /* Frames an unsolicited MAD or an answer into the channel (engine side). */
 void channel_deliver(struct channel *ch, const void *frame, size_t mad_len);
 

@@ -1,0 +1,66 @@
+/* What every queue the daemon serves to readers has in common: reads
+ * parked as FUSE requests until data comes, their interrupts, one poll
+ * handle per open file, and release on shutdown.  The owner (a MAD
+ * channel, a verbs receive queue) keeps its own items and says how to
+ * fill a read from them. */
+#ifndef UMADFS_READQ_H
+#define UMADFS_READQ_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <fuse_lowlevel.h>
+
+struct readq;
+struct readq_open;
+struct parked_read;
+
+struct readq_ops {
+	/* Fills buf (size bytes) for the open file from the owner's items,
+	 * taking what it returns off the queue.  Called with q->lock held.
+	 * Returns the bytes filled, 0 when there is nothing, or -errno
+	 * (which leaves the data queued). */
+	ssize_t (*fill)(struct readq_open *of, char *buf, size_t size);
+	/* Whether a read of the open file would return data now (q->lock). */
+	bool (*readable)(struct readq_open *of);
+};
+
+struct readq {
+	/* Guards the owner's items as well as the fields below. */
+	pthread_mutex_t lock;
+	const struct readq_ops *ops;
+	struct parked_read *parked_head, *parked_tail;
+	struct readq_open *opens; /* for poll notifications */
+	unsigned nopen;
+	bool dead; /* shut down: reads fail with ENODEV, POLLERR */
+};
+
+struct readq_open {
+	struct readq *q;
+	struct fuse_pollhandle *ph; /* the newest one (q->lock) */
+	struct readq_open *next;    /* in q->opens (q->lock) */
+};
+
+void readq_init(struct readq *q, const struct readq_ops *ops);
+/* Fails every parked read with err and marks the queue dead. */
+void readq_kill(struct readq *q, int err);
+void readq_destroy(struct readq *q);
+
+void readq_open_link(struct readq *q, struct readq_open *of);
+/* Destroys the open file's poll handle too. */
+void readq_open_unlink(struct readq_open *of);
+
+/* The FUSE side; each replies exactly once. */
+void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonblock);
+void readq_poll(fuse_req_t req, struct readq_open *of, struct fuse_pollhandle *ph);
+
+/* After the owner queued data (q->lock not held): answers parked reads or
+ * wakes pollers.  Call from a thread that handles no FUSE request. */
+void readq_wake(struct readq *q);
+/* True when reads are waiting (q->lock held): the owner may then queue
+ * past its limit, as the data leaves at once. */
+bool readq_has_parked(const struct readq *q);
+
+#endif

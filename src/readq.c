@@ -1,0 +1,276 @@
+/* Parked reads, interrupts and poll handles, for any queue of the daemon.
+ *
+ * A read that finds nothing is parked as its fuse_req_t and answered later
+ * from the thread that queues data.  Its interrupt callback is registered
+ * before the read becomes visible to that thread.  If the interrupt came
+ * first, libfuse calls the callback at once under the request's own lock,
+ * where replying would free the request under libfuse's feet: the callback
+ * then only sets a flag that the parking code checks.  Once the read is
+ * parked, the callback takes it off the list and replies EINTR.  A thread
+ * that answers a parked read first clears the callback with
+ * fuse_req_interrupt_func(req, NULL, NULL), which waits out a running one
+ * - never while holding q->lock, which the callback takes. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+
+#include "umadfs/readq.h"
+
+struct parked_read {
+	struct parked_read *next;
+	fuse_req_t req;
+	struct readq_open *of;
+	size_t size;
+	bool parked;      /* on q's list (q->lock) */
+	bool interrupted; /* the interrupt came before parking (q->lock) */
+};
+
+void readq_init(struct readq *q, const struct readq_ops *ops)
+{
+	pthread_mutex_init(&q->lock, NULL);
+	q->ops = ops;
+	q->parked_head = q->parked_tail = NULL;
+	q->opens = NULL;
+	q->nopen = 0;
+	q->dead = false;
+}
+
+static void unlink_parked(struct readq *q, struct parked_read *pr)
+{
+	struct parked_read **pp, *prev = NULL;
+
+	for (pp = &q->parked_head; *pp; prev = *pp, pp = &(*pp)->next) {
+		if (*pp == pr) {
+			*pp = pr->next;
+			if (q->parked_tail == pr)
+				q->parked_tail = prev;
+			break;
+		}
+	}
+	pr->next = NULL;
+	pr->parked = false;
+}
+
+/* Answers a read taken off the list.  No lock held. */
+static void answer(struct parked_read *pr, const char *buf, ssize_t n)
+{
+	fuse_req_interrupt_func(pr->req, NULL, NULL);
+	if (n >= 0)
+		fuse_reply_buf(pr->req, buf, (size_t)n);
+	else
+		fuse_reply_err(pr->req, (int)-n);
+	free(pr);
+}
+
+void readq_kill(struct readq *q, int err)
+{
+	struct parked_read *list;
+
+	pthread_mutex_lock(&q->lock);
+	q->dead = true;
+	list = q->parked_head;
+	for (struct parked_read *pr = list; pr; pr = pr->next)
+		pr->parked = false;
+	q->parked_head = q->parked_tail = NULL;
+	pthread_mutex_unlock(&q->lock);
+	while (list) {
+		struct parked_read *pr = list;
+
+		list = pr->next;
+		answer(pr, NULL, -err);
+	}
+}
+
+void readq_destroy(struct readq *q)
+{
+	readq_kill(q, ENODEV);
+	pthread_mutex_destroy(&q->lock);
+}
+
+void readq_open_link(struct readq *q, struct readq_open *of)
+{
+	of->q = q;
+	of->ph = NULL;
+	pthread_mutex_lock(&q->lock);
+	of->next = q->opens;
+	q->opens = of;
+	q->nopen++;
+	pthread_mutex_unlock(&q->lock);
+}
+
+void readq_open_unlink(struct readq_open *of)
+{
+	struct readq *q = of->q;
+	struct readq_open **pp;
+
+	pthread_mutex_lock(&q->lock);
+	for (pp = &q->opens; *pp; pp = &(*pp)->next) {
+		if (*pp == of) {
+			*pp = of->next;
+			q->nopen--;
+			break;
+		}
+	}
+	if (of->ph)
+		fuse_pollhandle_destroy(of->ph);
+	of->ph = NULL;
+	pthread_mutex_unlock(&q->lock);
+}
+
+bool readq_has_parked(const struct readq *q)
+{
+	return q->parked_head != NULL;
+}
+
+static void on_interrupt(fuse_req_t req, void *data)
+{
+	struct parked_read *pr = data;
+	struct readq *q = pr->of->q;
+	bool reply = false;
+
+	pthread_mutex_lock(&q->lock);
+	if (pr->parked) {
+		unlink_parked(q, pr);
+		reply = true;
+	} else {
+		pr->interrupted = true;
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (reply) {
+		fuse_reply_err(req, EINTR);
+		free(pr);
+	}
+}
+
+void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonblock)
+{
+	struct readq *q = of->q;
+	struct parked_read *pr;
+	char *buf = malloc(size ? size : 1);
+	ssize_t n;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	for (;;) {
+		pthread_mutex_lock(&q->lock);
+		n = q->ops->fill(of, buf, size);
+		if (n != 0 || q->dead || nonblock || size == 0) {
+			bool dead = q->dead;
+
+			pthread_mutex_unlock(&q->lock);
+			if (n > 0 || size == 0)
+				fuse_reply_buf(req, buf, n > 0 ? (size_t)n : 0);
+			else if (n < 0)
+				fuse_reply_err(req, (int)-n);
+			else
+				fuse_reply_err(req, dead ? ENODEV : EAGAIN);
+			free(buf);
+			return;
+		}
+		pthread_mutex_unlock(&q->lock);
+
+		pr = calloc(1, sizeof(*pr));
+		if (!pr) {
+			free(buf);
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		pr->req = req;
+		pr->of = of;
+		pr->size = size;
+		fuse_req_interrupt_func(req, on_interrupt, pr);
+
+		pthread_mutex_lock(&q->lock);
+		if (!pr->interrupted && !q->dead && !q->ops->readable(of)) {
+			pr->parked = true;
+			if (q->parked_tail)
+				q->parked_tail->next = pr;
+			else
+				q->parked_head = pr;
+			q->parked_tail = pr;
+			pthread_mutex_unlock(&q->lock);
+			free(buf);
+			return;
+		}
+		/* Interrupted already, shut down, or data came meanwhile. */
+		pthread_mutex_unlock(&q->lock);
+		fuse_req_interrupt_func(req, NULL, NULL);
+		if (pr->interrupted) {
+			free(pr);
+			free(buf);
+			fuse_reply_err(req, EINTR);
+			return;
+		}
+		free(pr);
+		/* Go round: fill, or fail with ENODEV. */
+	}
+}
+
+void readq_poll(fuse_req_t req, struct readq_open *of, struct fuse_pollhandle *ph)
+{
+	struct readq *q = of->q;
+	unsigned revents = POLLOUT | POLLWRNORM;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->ops->readable(of))
+		revents |= POLLIN | POLLRDNORM;
+	if (q->dead)
+		revents |= POLLERR;
+	if (ph) {
+		/* Keep the newest handle only; the kernel polls again anyway. */
+		if (of->ph)
+			fuse_pollhandle_destroy(of->ph);
+		of->ph = ph;
+	}
+	pthread_mutex_unlock(&q->lock);
+	fuse_reply_poll(req, revents);
+}
+
+void readq_wake(struct readq *q)
+{
+	struct fuse_pollhandle **notify;
+	unsigned nnotify = 0;
+
+	/* Parked reads first, oldest first, while there is data for them. */
+	for (;;) {
+		struct parked_read *pr;
+		char *buf;
+		ssize_t n;
+
+		pthread_mutex_lock(&q->lock);
+		pr = q->parked_head;
+		if (!pr || !q->ops->readable(pr->of)) {
+			pthread_mutex_unlock(&q->lock);
+			break;
+		}
+		buf = malloc(pr->size ? pr->size : 1);
+		if (!buf) {
+			pthread_mutex_unlock(&q->lock);
+			break;
+		}
+		unlink_parked(q, pr);
+		n = q->ops->fill(pr->of, buf, pr->size);
+		pthread_mutex_unlock(&q->lock);
+		answer(pr, buf, n ? n : -EAGAIN);
+		free(buf);
+	}
+
+	/* Then pollers.  Notifications go out from this thread, which
+	 * handles no FUSE request. */
+	pthread_mutex_lock(&q->lock);
+	notify = q->nopen ? malloc(q->nopen * sizeof(*notify)) : NULL;
+	for (struct readq_open *of = q->opens; notify && of; of = of->next) {
+		if (of->ph && q->ops->readable(of)) {
+			notify[nnotify++] = of->ph;
+			of->ph = NULL;
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+	for (unsigned i = 0; i < nnotify; i++) {
+		fuse_lowlevel_notify_poll(notify[i]);
+		fuse_pollhandle_destroy(notify[i]);
+	}
+	free(notify);
+}
