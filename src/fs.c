@@ -295,15 +295,74 @@ static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fuse_reply_err(req, EACCES);
 }
 
-static void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
-		     mode_t mode)
+static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	fuse_reply_err(req, EACCES);
 }
 
-static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+/* The directory behind parent if it takes mkdir/rmdir, or a reply sent. */
+static struct node *mkdir_dir(fuse_req_t req, fuse_ino_t parent)
 {
-	fuse_reply_err(req, EACCES);
+	struct node *dir;
+
+	tree_rdlock();
+	dir = tree_get(parent);
+	tree_unlock();
+	if (!dir) {
+		fuse_reply_err(req, ENOENT);
+		return NULL;
+	}
+	if (!dir->dops) {
+		fuse_reply_err(req, EACCES);
+		return NULL;
+	}
+	return dir;
+}
+
+static void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
+{
+	struct fuse_entry_param e;
+	struct node *dir = mkdir_dir(req, parent), *n;
+	int r;
+
+	if (!dir)
+		return;
+	r = dir->dops->mkdir(dir, name, &n);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	memset(&e, 0, sizeof(e));
+	tree_rdlock();
+	fill_stat(n, &e.attr, true);
+	e.ino = n->ino;
+	e.attr_timeout = ATTR_TIMEOUT;
+	e.entry_timeout = ENTRY_TIMEOUT;
+	tree_ref(n);
+	tree_unlock();
+	if (fuse_reply_entry(req, &e))
+		tree_forget(e.ino, 1);
+}
+
+static void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct node *dir = mkdir_dir(req, parent), *n;
+
+	if (!dir)
+		return;
+	tree_rdlock();
+	n = tree_child(dir, name);
+	tree_unlock();
+	if (!n) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (!S_ISDIR(n->mode)) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	fuse_reply_err(req, -dir->dops->rmdir(dir, n));
 }
 
 static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -340,7 +399,7 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.mknod = fs_mknod,
 	.create = fs_create,
 	.mkdir = fs_mkdir,
-	.rmdir = fs_unlink,
+	.rmdir = fs_rmdir,
 	.unlink = fs_unlink,
 	.rename = fs_rename,
 	.symlink = fs_symlink,

@@ -31,6 +31,15 @@ struct node_ops {
 	off_t (*size)(struct node *n);
 };
 
+/* Directories whose children users create and remove (agents/, rq/). */
+struct dir_ops {
+	/* Makes the child directory name under dir (tree lock not held);
+	 * returns it in *out, or -errno (EEXIST, EINVAL, ENOSPC...). */
+	int (*mkdir)(struct node *dir, const char *name, struct node **out);
+	/* Removes child, a directory mkdir made; -EBUSY while in use. */
+	int (*rmdir)(struct node *dir, struct node *child);
+};
+
 struct node {
 	fuse_ino_t ino;
 	struct node *parent;
@@ -38,6 +47,7 @@ struct node {
 	char *name;
 	mode_t mode; /* S_IFDIR | 0555, S_IFREG | 0444, ... */
 	const struct node_ops *ops; /* NULL for directories */
+	const struct dir_ops *dops; /* directories with mkdir/rmdir, or NULL */
 	void *owner;                /* the CA, port or channel it belongs to */
 	int index;                  /* which attribute/pkey/... of owner */
 	uint64_t nlookup;           /* guarded by the tree lock */
