@@ -51,6 +51,7 @@ struct channel *channel_new(struct port_dev *pd, const char *name)
 	ch->pd = pd;
 	snprintf(ch->name, sizeof(ch->name), "%s", name);
 	readq_init(&ch->q, &channel_readq_ops);
+	ch->refs = 1;
 	ch->limit = channel_queue_limit;
 	ch->timeout_ms = CHANNEL_TIMEOUT_DEFAULT;
 	ch->retries = CHANNEL_RETRIES_DEFAULT;
@@ -62,12 +63,24 @@ struct channel *channel_new(struct port_dev *pd, const char *name)
 	return ch;
 }
 
-void channel_free(struct channel *ch)
+void channel_shut(struct channel *ch)
+{
+	if (ch->pd && ch->pd->engine)
+		port_unregister_sink(ch->pd->engine, &ch->sink);
+	readq_kill(&ch->q, ENODEV);
+}
+
+void channel_get(struct channel *ch)
+{
+	__atomic_add_fetch(&ch->refs, 1, __ATOMIC_RELAXED);
+}
+
+static void channel_free(struct channel *ch)
 {
 	struct channel **pp;
 
 	if (ch->pd && ch->pd->engine)
-		port_cancel_sink(ch->pd->engine, &ch->sink);
+		port_unregister_sink(ch->pd->engine, &ch->sink);
 	pthread_mutex_lock(&all_lock);
 	for (pp = &all_channels; *pp; pp = &(*pp)->next_all) {
 		if (*pp == ch) {
@@ -84,6 +97,12 @@ void channel_free(struct channel *ch)
 		free(it);
 	}
 	free(ch);
+}
+
+void channel_put(struct channel *ch)
+{
+	if (__atomic_sub_fetch(&ch->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		channel_free(ch);
 }
 
 void channels_release_all(void)
@@ -132,7 +151,9 @@ void chan_open_free(struct chan_open *of)
 	free(of->partial);
 	free(of->send_frag);
 	if (of->private_channel)
-		channel_free(ch);
+		channel_put(ch);
+	if (of->user_of)
+		__atomic_sub_fetch(&of->user_of->nusers, 1, __ATOMIC_RELAXED);
 	free(of);
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "umadfs/agents.h"
 #include "umadfs/attr.h"
 #include "umadfs/channel.h"
 #include "umadfs/counters.h"
@@ -18,15 +19,6 @@
 
 static struct ca_dev *cas[MAX_CAS]; /* written by devices_scan only */
 static int ncas;
-
-/* umad2sim emulates sysfs with a copy written when the process starts, so
- * under it only the port's own SMA knows the live values. */
-static bool running_under_umad2sim(void)
-{
-	const char *preload = getenv("LD_PRELOAD");
-
-	return preload && strstr(preload, "umad2sim");
-}
 
 static int port_setup(struct ca_dev *ca, int portnum, const umad_port_t *up,
 		      enum attr_source source)
@@ -59,7 +51,12 @@ static int port_setup(struct ca_dev *ca, int portnum, const umad_port_t *up,
 	pd->default_ch = channel_new(pd, "default");
 	if (!pd->default_ch)
 		return -ENOMEM;
-	return madfiles_add(pd->dir, pd->default_ch);
+	r = madfiles_add(pd->dir, pd->default_ch);
+	if (r == 0)
+		r = agents_add_register_file(pd->dir, pd->default_ch);
+	if (r == 0)
+		r = agents_add_dir(pd->dir, pd);
+	return r;
 }
 
 static int ca_setup(struct node *root, const char name[UMAD_CA_NAME_LEN],
@@ -135,7 +132,9 @@ static void port_start(struct port_dev *pd)
 		break;
 	case ATTR_SOURCE_AUTO:
 		/* RoCE has no QP0, hence no SMA to ask. */
-		pd->attrs_from_smp = running_under_umad2sim() &&
+		/* umad2sim emulates sysfs with a copy written when the
+		 * process starts: only the port's SMA knows live values. */
+		pd->attrs_from_smp = ibumad_simulated() &&
 				     strcmp(pd->link_layer, "Ethernet") != 0;
 		break;
 	}
@@ -166,7 +165,7 @@ void devices_close(void)
 			port_close(pd->engine);
 			pd->engine = NULL;
 			if (pd->default_ch)
-				channel_free(pd->default_ch);
+				channel_put(pd->default_ch);
 			free(pd);
 		}
 		free(cas[i]);

@@ -1,5 +1,8 @@
 /* libibumad, with its error conventions normalised to -errno. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "umadfs/ibumad.h"
@@ -134,4 +137,28 @@ int ibumad_recv(int fd, void *frame, size_t *mad_len)
 	if (errno == EAGAIN || errno == EWOULDBLOCK)
 		return -EAGAIN;
 	return errno_or(r);
+}
+
+bool ibumad_simulated(void)
+{
+	const char *preload = getenv("LD_PRELOAD");
+
+	return preload && strstr(preload, "umad2sim");
+}
+
+int ibumad_open_issm(const char *ca, int portnum)
+{
+	/* Through the symbol "open" itself: with _FILE_OFFSET_BITS=64 a
+	 * direct call binds to open64, which umad2sim does not wrap. */
+	int (*open_fn)(const char *, int, ...) =
+		(int (*)(const char *, int, ...))dlsym(RTLD_DEFAULT, "open");
+	char path[256];
+	int fd, r = umad_get_issm_path(ca, portnum, path, sizeof(path));
+
+	if (r < 0)
+		return r;
+	if (!open_fn)
+		return -ENOSYS;
+	fd = open_fn(path, O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }

@@ -1,4 +1,5 @@
 /* MAD files: the FUSE side of channels. */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -73,7 +74,7 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 		priv->retries = ch->retries;
 		of = chan_open_new(priv, false, true);
 		if (!of)
-			channel_free(priv);
+			channel_put(priv);
 	} else {
 		of = chan_open_new(ch, true, false);
 	}
@@ -81,6 +82,9 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	/* rmdir of the channel's directory waits for these to close. */
+	of->user_of = ch;
+	__atomic_add_fetch(&ch->nusers, 1, __ATOMIC_RELAXED);
 	fi->fh = (uintptr_t)of;
 	reply_open_stream(req, fi);
 }
@@ -216,6 +220,15 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 			o->timeout_ms = mad_is_response(o->frame + IBUMAD_HDR_SIZE) ?
 						0 : timeout_ms;
 		o->retries = mr.retries >= 0 ? mr.retries : retries;
+		{
+			/* QP1's Q_Key is always the well-known one (IBA 13.5.3.1);
+			 * a received line may show 0 where the source did not
+			 * report it, so a reply written from it still arrives. */
+			struct ib_user_mad *hdr = (struct ib_user_mad *)o->frame;
+
+			if (hdr->addr.qpn == htobe32(1) && !hdr->addr.qkey)
+				hdr->addr.qkey = htobe32(0x80010000);
+		}
 		if (!mr.tid_given) {
 			uint64_t tid = __atomic_fetch_add(&next_text_tid, 1,
 							  __ATOMIC_RELAXED);

@@ -224,12 +224,14 @@ int main(int argc, char *argv[])
 		log_err("session loop: %s", strerror(-ret));
 	ret = ret < 0 && ret != -ENODEV ? 1 : 0;
 	detached = supervisor_stop();
+	/* The tree first: agents/ channels drop their agents while the
+	 * engines are still there. */
+	tree_destroy();
 	devices_close();
 	/* After a lazy detach the path may name something else by now. */
 	if (!detached)
 		fuse_session_unmount(se);
 	fuse_session_destroy(se);
-	tree_destroy();
 	free(opts.mountpoint);
 	fuse_opt_free_args(&args);
 	free(uo.attrs);

@@ -9,9 +9,11 @@
 #include <endian.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <infiniband/mad.h>
 
@@ -47,12 +49,16 @@ struct agent {
 	uint8_t mgmt_class, class_version;
 	uint32_t oui;
 	int id;
+	struct mad_sink *sink; /* who registered it; NULL: send-only agent */
+	uint64_t methods[2];   /* methods it serves (registered agents) */
+	bool rmpp;
 };
 
 struct port {
 	char ca[UMAD_CA_NAME_LEN];
 	int portnum;
 	int fd; /* umad "portid"; set before the receiver starts, then fixed */
+	int issm_fd; /* umad2sim only, while agents are registered (lock) */
 	pthread_t receiver;
 	volatile int stopping; /* written once by port_close */
 	struct held *held;     /* by due time; receiver thread only */
@@ -131,8 +137,8 @@ static int agent_for(struct port *p, const uint8_t *mad)
 
 	for (unsigned i = 0; i < p->nagents; i++) {
 		a = &p->agents[i];
-		if (a->mgmt_class == mgmt_class && a->class_version == version &&
-		    a->oui == oui)
+		if (!a->sink && a->mgmt_class == mgmt_class &&
+		    a->class_version == version && a->oui == oui)
 			return a->id;
 	}
 	if (p->nagents == AGENTS_MAX)
@@ -146,11 +152,154 @@ static int agent_for(struct port *p, const uint8_t *mad)
 		return id;
 	}
 	a = &p->agents[p->nagents++];
+	memset(a, 0, sizeof(*a));
 	a->mgmt_class = (uint8_t)mgmt_class;
 	a->class_version = (uint8_t)version;
 	a->oui = oui;
 	a->id = id;
 	return id;
+}
+
+static bool is_vendor2(unsigned mgmt_class)
+{
+	return mgmt_class >= 0x30 && mgmt_class <= 0x4f;
+}
+
+int port_register(struct port *p, struct mad_sink *sink,
+		  const struct port_registration *reg, char *why, size_t whylen)
+{
+	struct agent *a;
+	int id;
+
+	if (is_vendor2(reg->mgmt_class) && !reg->oui) {
+		snprintf(why, whylen, "vendor class 0x%02x needs an oui=",
+			 reg->mgmt_class);
+		return -EINVAL;
+	}
+	if (reg->rmpp && !class_has_rmpp(reg->mgmt_class)) {
+		snprintf(why, whylen, "class 0x%02x has no RMPP", reg->mgmt_class);
+		return -EINVAL;
+	}
+	if (!reg->methods[0] && !reg->methods[1]) {
+		snprintf(why, whylen, "no method to register");
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&p->lock);
+	for (unsigned i = 0; i < p->nagents; i++) {
+		a = &p->agents[i];
+		if (a->sink && a->mgmt_class == reg->mgmt_class &&
+		    a->class_version == reg->class_version &&
+		    (!is_vendor2(a->mgmt_class) || a->oui == reg->oui) &&
+		    ((a->methods[0] & reg->methods[0]) ||
+		     (a->methods[1] & reg->methods[1]))) {
+			/* The kernel's answer to a method already in use. */
+			snprintf(why, whylen, "class 0x%02x version %u: a method is "
+				 "already registered (agent %d%s)", reg->mgmt_class,
+				 reg->class_version, a->id,
+				 a->sink == sink ? ", this channel" : ", another channel");
+			pthread_mutex_unlock(&p->lock);
+			return -EINVAL;
+		}
+	}
+	if (p->nagents == AGENTS_MAX) {
+		snprintf(why, whylen, "the port's %d agents are all in use", AGENTS_MAX);
+		pthread_mutex_unlock(&p->lock);
+		return -ENOSPC;
+	}
+	id = ibumad_register(p->fd, reg->mgmt_class, reg->class_version,
+			     reg->rmpp ? 1 : 0, is_vendor2(reg->mgmt_class) ? reg->oui : 0,
+			     reg->methods);
+	if (id < 0) {
+		snprintf(why, whylen, "the kernel refused the registration: %s",
+			 strerror(-id));
+		pthread_mutex_unlock(&p->lock);
+		return id == -ENOMEM ? -ENOSPC : id;
+	}
+	/* ibsim hands unsolicited GSI requests only to a client holding the
+	 * port's issm device.  Under the simulator only (on a real port this
+	 * would announce an SM), hold it while anything is registered. */
+	if (p->issm_fd < 0 && ibumad_simulated()) {
+		p->issm_fd = ibumad_open_issm(p->ca, p->portnum);
+		if (p->issm_fd < 0)
+			log_warn("%s/%u: cannot open the issm device under the "
+				 "simulator: %s", p->ca, p->portnum,
+				 strerror(-p->issm_fd));
+	}
+	a = &p->agents[p->nagents++];
+	a->mgmt_class = (uint8_t)reg->mgmt_class;
+	a->class_version = (uint8_t)reg->class_version;
+	a->oui = is_vendor2(reg->mgmt_class) ? reg->oui : 0;
+	a->id = id;
+	a->sink = sink;
+	a->methods[0] = reg->methods[0];
+	a->methods[1] = reg->methods[1];
+	a->rmpp = reg->rmpp;
+	pthread_mutex_unlock(&p->lock);
+	return id;
+}
+
+void port_unregister_sink(struct port *p, struct mad_sink *sink)
+{
+	bool registered = false;
+
+	pthread_mutex_lock(&p->lock);
+
+	for (unsigned i = 0; i < p->nagents;) {
+		if (p->agents[i].sink == sink) {
+			ibumad_unregister(p->fd, p->agents[i].id);
+			p->agents[i] = p->agents[--p->nagents];
+		} else {
+			registered |= p->agents[i].sink != NULL;
+			i++;
+		}
+	}
+	if (!registered && p->issm_fd >= 0) {
+		close(p->issm_fd);
+		p->issm_fd = -1;
+	}
+	pthread_mutex_unlock(&p->lock);
+	port_cancel_sink(p, sink);
+}
+
+int port_list_registrations(struct port *p, struct mad_sink *sink,
+			    struct port_registration *out, int *ids, int max)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (unsigned i = 0; i < p->nagents && n < max; i++) {
+		struct agent *a = &p->agents[i];
+
+		if (a->sink != sink)
+			continue;
+		out[n].mgmt_class = a->mgmt_class;
+		out[n].class_version = a->class_version;
+		out[n].oui = a->oui;
+		out[n].rmpp = a->rmpp;
+		out[n].methods[0] = a->methods[0];
+		out[n].methods[1] = a->methods[1];
+		ids[n++] = a->id;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+/* The sink registered for an unsolicited MAD, as the kernel matches it:
+ * class, version, method (and OUI in vendor range 2).  p->lock held. */
+static struct mad_sink *registered_sink(struct port *p, const uint8_t *mad)
+{
+	unsigned mgmt_class = mad[1], version = mad[2], method = mad[3] & 0x7f;
+	uint32_t oui = is_vendor2(mgmt_class) ? mad_oui(mad) : 0;
+
+	for (unsigned i = 0; i < p->nagents; i++) {
+		struct agent *a = &p->agents[i];
+
+		if (a->sink && a->mgmt_class == mgmt_class &&
+		    a->class_version == version && a->oui == oui &&
+		    (a->methods[method / 64] >> (method % 64) & 1))
+			return a->sink;
+	}
+	return NULL;
 }
 
 int port_send(struct port *p, struct mad_sink *sink, void *frame,
@@ -347,6 +496,9 @@ static void dispatch(struct port *p, uint8_t *frame, size_t mad_len)
 			else
 				p->stats.answered++;
 		}
+	} else if (!hdr->status && !mad_is_response(mad) &&
+		   (sink = registered_sink(p, mad))) {
+		p->stats.unsolicited++;
 	} else {
 		p->stats.unmatched++;
 		log_dbg("%s/%u: unmatched MAD: status %u method 0x%02x tid 0x%016llx",
@@ -432,6 +584,7 @@ int port_open(struct port **out, const char *ca, int portnum)
 	for (uint32_t i = 0; i < PENDING_MAX; i++)
 		p->free_slots[i] = PENDING_MAX - 1 - i;
 	p->nfree = PENDING_MAX;
+	p->issm_fd = -1;
 
 	p->fd = ibumad_open_port(ca, portnum);
 	if (p->fd < 0) {
@@ -465,6 +618,8 @@ void port_close(struct port *p)
 		p->held = h->next;
 		free(h);
 	}
+	if (p->issm_fd >= 0)
+		close(p->issm_fd);
 	ibumad_close_port(p->fd);
 	pthread_mutex_destroy(&p->dispatch_lock);
 	pthread_mutex_destroy(&p->lock);

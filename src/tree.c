@@ -73,6 +73,8 @@ void tree_destroy(void)
 {
 	for (size_t i = 0; i < nodes_len; i++) {
 		if (nodes[i]) {
+			if (nodes[i]->on_free)
+				nodes[i]->on_free(nodes[i]);
 			free(nodes[i]->name);
 			free(nodes[i]);
 		}
@@ -130,6 +132,8 @@ static void node_free_if_forgotten(struct node *n)
 	    n->children)
 		return;
 	nodes[n->ino - 1] = NULL;
+	if (n->on_free)
+		n->on_free(n);
 	free(n->name);
 	free(n);
 }

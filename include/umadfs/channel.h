@@ -42,12 +42,15 @@ struct channel {
 	int timeout_ms, retries;  /* defaults for requests sent from here */
 	char last_error[512];     /* why the last bad write failed */
 	struct channel *next_all; /* the list of all channels (all_lock) */
+	unsigned refs;   /* creator + tree nodes (atomic); freed at zero */
+	unsigned nusers; /* open send/recv/umad files (atomic): rmdir EBUSY */
 };
 
 /* What one open file of a channel keeps. */
 struct chan_open {
 	struct readq_open ro;     /* first: readq hands this back */
 	struct channel *ch;
+	struct channel *user_of;  /* the directory's channel it counts in nusers */
 	bool text;                /* recv (lines) vs umad (frames) */
 	bool private_channel;     /* the channel lives and dies with it */
 	char *partial;            /* rest of a line a short read cut (q.lock) */
@@ -58,9 +61,15 @@ struct chan_open {
 
 extern unsigned channel_queue_limit; /* for new channels; -o queue_len= */
 
+/* A new channel, with one reference for its creator. */
 struct channel *channel_new(struct port_dev *pd, const char *name);
-/* Fails parked reads, forgets pending requests, frees.  No open file. */
-void channel_free(struct channel *ch);
+void channel_get(struct channel *ch);
+/* Drops a reference; the last one unregisters its agents, fails parked
+ * reads, forgets pending requests and frees it. */
+void channel_put(struct channel *ch);
+/* Stops a channel now (rmdir): agents unregistered, reads fail with
+ * ENODEV, nothing more delivered.  The memory stays until the last put. */
+void channel_shut(struct channel *ch);
 /* Shutdown of the daemon: every parked read of every channel gets ENODEV,
  * later reads too.  Runs on the supervisor thread. */
 void channels_release_all(void);

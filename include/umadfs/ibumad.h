@@ -5,6 +5,7 @@
 #ifndef UMADFS_IBUMAD_H
 #define UMADFS_IBUMAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <infiniband/umad.h>
@@ -38,5 +39,10 @@ int ibumad_poll(int fd, int timeout_ms);
  * room and stays queued (an RMPP message larger than the buffer).
  * -EAGAIN: nothing queued. */
 int ibumad_recv(int fd, void *frame, size_t *mad_len);
+
+/* True when libibumad is carried to ibsim by umad2sim (LD_PRELOAD). */
+bool ibumad_simulated(void);
+/* Opens the port's issm device; returns the fd or -errno. */
+int ibumad_open_issm(const char *ca, int portnum);
 
 #endif

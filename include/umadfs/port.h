@@ -27,7 +27,15 @@ struct mad_sink {
 };
 
 struct port_stats {
-	uint64_t sent, answered, timeouts, unmatched, send_errors;
+	uint64_t sent, answered, timeouts, unsolicited, unmatched, send_errors;
+};
+
+/* An agent for unsolicited MADs (umad_register / umad_register_oui). */
+struct port_registration {
+	unsigned mgmt_class, class_version;
+	uint32_t oui;        /* vendor classes 0x30-0x4F only, 24 bits */
+	bool rmpp;
+	uint64_t methods[2]; /* bit n: method n */
 };
 
 /* Opens ca/portnum's umad device and starts its receiver thread.  The caller
@@ -55,6 +63,18 @@ void port_cancel_sink(struct port *p, struct mad_sink *sink);
  * -ENODEV, or the answer's umad status as -errno. */
 int port_query(struct port *p, void *frame, size_t cap, size_t *mad_len,
 	       int timeout_ms, int retries);
+
+/* Registers an agent whose unsolicited MADs go to sink.  Returns its
+ * agent id, or -EINVAL (a method already held on the port, a vendor class
+ * without OUI, RMPP on a class without it: the kernel's errors) or
+ * -ENOSPC (the fd's 32 agents are used up), with a reason in why. */
+int port_register(struct port *p, struct mad_sink *sink,
+		  const struct port_registration *reg, char *why, size_t whylen);
+/* Unregisters sink's agents and forgets its pending requests. */
+void port_unregister_sink(struct port *p, struct mad_sink *sink);
+/* Copies up to max of sink's registrations and agent ids; returns how many. */
+int port_list_registrations(struct port *p, struct mad_sink *sink,
+			    struct port_registration *out, int *ids, int max);
 
 void port_get_stats(struct port *p, struct port_stats *out);
 

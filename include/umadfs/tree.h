@@ -49,6 +49,7 @@ struct node {
 	const struct node_ops *ops; /* NULL for directories */
 	const struct dir_ops *dops; /* directories with mkdir/rmdir, or NULL */
 	void *owner;                /* the CA, port or channel it belongs to */
+	void (*on_free)(struct node *n); /* drops n's hold on owner, or NULL */
 	int index;                  /* which attribute/pkey/... of owner */
 	uint64_t nlookup;           /* guarded by the tree lock */
 	bool unlinked;              /* guarded by the tree lock */

@@ -1,0 +1,15 @@
+/* agents/: private channels.  mkdir agents/NAME makes a channel with its
+ * own queue and the port's MAD files, plus `register` for unsolicited
+ * MADs; rmdir unregisters its agents and drops its queue. */
+#ifndef UMADFS_AGENTS_H
+#define UMADFS_AGENTS_H
+
+struct node;
+struct port_dev;
+struct channel;
+
+int agents_add_dir(struct node *port_dir, struct port_dev *pd);
+/* The `register` file of a channel directory. */
+int agents_add_register_file(struct node *dir, struct channel *ch);
+
+#endif

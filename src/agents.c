@@ -1,0 +1,322 @@
+/* agents/NAME channels and their `register` files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "umadfs/agents.h"
+#include "umadfs/channel.h"
+#include "umadfs/device.h"
+#include "umadfs/madfile.h"
+#include "umadfs/madtext.h"
+#include "umadfs/port.h"
+#include "umadfs/textfile.h"
+#include "umadfs/tree.h"
+
+#define AGENT_NAME_MAX 63
+
+/* ---- register ---- */
+
+/* Parses "class=... version=... methods=get,set [oui=0x...] [rmpp=1]". */
+static int parse_registration(const char *line, size_t len,
+			      struct port_registration *reg, char *why, size_t whylen)
+{
+	char buf[512], *save = NULL, *tok;
+	bool have_class = false, have_version = false;
+
+	if (len >= sizeof(buf)) {
+		snprintf(why, whylen, "line longer than %zu bytes", sizeof(buf) - 1);
+		return -EINVAL;
+	}
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	memset(reg, 0, sizeof(*reg));
+	for (tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		char *eq = strchr(tok, '='), *val, *end;
+		unsigned long v;
+
+		if (!eq) {
+			snprintf(why, whylen, "'%s' is not key=value", tok);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		val = eq + 1;
+		if (!strcmp(tok, "class")) {
+			int c = madtext_class_from_name(val, strlen(val));
+
+			if (c < 0) {
+				errno = 0;
+				v = strtoul(val, &end, 0);
+				if (errno || *end || !*val || v == 0 || v > 0xff) {
+					snprintf(why, whylen, "unknown class '%s'", val);
+					return -EINVAL;
+				}
+				c = (int)v;
+			}
+			reg->mgmt_class = (unsigned)c;
+			have_class = true;
+		} else if (!strcmp(tok, "version")) {
+			errno = 0;
+			v = strtoul(val, &end, 0);
+			if (errno || *end || !*val || v > 0xff) {
+				snprintf(why, whylen, "bad version '%s'", val);
+				return -EINVAL;
+			}
+			reg->class_version = (unsigned)v;
+			have_version = true;
+		} else if (!strcmp(tok, "methods")) {
+			char *msave = NULL;
+
+			for (char *m = strtok_r(val, ",", &msave); m;
+			     m = strtok_r(NULL, ",", &msave)) {
+				int meth = madtext_method_from_name(m, strlen(m));
+
+				if (meth < 0) {
+					errno = 0;
+					v = strtoul(m, &end, 0);
+					if (errno || *end || !*m || v > 0x7f) {
+						snprintf(why, whylen, "unknown method '%s'", m);
+						return -EINVAL;
+					}
+					meth = (int)v;
+				}
+				if (meth & 0x80) {
+					snprintf(why, whylen, "method '%s' is a response: "
+						 "responses are matched to requests, not "
+						 "registered", m);
+					return -EINVAL;
+				}
+				reg->methods[meth / 64] |= 1ull << (meth % 64);
+			}
+		} else if (!strcmp(tok, "oui")) {
+			errno = 0;
+			v = strtoul(val, &end, 0);
+			if (errno || *end || !*val || v > 0xffffff) {
+				snprintf(why, whylen, "bad oui '%s'", val);
+				return -EINVAL;
+			}
+			reg->oui = (uint32_t)v;
+		} else if (!strcmp(tok, "rmpp")) {
+			if (strcmp(val, "0") && strcmp(val, "1")) {
+				snprintf(why, whylen, "rmpp= takes 0 or 1");
+				return -EINVAL;
+			}
+			reg->rmpp = val[0] == '1';
+		} else {
+			snprintf(why, whylen, "unknown key '%s'", tok);
+			return -EINVAL;
+		}
+	}
+	if (!have_class) {
+		snprintf(why, whylen, "class= missing");
+		return -EINVAL;
+	}
+	if (!have_version)
+		reg->class_version = reg->mgmt_class == 0x03 || reg->mgmt_class == 0x07 ? 2 : 1;
+	return 0;
+}
+
+static void register_write(fuse_req_t req, struct node *n, const char *buf,
+			   size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct channel *ch = n->owner;
+	char why[256];
+	size_t start = 0, lineno = 0;
+
+	if (!ch->pd->engine) {
+		channel_set_error(ch, "register: the port's umad device is not open");
+		fuse_reply_err(req, EIO);
+		return;
+	}
+	/* Each line is one registration, made in order; the first failure
+	 * stops the write there (earlier lines stay registered). */
+	while (start < size) {
+		const char *nl = memchr(buf + start, '\n', size - start);
+		size_t len = nl ? (size_t)(nl - (buf + start)) : size - start;
+		struct port_registration reg;
+		int r;
+
+		lineno++;
+		if (!madtext_is_blank(buf + start, len)) {
+			r = parse_registration(buf + start, len, &reg, why, sizeof(why));
+			if (r == 0)
+				r = port_register(ch->pd->engine, &ch->sink, &reg, why,
+						  sizeof(why));
+			if (r < 0) {
+				channel_set_error(ch, "register line %zu: %s", lineno, why);
+				if (start)
+					fuse_reply_write(req, start);
+				else
+					fuse_reply_err(req, -r);
+				return;
+			}
+		}
+		start += len + (nl ? 1 : 0);
+	}
+	fuse_reply_write(req, size);
+}
+
+static int register_show(struct node *n, char *buf, size_t cap)
+{
+	struct channel *ch = n->owner;
+	struct port_registration regs[32];
+	int ids[32], count;
+	size_t used = 0;
+
+	if (!ch->pd->engine)
+		return 0;
+	count = port_list_registrations(ch->pd->engine, &ch->sink, regs, ids, 32);
+	for (int i = 0; i < count; i++) {
+		int w = snprintf(buf + used, cap - used,
+				 "agent=%d class=0x%02x version=%u methods=", ids[i],
+				 regs[i].mgmt_class, regs[i].class_version);
+		bool first = true;
+
+		if (w < 0 || (size_t)w >= cap - used)
+			return -ENOSPC;
+		used += (size_t)w;
+		for (int m = 0; m < 128; m++) {
+			const char *name;
+
+			if (!(regs[i].methods[m / 64] >> (m % 64) & 1))
+				continue;
+			name = madtext_method_name(m);
+			w = name ? snprintf(buf + used, cap - used, "%s%s", first ? "" : ",", name)
+				 : snprintf(buf + used, cap - used, "%s0x%02x", first ? "" : ",", m);
+			if (w < 0 || (size_t)w >= cap - used)
+				return -ENOSPC;
+			used += (size_t)w;
+			first = false;
+		}
+		if (regs[i].oui)
+			w = snprintf(buf + used, cap - used, " oui=0x%06x rmpp=%d\n",
+				     regs[i].oui, regs[i].rmpp);
+		else
+			w = snprintf(buf + used, cap - used, " rmpp=%d\n", regs[i].rmpp);
+		if (w < 0 || (size_t)w >= cap - used)
+			return -ENOSPC;
+		used += (size_t)w;
+	}
+	return (int)used;
+}
+
+static void register_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		fi->fh = 0;
+		fi->direct_io = 1;
+		fuse_reply_open(req, fi);
+		return;
+	}
+	textfile_open(req, n, fi, register_show);
+}
+
+static void register_read(fuse_req_t req, struct node *n, size_t size,
+			  off_t off, struct fuse_file_info *fi)
+{
+	if (!fi->fh) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	textfile_read(req, size, off, fi);
+}
+
+static void register_release(fuse_req_t req, struct node *n,
+			     struct fuse_file_info *fi)
+{
+	textfile_release(req, fi);
+}
+
+static const struct node_ops register_ops = {
+	.open = register_open, .read = register_read, .write = register_write,
+	.release = register_release,
+};
+
+int agents_add_register_file(struct node *dir, struct channel *ch)
+{
+	return tree_add(dir, "register", S_IFREG | 0600, &register_ops, ch, 0) ?
+		       0 : -ENOMEM;
+}
+
+/* ---- agents/ ---- */
+
+static void channel_node_free(struct node *n)
+{
+	channel_put(n->owner);
+}
+
+static int agents_mkdir(struct node *dir, const char *name, struct node **out)
+{
+	struct port_dev *pd = dir->owner;
+	struct channel *ch;
+	struct node *cdir;
+	int r = -ENOMEM;
+
+	if (!*name || strlen(name) > AGENT_NAME_MAX || name[0] == '.')
+		return -EINVAL;
+	ch = channel_new(pd, name);
+	if (!ch)
+		return -ENOMEM;
+	tree_wrlock();
+	if (tree_child(dir, name)) {
+		r = -EEXIST;
+		goto err_unlock;
+	}
+	cdir = tree_add(dir, name, S_IFDIR | 0755, NULL, ch, 0);
+	if (!cdir)
+		goto err_unlock;
+	/* From here every node holds a reference on the channel: its memory
+	 * lives until the kernel has forgotten the last of them. */
+	if (madfiles_add(cdir, ch) < 0 || agents_add_register_file(cdir, ch) < 0) {
+		tree_unlink(cdir); /* nodes without references: freed now */
+		goto err_unlock;
+	}
+	cdir->on_free = channel_node_free;
+	channel_get(ch);
+	for (struct node *c = cdir->children; c; c = c->next_sibling) {
+		c->on_free = channel_node_free;
+		channel_get(ch);
+	}
+	tree_unlock();
+	channel_put(ch); /* the creator's reference: the nodes hold it now */
+	*out = cdir;
+	return 0;
+
+err_unlock:
+	tree_unlock();
+	channel_put(ch);
+	return r;
+}
+
+static int agents_rmdir(struct node *dir, struct node *child)
+{
+	struct channel *ch = child->owner;
+
+	if (__atomic_load_n(&ch->nusers, __ATOMIC_RELAXED))
+		return -EBUSY;
+	tree_wrlock();
+	if (child->unlinked) {
+		tree_unlock();
+		return -ENOENT;
+	}
+	tree_unlink(child);
+	tree_unlock();
+	channel_shut(ch);
+	return 0;
+}
+
+static const struct dir_ops agents_dir_ops = {
+	.mkdir = agents_mkdir, .rmdir = agents_rmdir,
+};
+
+int agents_add_dir(struct node *port_dir, struct port_dev *pd)
+{
+	struct node *dir = tree_add(port_dir, "agents", S_IFDIR | 0755, NULL, pd, 0);
+
+	if (!dir)
+		return -ENOMEM;
+	dir->dops = &agents_dir_ops;
+	return 0;
+}
