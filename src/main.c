@@ -23,13 +23,15 @@
 #include "umadfs/tree.h"
 
 struct umadfs_options {
-	char *attrs; /* attrs=auto|sysfs|smp */
+	char *attrs;        /* attrs=auto|sysfs|smp */
+	unsigned queue_len; /* queue_len=N: items per channel queue */
 };
 
 #define UMADFS_OPT(t, p) { t, offsetof(struct umadfs_options, p), 1 }
 
 static const struct fuse_opt umadfs_opts[] = {
 	UMADFS_OPT("attrs=%s", attrs),
+	UMADFS_OPT("queue_len=%u", queue_len),
 	FUSE_OPT_END
 };
 
@@ -42,7 +44,9 @@ static void usage(const char *prog)
 	       "                           sysfs: libibumad (the kernel's sysfs);\n"
 	       "                           smp: live PortInfo from the port's SMA;\n"
 	       "                           auto (default): smp under the ibsim\n"
-	       "                           simulator (umad2sim), sysfs otherwise\n\n"
+	       "                           simulator (umad2sim), sysfs otherwise\n"
+	       "    -o queue_len=N         received MADs a channel queues before it\n"
+	       "                           drops (and counts) the newest (default %u)\n\n"
 	       "General options:\n"
 	       "    -h   --help            print help\n"
 	       "    -V   --version         print version\n"
@@ -51,7 +55,7 @@ static void usage(const char *prog)
 	       "    -s                     single-threaded\n"
 	       "    -o OPT[,OPT...]        mount options (see below)\n\n"
 	       "See umadfs(8) for the tree, the files and their formats.\n\n",
-	       prog);
+	       prog, CHANNEL_QUEUE_DEFAULT);
 }
 
 static int parse_attr_source(const char *s, enum attr_source *out)
@@ -154,6 +158,15 @@ int main(int argc, char *argv[])
 			uo.attrs);
 		ret = 2;
 		goto err_args;
+	}
+	if (uo.queue_len) {
+		if (uo.queue_len > 1000000) {
+			fprintf(stderr, "umadfs: queue_len=%u: at most 1000000\n",
+				uo.queue_len);
+			ret = 2;
+			goto err_args;
+		}
+		channel_queue_limit = uo.queue_len;
 	}
 	log_init(opts.debug);
 	/* The kernel enforces the modes for everyone but root (which the
