@@ -153,7 +153,7 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 	size_t nout = 0, cap = 0, start = 0, lineno = 0;
 	char *text = NULL, err[256];
 	const char *t;
-	int timeout_ms, retries;
+	int timeout_ms, retries, r;
 
 	pthread_mutex_lock(&ch->q.lock);
 	timeout_ms = ch->timeout_ms;
@@ -187,7 +187,7 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		if (len > MADTEXT_LINE_MAX) {
 			channel_set_error(ch, "line %zu: longer than %d bytes", lineno,
 					  MADTEXT_LINE_MAX);
-			goto err_inval;
+			goto err_msgsize;
 		}
 		if (madtext_is_blank(t + start, len)) {
 			start = end;
@@ -207,10 +207,13 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		if (!o->frame)
 			goto err_nomem;
 		nout++;
-		if (madtext_parse(t + start, len, o->frame,
+		r = madtext_parse(t + start, len, o->frame,
 				  IBUMAD_HDR_SIZE + MADTEXT_LINE_MAX / 2 + IBUMAD_MAD_SIZE,
-				  &mr, err, sizeof(err)) < 0) {
+				  &mr, err, sizeof(err));
+		if (r < 0) {
 			channel_set_error(ch, "line %zu: %s", lineno, err);
+			if (r == -EMSGSIZE)
+				goto err_msgsize;
 			goto err_inval;
 		}
 		o->mad_len = mr.mad_len;
@@ -244,7 +247,7 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 	if (total - start > MADTEXT_LINE_MAX) {
 		channel_set_error(ch, "line %zu: longer than %d bytes", lineno + 1,
 				  MADTEXT_LINE_MAX);
-		goto err_inval;
+		goto err_msgsize;
 	}
 	if (!nout && start == total) {
 		channel_set_error(ch, "the write holds no MAD line");
@@ -272,6 +275,9 @@ err_nomem:
 	goto out;
 err_inval:
 	fuse_reply_err(req, EINVAL);
+	goto out;
+err_msgsize:
+	fuse_reply_err(req, EMSGSIZE);
 out:
 	for (size_t i = 0; i < nout; i++)
 		free(out[i].frame);
