@@ -3,6 +3,7 @@
  * Options, mount, the session loop, and the order of shutdown. */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -101,6 +102,13 @@ static int mounted_dev(const char *path, dev_t *out)
 out:
 	free(real);
 	return r;
+}
+
+static bool connection_gone(struct fuse_session *se)
+{
+	struct pollfd pfd = { .fd = fuse_session_fd(se), .events = 0 };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR);
 }
 
 static void block_signals(void)
@@ -241,8 +249,10 @@ int main(int argc, char *argv[])
 	 * engines are still there. */
 	tree_destroy();
 	devices_close();
-	/* After a lazy detach the path may name something else by now. */
-	if (!detached)
+	/* After a lazy detach the path may name something else by now:
+	 * unmount only if the connection is still there.  With it gone
+	 * (POLLERR) fuse_session_unmount() just closes and frees. */
+	if (!detached || connection_gone(se))
 		fuse_session_unmount(se);
 	fuse_session_destroy(se);
 	free(opts.mountpoint);
