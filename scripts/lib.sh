@@ -54,14 +54,18 @@ ensure_fuse_dev() {
 	[[ -c /dev/fuse ]] || die "/dev/fuse is missing and could not be created (load the fuse module)"
 }
 
+# build_umadfs [DIR [MESON OPTIONS...]]: configure (or reconfigure) and
+# build; DIR defaults to $UMADFS_BUILD.
 build_umadfs() {
-	if [[ -f $UMADFS_BUILD/build.ninja ]]; then
-		meson setup --reconfigure "$UMADFS_BUILD" "$UMADFS_REPO" >/dev/null ||
+	local dir=${1:-$UMADFS_BUILD}
+	shift || true
+	if [[ -f $dir/build.ninja ]]; then
+		meson setup --reconfigure "$@" "$dir" "$UMADFS_REPO" >/dev/null ||
 			die "meson setup --reconfigure failed"
 	else
-		meson setup "$UMADFS_BUILD" "$UMADFS_REPO" || die "meson setup failed"
+		meson setup "$@" "$dir" "$UMADFS_REPO" || die "meson setup failed"
 	fi
-	ninja -C "$UMADFS_BUILD" || die "build failed"
+	ninja -C "$dir" || die "build failed"
 }
 
 # True if PATH is a mount point in this namespace.

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Install what is missing, build, run the unit tests and the integration
-# tests (simulated fabric).  Idempotent.  Extra arguments go to pytest, e.g.
+# tests.  Idempotent.  Extra arguments go to the final pytest run, e.g.
 #   scripts/test.sh -k live -x
-# The last line printed is pytest's summary line; the exit status is
-# non-zero if the unit tests or the integration tests failed.
+#
+# 1. the C unit tests, in the normal build and in an ASan+UBSan build;
+# 2. the simulated-fabric integration tests against the ASan+UBSan daemon
+#    (UMADFS_SKIP_ASAN=1 skips this pass);
+# 3. the integration tests and the real-kernel VM tier (tests/vm;
+#    UMADFS_SKIP_VM=1 skips it) against the normal daemon.
+# Both builds are warning-free (-Dwerror=true).  The last line printed is
+# pytest's summary line; the exit status is non-zero if anything failed.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -12,12 +18,23 @@ cd "$UMADFS_REPO"
 
 ensure_packages
 ensure_fuse_dev
-build_umadfs
+build_umadfs "$UMADFS_BUILD" -Dwerror=true
 
-unit_rc=0
-meson test -C "$UMADFS_BUILD" --print-errorlogs || unit_rc=$?
-if ((unit_rc != 0)); then
-	log "unit tests FAILED (status $unit_rc); running the integration tests anyway"
+rc=0
+meson test -C "$UMADFS_BUILD" --print-errorlogs || rc=$?
+
+if [[ ${UMADFS_SKIP_ASAN:-0} != 1 ]]; then
+	asan_build=${UMADFS_ASAN_BUILD:-$UMADFS_REPO/build-asan}
+	build_umadfs "$asan_build" -Dwerror=true -Db_sanitize=address,undefined \
+		-Db_lundef=false
+	# umad2sim is preloaded before the ASan runtime: allow that order.
+	export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=1:suppressions=$UMADFS_REPO/tests/integration/asan.supp"
+	export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+	meson test -C "$asan_build" --print-errorlogs || rc=$?
+	log "integration tests against the ASan+UBSan daemon"
+	UMADFS_BIN=$asan_build/src/umadfs \
+		/usr/bin/python3 -m pytest -p no:cacheprovider -q tests/integration || rc=$?
+	unset ASAN_OPTIONS UBSAN_OPTIONS
 fi
 
 it_rc=0
@@ -27,4 +44,4 @@ UMADFS_BIN=${UMADFS_BIN:-$UMADFS_BUILD/src/umadfs} \
 if ((it_rc != 0)); then
 	exit "$it_rc"
 fi
-exit "$unit_rc"
+exit "$rc"
