@@ -290,19 +290,22 @@ static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		       size_t size)
 {
 	struct channel *ch = of->ch;
+	/* Errors show in the last_error of the directory the fd was opened
+	 * in: the fd's private channel has no file of its own. */
+	struct channel *err_ch = of->user_of ? of->user_of : ch;
 	const struct ib_user_mad *in = (const void *)buf;
 	size_t mad_len;
 	uint8_t *frame;
 	int r;
 
 	if (size < IBUMAD_HDR_SIZE + 24) {
-		channel_set_error(ch, "frame of %zu bytes: shorter than the 64-byte "
+		channel_set_error(err_ch, "frame of %zu bytes: shorter than the 64-byte "
 				  "umad header and a MAD header", size);
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
 	if (size > UMAD_FRAME_MAX) {
-		channel_set_error(ch, "frame of %zu bytes: longer than %u", size,
+		channel_set_error(err_ch, "frame of %zu bytes: longer than %u", size,
 				  UMAD_FRAME_MAX);
 		fuse_reply_err(req, EMSGSIZE);
 		return;
@@ -314,7 +317,7 @@ static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		/* More than one MAD is an RMPP message: the class must have
 		 * RMPP and the RMPP header must say Active (flags bit 0). */
 		if (!madtext_class_uses_rmpp(mad[1]) || !(mad[26] & 1)) {
-			channel_set_error(ch, "frame of %zu bytes: more than one MAD "
+			channel_set_error(err_ch, "frame of %zu bytes: more than one MAD "
 					  "needs an RMPP class and RMPP Active", size);
 			fuse_reply_err(req, EMSGSIZE);
 			return;
@@ -332,7 +335,7 @@ static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
 	r = channel_send(ch, frame, mad_len, (int)in->timeout_ms, (int)in->retries);
 	free(frame);
 	if (r < 0) {
-		channel_set_error(ch, "frame not sent: %s", strerror(-r));
+		channel_set_error(err_ch, "frame not sent: %s", strerror(-r));
 		fuse_reply_err(req, r == -EBUSY ? EAGAIN : -r);
 		return;
 	}
