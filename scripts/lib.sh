@@ -112,8 +112,13 @@ sim_client() {
 # (a FIFO ibsim itself holds open read-write, so it never reads EOF; send a
 # command with: echo 'Baselid "Hca1"[1] 0x20' > STATEDIR/console).
 sim_start() {
-	local dir=$1 net=$2
+	local dir=$1 net=$2 qlen=/proc/sys/net/unix/max_dgram_qlen
 	mkdir -p "$dir/clients"
+	# ibsim and umad2sim deadlock when their AF_UNIX datagram queues (10
+	# deep by default) fill up with ~20 MADs in flight: deepen them.
+	if [[ -w $qlen ]] && (($(cat "$qlen") < 4096)); then
+		echo 4096 >"$qlen"
+	fi
 	rm -f "$dir/console"
 	mkfifo -m 0600 "$dir/console"
 	export IBSIM_SOCKNAME=${IBSIM_SOCKNAME:-umadfs-run-$$}

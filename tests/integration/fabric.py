@@ -69,6 +69,27 @@ def umadfs_wrapper():
     return shlex.split(os.environ.get("UMADFS_WRAPPER", ""))
 
 
+UNIX_DGRAM_QLEN = 4096
+
+
+def raise_unix_dgram_qlen():
+    """ibsim and umad2sim talk over AF_UNIX datagram sockets whose queues
+    hold net.unix.max_dgram_qlen (default 10) datagrams.  With about 20
+    MADs in flight, ibsim (single-threaded) blocks writing answers to a
+    full client socket while the client's writer blocks writing to ibsim,
+    holding umad2sim's global mutex: a deadlock inside the simulator.  A
+    deeper queue (set before the sockets are made) keeps it away."""
+    path = "/proc/sys/net/unix/max_dgram_qlen"
+    try:
+        with open(path) as f:
+            if int(f.read()) >= UNIX_DGRAM_QLEN:
+                return
+        with open(path, "w") as f:
+            f.write(str(UNIX_DGRAM_QLEN))
+    except OSError:
+        pass        # not root: the simulator keeps its small queues
+
+
 def _read(path):
     try:
         with open(path, "rb") as f:
@@ -205,6 +226,7 @@ class Fabric:
     def start(self, timeout=10):
         if not self.netfile.exists():
             raise FabricError("net file not found: %s" % self.netfile)
+        raise_unix_dgram_qlen()
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.clientdir.mkdir(exist_ok=True)
         os.mkfifo(self.fifo, 0o600)
