@@ -126,14 +126,28 @@ static uint32_t mad_oui(const uint8_t *mad)
 	return (uint32_t)mad[37] << 16 | (uint32_t)mad[38] << 8 | mad[39];
 }
 
-/* Finds or registers the send-only agent for the MAD's class and version
- * (and OUI, for vendor classes 0x30-0x4F).  Called with p->lock held. */
-static int agent_for(struct port *p, const uint8_t *mad)
+/* The agent a MAD goes out through.  A response from a channel that
+ * registered its class goes through that registered agent, as a C program
+ * answers with the agent that received the request: the kernel routes an
+ * RMPP response's ACKs (sent back as requests) to the registered agent,
+ * which must be the one sending.  Anything else goes through the shared
+ * send-only agent of its class and version (and OUI, for vendor classes
+ * 0x30-0x4F), registered when first needed.  p->lock held. */
+static int agent_for(struct port *p, struct mad_sink *sink, const uint8_t *mad)
 {
 	unsigned mgmt_class = mad[1], version = mad[2];
 	uint32_t oui = mgmt_class >= 0x30 && mgmt_class <= 0x4f ? mad_oui(mad) : 0;
 	struct agent *a;
 	int id;
+
+	if (sink && mad_is_response(mad)) {
+		for (unsigned i = 0; i < p->nagents; i++) {
+			a = &p->agents[i];
+			if (a->sink == sink && a->mgmt_class == mgmt_class &&
+			    a->class_version == version && a->oui == oui)
+				return a->id;
+		}
+	}
 
 	for (unsigned i = 0; i < p->nagents; i++) {
 		a = &p->agents[i];
@@ -311,7 +325,7 @@ int port_send(struct port *p, struct mad_sink *sink, void *frame,
 	int agent, r;
 
 	pthread_mutex_lock(&p->lock);
-	agent = agent_for(p, mad);
+	agent = agent_for(p, sink, mad);
 	if (agent < 0) {
 		pthread_mutex_unlock(&p->lock);
 		return agent;
