@@ -24,6 +24,7 @@
 #include "umadfs/tree.h"
 
 struct umadfs_options {
+	char *first_arg;    /* the first non-option: source or mount point */
 	char *attrs;        /* attrs=auto|sysfs|smp */
 	unsigned queue_len; /* queue_len=N: items per channel queue */
 };
@@ -36,9 +37,34 @@ static const struct fuse_opt umadfs_opts[] = {
 	FUSE_OPT_END
 };
 
+static bool has_nonopt(const struct fuse_args *args)
+{
+	for (int i = 1; i < args->argc; i++) {
+		if (args->argv[i][0] != '-')
+			return true;
+		if (!strcmp(args->argv[i], "-o"))
+			i++; /* its value */
+	}
+	return false;
+}
+
+/* mount(8) and fstab run "umadfs SOURCE MOUNTPOINT -o ...": the first of
+ * two non-options is the source (any word; "umadfs" by convention) and is
+ * put aside; a lone one is the mount point. */
+static int opt_proc(void *data, const char *arg, int key,
+		    struct fuse_args *outargs)
+{
+	struct umadfs_options *uo = data;
+
+	if (key != FUSE_OPT_KEY_NONOPT || uo->first_arg)
+		return 1;
+	uo->first_arg = strdup(arg);
+	return uo->first_arg ? 0 : -1;
+}
+
 static void usage(const char *prog)
 {
-	printf("usage: %s [options] MOUNTPOINT\n\n"
+	printf("usage: %s [options] [SOURCE] MOUNTPOINT\n\n"
 	       "Presents the host's InfiniBand CAs and ports as files.\n\n"
 	       "umadfs options:\n"
 	       "    -o attrs=auto|sysfs|smp  where port attributes come from:\n"
@@ -138,7 +164,10 @@ int main(int argc, char *argv[])
 	int ret = 1, r;
 
 	block_signals();
-	if (fuse_opt_parse(&args, &uo, umadfs_opts, NULL) != 0)
+	if (fuse_opt_parse(&args, &uo, umadfs_opts, opt_proc) != 0)
+		return 2;
+	if (uo.first_arg && !has_nonopt(&args) &&
+	    fuse_opt_add_arg(&args, uo.first_arg) != 0)
 		return 2;
 	if (fuse_parse_cmdline(&args, &opts) != 0)
 		return 2;
@@ -258,6 +287,7 @@ int main(int argc, char *argv[])
 	free(opts.mountpoint);
 	fuse_opt_free_args(&args);
 	free(uo.attrs);
+	free(uo.first_arg);
 	log_info("stopped");
 	return ret;
 
@@ -273,5 +303,6 @@ err_args:
 	free(opts.mountpoint);
 	fuse_opt_free_args(&args);
 	free(uo.attrs);
+	free(uo.first_arg);
 	return ret;
 }
