@@ -13,6 +13,7 @@
 #include "umadfs/ibumad.h"
 #include "umadfs/log.h"
 #include "umadfs/port.h"
+#include "umadfs/rq.h"
 #include "umadfs/tree.h"
 
 #define MAX_CAS UMAD_MAX_DEVICES
@@ -56,6 +57,8 @@ static int port_setup(struct ca_dev *ca, int portnum, const umad_port_t *up,
 		r = agents_add_register_file(pd->dir, pd->default_ch);
 	if (r == 0)
 		r = agents_add_dir(pd->dir, pd);
+	if (r == 0)
+		r = rq_add_dir(pd->dir, pd);
 	return r;
 }
 

@@ -20,6 +20,7 @@
 #include "umadfs/device.h"
 #include "umadfs/fs.h"
 #include "umadfs/log.h"
+#include "umadfs/rq.h"
 #include "umadfs/supervisor.h"
 #include "umadfs/tree.h"
 
@@ -137,6 +138,13 @@ static bool connection_gone(struct fuse_session *se)
 	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR);
 }
 
+/* Shutdown: every read waiting in the daemon fails with ENODEV. */
+static void release_waiting_reads(void)
+{
+	channels_release_all();
+	rq_release_all();
+}
+
 static void block_signals(void)
 {
 	sigset_t set;
@@ -248,7 +256,7 @@ int main(int argc, char *argv[])
 	/* Threads only now: fuse_daemonize() forks. */
 	devices_start();
 	r = supervisor_start(se, opts.mountpoint, mount_dev,
-			     channels_release_all);
+			     release_waiting_reads);
 	if (r < 0) {
 		log_err("starting the supervisor: %s", strerror(-r));
 		goto err_unmount;

@@ -162,8 +162,7 @@ void tree_unlink(struct node *n)
 		c->next_sibling = NULL;
 		c->parent = NULL;
 		c->unlinked = true;
-		tree_unlink(c);
-		node_free_if_forgotten(c);
+		tree_unlink(c); /* frees c too if the kernel never knew it */
 	}
 	if (n->parent) {
 		for (pp = &n->parent->children; *pp; pp = &(*pp)->next_sibling) {

@@ -133,6 +133,11 @@ rm -rf "$R"
 mkdir -p "$R/usr/local/bin" "$R/lib/umadfs-vm" "$R/checks" "$R/etc"
 [ -x "$UMADFS_BIN" ] || die "UMADFS_BIN=$UMADFS_BIN is not an executable (build umadfs first)"
 copy_elf "$UMADFS_BIN" "$R" /usr/local/bin
+# The test tools built beside the daemon (tests/tools) go in by default.
+tools=$(dirname "$UMADFS_BIN")/../tests/tools
+for t in ud_send rq_probe; do
+	if [ -x "$tools/$t" ]; then copy_elf "$tools/$t" "$R" /usr/local/bin; fi
+done
 for b in ${UMADFS_VM_EXTRA_BINS:-}; do
 	[ -f "$b" ] || die "UMADFS_VM_EXTRA_BINS: no file $b"
 	if [ "$(head -c4 "$b")" = $'\x7fELF' ]; then copy_elf "$b" "$R" /usr/local/bin
