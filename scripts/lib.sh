@@ -13,6 +13,8 @@ UMADFS_PACKAGES=(
 	libibumad-dev libibverbs-dev libibmad-dev
 	infiniband-diags opensm ibsim-utils libumad2sim0
 	python3 python3-pytest
+	# packaging checks (tests/integration/test_packaging.py)
+	man-db groff-base debhelper dpkg-dev fakeroot lintian systemd
 )
 
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
