@@ -105,6 +105,21 @@ void channel_put(struct channel *ch)
 		channel_free(ch);
 }
 
+void channels_drop_opens(void)
+{
+	for (;;) {
+		struct chan_open *of = NULL;
+
+		pthread_mutex_lock(&all_lock);
+		for (struct channel *ch = all_channels; ch && !of; ch = ch->next_all)
+			of = (struct chan_open *)ch->q.opens;
+		pthread_mutex_unlock(&all_lock);
+		if (!of)
+			return;
+		chan_open_free(of); /* may free its private channel */
+	}
+}
+
 void channels_release_all(void)
 {
 	pthread_mutex_lock(&all_lock);

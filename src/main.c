@@ -285,6 +285,7 @@ int main(int argc, char *argv[])
 	/* The tree first: agents/ channels drop their agents while the
 	 * engines are still there. */
 	tree_destroy();
+	channels_drop_opens();
 	devices_close();
 	/* After a lazy detach the path may name something else by now:
 	 * unmount only if the connection is still there.  With it gone

@@ -104,17 +104,21 @@ static void shutdown_session(bool by_signal)
 {
 	struct pollfd wake = { .fd = sv.wake_pipe[0], .events = POLLIN };
 
-	fuse_session_exit(sv.se);
+	/* The session goes on serving: readers released with ENODEV must
+	 * still be able to close, and their RELEASE is what frees their
+	 * state.  No new open can come once the mount is detached. */
 	if (sv.release)
 		sv.release();
 	if (by_signal && !sv.detached)
 		detach_mount();
 	else
 		sv.detached = 1;
-	/* The loop returns by itself once no file is open any more. */
+	/* The kernel ends the connection, and so the loop, once the last
+	 * file is closed. */
 	if (poll(&wake, 1, GRACE_MS) > 0)
 		return;
 	log_info("files still open after %d ms: aborting the connection", GRACE_MS);
+	fuse_session_exit(sv.se);
 	if (!abort_connection()) {
 		log_warn("cannot abort the FUSE connection (fusectl); exiting");
 		_exit(1);

@@ -73,6 +73,9 @@ void channel_shut(struct channel *ch);
 /* Shutdown of the daemon: every parked read of every channel gets ENODEV,
  * later reads too.  Runs on the supervisor thread. */
 void channels_release_all(void);
+/* At exit after an aborted connection: frees the open files the kernel
+ * will never release (and the private channels they own). */
+void channels_drop_opens(void);
 
 void channel_set_error(struct channel *ch, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
