@@ -233,6 +233,16 @@ int port_register(struct port *p, struct mad_sink *sink,
 	 * port's issm device.  Under the simulator only (on a real port this
 	 * would announce an SM), hold it while anything is registered. */
 	if (p->issm_fd < 0 && ibumad_simulated()) {
+		/* Holding issm makes ibsim send this client the SM's SMPs
+		 * (opensm probes SMInfo at once), and umad2sim's receiver
+		 * crashes on a class the process has no agent for. */
+		uint8_t smp[IBUMAD_MAD_SIZE] = { 0 };
+
+		smp[2] = 1;
+		smp[1] = IB_SMI_CLASS;
+		agent_for(p, NULL, smp);
+		smp[1] = IB_SMI_DIRECT_CLASS;
+		agent_for(p, NULL, smp);
 		p->issm_fd = ibumad_open_issm(p->ca, p->portnum);
 		if (p->issm_fd < 0)
 			log_warn("%s/%u: cannot open the issm device under the "
@@ -252,6 +262,29 @@ int port_register(struct port *p, struct mad_sink *sink,
 	return id;
 }
 
+/* umad2sim forgets a whole class when one of its agents goes: register
+ * the class's other agents again (new ids).  p->lock held. */
+static void reregister_class(struct port *p, struct mad_sink *leaving,
+			     unsigned mgmt_class)
+{
+	for (unsigned j = 0; j < p->nagents; j++) {
+		struct agent *o = &p->agents[j];
+		int id;
+
+		if (o->mgmt_class != mgmt_class || (leaving && o->sink == leaving))
+			continue;
+		ibumad_unregister(p->fd, o->id);
+		id = ibumad_register(p->fd, o->mgmt_class, o->class_version,
+				     o->sink ? o->rmpp : class_has_rmpp(o->mgmt_class),
+				     o->oui, o->sink ? o->methods : NULL);
+		if (id < 0)
+			log_warn("%s/%u: registering agent of class 0x%02x again: %s",
+				 p->ca, p->portnum, mgmt_class, strerror(-id));
+		else
+			o->id = id;
+	}
+}
+
 void port_unregister_sink(struct port *p, struct mad_sink *sink)
 {
 	bool registered = false;
@@ -260,8 +293,12 @@ void port_unregister_sink(struct port *p, struct mad_sink *sink)
 
 	for (unsigned i = 0; i < p->nagents;) {
 		if (p->agents[i].sink == sink) {
+			unsigned mgmt_class = p->agents[i].mgmt_class;
+
 			ibumad_unregister(p->fd, p->agents[i].id);
 			p->agents[i] = p->agents[--p->nagents];
+			if (ibumad_simulated())
+				reregister_class(p, sink, mgmt_class);
 		} else {
 			registered |= p->agents[i].sink != NULL;
 			i++;
