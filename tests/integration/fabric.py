@@ -69,6 +69,19 @@ def umadfs_wrapper():
     return shlex.split(os.environ.get("UMADFS_WRAPPER", ""))
 
 
+def memory_is_instrumented():
+    """True when the daemon runs under valgrind or was built with ASan,
+    whose quarantine keeps freed memory: RSS bounds mean nothing then."""
+    if umadfs_wrapper():
+        return True
+    try:
+        out = subprocess.run(["ldd", umadfs_bin()], capture_output=True,
+                             text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "libasan" in out
+
+
 UNIX_DGRAM_QLEN = 4096
 
 

@@ -785,7 +785,7 @@ def test_queue_overflow_drops_newest(fabric, mount):
     print("queue_limit %d, %d requests per round, %.2fs per round; VmRSS KiB "
           "at start and after each round: %s (%+d KiB)"
           % (limit, n, elapsed / rounds, rss, rss[-1] - rss[0]))
-    if not fab.umadfs_wrapper():
+    if not fab.memory_is_instrumented():
         assert rss[-1] - rss[0] < 4096, "daemon RSS grew %d KiB over %d floods: %s" % (
             rss[-1] - rss[0], rounds, rss)
     assert_daemon_alive(rm)
