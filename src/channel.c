@@ -163,7 +163,7 @@ void chan_open_free(struct chan_open *of)
 	struct channel *ch = of->ch;
 
 	readq_open_unlink(&of->ro);
-	free(of->partial);
+	line_rest_clear(&of->rest);
 	free(of->send_frag);
 	if (of->private_channel)
 		channel_put(ch);
@@ -191,89 +191,57 @@ int channel_send(struct channel *ch, void *frame, size_t mad_len,
 
 /* ---- reading ---- */
 
-/* Formats one item as a text line into a buffer of its own (malloc'd when
- * the stack one is too small).  Returns the length or -errno. */
-static ssize_t format_item(const struct channel_item *it, char *stack,
-			   size_t stack_cap, char **out)
+/* The head item as a text line (line_source.peek).  q.lock held. */
+static ssize_t peek_line(void *ctx, char *scratch, size_t cap, char **line,
+			 bool *owned)
 {
-	size_t cap = madtext_format_max(it->mad_len);
-	const uint8_t *mad = it->frame + IBUMAD_HDR_SIZE;
+	struct channel *ch = ctx;
+	const struct channel_item *it = ch->head;
+	const uint8_t *mad;
+	size_t need;
 	uint64_t tid = 0;
 	ssize_t n;
 
+	if (!it)
+		return 0;
+	mad = it->frame + IBUMAD_HDR_SIZE;
 	for (int i = 0; i < 8; i++)
 		tid = tid << 8 | mad[8 + i];
-	*out = stack;
-	if (cap > stack_cap) {
-		*out = malloc(cap);
-		if (!*out)
+	need = madtext_format_max(it->mad_len);
+	*line = scratch;
+	*owned = need > cap;
+	if (*owned) {
+		*line = malloc(need);
+		if (!*line)
 			return -ENOMEM;
+		cap = need;
 	}
-	n = madtext_format(it->frame, it->mad_len, tid, *out, cap);
-	if (n < 0 && *out != stack) {
-		free(*out);
-		*out = NULL;
-	}
+	n = madtext_format(it->frame, it->mad_len, tid, *line, cap);
+	if (n <= 0 && *owned)
+		free(*line);
 	return n;
 }
 
-/* Fills buf (size bytes) from the open file's partial line and whole queued
- * lines; a first line longer than size is cut and its rest kept in the
- * open file.  q.lock held.  Returns the bytes filled or -errno. */
+static void pop_item(void *ctx)
+{
+	struct channel *ch = ctx;
+	struct channel_item *it = ch->head;
+
+	ch->head = it->next;
+	if (!ch->head)
+		ch->tail = NULL;
+	ch->queued--;
+	free(it);
+}
+
+/* Whole lines, with partial-line carry-over per open file.  q.lock held. */
 static ssize_t fill_text(struct chan_open *of, char *buf, size_t size)
 {
-	struct channel *ch = of->ch;
-	char stack[2048];
-	size_t n = 0;
+	const struct line_source src = {
+		.peek = peek_line, .pop = pop_item, .ctx = of->ch,
+	};
 
-	if (of->partial) {
-		size_t left = of->partial_len - of->partial_off;
-		size_t take = left < size ? left : size;
-
-		memcpy(buf, of->partial + of->partial_off, take);
-		of->partial_off += take;
-		n = take;
-		if (of->partial_off == of->partial_len) {
-			free(of->partial);
-			of->partial = NULL;
-		}
-	}
-	while (n < size && ch->head) {
-		struct channel_item *it = ch->head;
-		char *line;
-		ssize_t len = format_item(it, stack, sizeof(stack), &line);
-
-		if (len < 0)
-			return n ? (ssize_t)n : len;
-		if (n + (size_t)len > size) {
-			if (n) {
-				if (line != stack)
-					free(line);
-				break;
-			}
-			/* Only part of this line fits: keep the rest. */
-			of->partial = malloc((size_t)len - size);
-			if (!of->partial) {
-				if (line != stack)
-					free(line);
-				return -ENOMEM;
-			}
-			memcpy(of->partial, line + size, (size_t)len - size);
-			of->partial_len = (size_t)len - size;
-			of->partial_off = 0;
-			len = (ssize_t)size;
-		}
-		memcpy(buf + n, line, (size_t)len);
-		n += (size_t)len;
-		if (line != stack)
-			free(line);
-		ch->head = it->next;
-		if (!ch->head)
-			ch->tail = NULL;
-		ch->queued--;
-		free(it);
-	}
-	return (ssize_t)n;
+	return readq_fill_lines(&of->rest, buf, size, &src);
 }
 
 /* One frame per read, as the kernel's umad device: EINVAL when even one
@@ -295,11 +263,7 @@ static ssize_t fill_frame(struct chan_open *of, char *buf, size_t size)
 		return -ENOSPC;
 	}
 	memcpy(buf, it->frame, len);
-	ch->head = it->next;
-	if (!ch->head)
-		ch->tail = NULL;
-	ch->queued--;
-	free(it);
+	pop_item(ch);
 	return (ssize_t)len;
 }
 
@@ -314,7 +278,7 @@ static bool channel_readable(struct readq_open *ro)
 {
 	struct chan_open *of = (struct chan_open *)ro;
 
-	return of->ch->head || of->partial;
+	return of->ch->head || of->rest.buf;
 }
 
 /* ---- delivery (receiver thread) ---- */

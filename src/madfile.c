@@ -377,22 +377,12 @@ static int setting_show(struct node *n, char *buf, size_t cap)
 
 static void setting_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-		fi->fh = 0;
-		fi->direct_io = 1;
-		fuse_reply_open(req, fi);
-		return;
-	}
-	textfile_open(req, n, fi, setting_show);
+	textfile_open_settable(req, n, fi, setting_show);
 }
 
 static void setting_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 			 struct fuse_file_info *fi)
 {
-	if (!fi->fh) {
-		fuse_reply_err(req, EBADF);
-		return;
-	}
 	textfile_read(req, size, off, fi);
 }
 

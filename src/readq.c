@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "umadfs/readq.h"
 
@@ -273,4 +274,62 @@ void readq_wake(struct readq *q)
 		fuse_pollhandle_destroy(notify[i]);
 	}
 	free(notify);
+}
+
+void line_rest_clear(struct line_rest *rest)
+{
+	free(rest->buf);
+	rest->buf = NULL;
+	rest->len = rest->off = 0;
+}
+
+ssize_t readq_fill_lines(struct line_rest *rest, char *buf, size_t size,
+			 const struct line_source *src)
+{
+	char scratch[2048];
+	size_t n = 0;
+
+	if (rest->buf) {
+		size_t take = rest->len - rest->off;
+
+		if (take > size)
+			take = size;
+		memcpy(buf, rest->buf + rest->off, take);
+		rest->off += take;
+		n = take;
+		if (rest->off == rest->len)
+			line_rest_clear(rest);
+	}
+	while (n < size) {
+		bool owned = false;
+		char *line;
+		ssize_t len = src->peek(src->ctx, scratch, sizeof(scratch), &line, &owned);
+
+		if (len <= 0)
+			return n ? (ssize_t)n : len;
+		if (n + (size_t)len > size) {
+			if (n) {
+				if (owned)
+					free(line);
+				break;
+			}
+			/* Only part of this line fits: keep the rest. */
+			rest->buf = malloc((size_t)len - size);
+			if (!rest->buf) {
+				if (owned)
+					free(line);
+				return -ENOMEM;
+			}
+			memcpy(rest->buf, line + size, (size_t)len - size);
+			rest->len = (size_t)len - size;
+			rest->off = 0;
+			len = (ssize_t)size;
+		}
+		memcpy(buf + n, line, (size_t)len);
+		n += (size_t)len;
+		if (owned)
+			free(line);
+		src->pop(src->ctx);
+	}
+	return (ssize_t)n;
 }

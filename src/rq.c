@@ -125,8 +125,7 @@ struct rq_open {
 	struct readq_open ro;   /* first: readq hands this back */
 	struct rq *rq;
 	bool bin;
-	char *partial;          /* rest of a line a short read cut (q.lock) */
-	size_t partial_len, partial_off;
+	struct line_rest rest;  /* of a line a short read cut (q.lock) */
 };
 
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -839,45 +838,34 @@ static void pop_head(struct rq *rq)
 	buf_release(rq, b);
 }
 
-/* Whole lines, the first one cut (its rest kept) if it alone does not
- * fit.  q.lock held. */
+/* The head datagram as a text line (line_source.peek).  q.lock held. */
+static ssize_t peek_line(void *ctx, char *scratch, size_t cap, char **line,
+			 bool *owned)
+{
+	struct rq *rq = ctx;
+
+	if (!rq->head)
+		return 0;
+	*line = malloc(RQ_LINE_MAX); /* a datagram's line outgrows scratch */
+	if (!*line)
+		return -ENOMEM;
+	*owned = true;
+	return (ssize_t)format_line(rq->head, *line);
+}
+
+static void pop_line(void *ctx)
+{
+	pop_head(ctx);
+}
+
+/* Whole lines, with partial-line carry-over per open file.  q.lock held. */
 static ssize_t fill_text(struct rq_open *of, char *buf, size_t size)
 {
-	struct rq *rq = of->rq;
-	char line[RQ_LINE_MAX];
-	size_t n = 0;
+	const struct line_source src = {
+		.peek = peek_line, .pop = pop_line, .ctx = of->rq,
+	};
 
-	if (of->partial) {
-		size_t left = of->partial_len - of->partial_off;
-		size_t take = left < size ? left : size;
-
-		memcpy(buf, of->partial + of->partial_off, take);
-		of->partial_off += take;
-		n = take;
-		if (of->partial_off == of->partial_len) {
-			free(of->partial);
-			of->partial = NULL;
-		}
-	}
-	while (n < size && rq->head) {
-		size_t len = format_line(rq->head, line);
-
-		if (n + len > size) {
-			if (n)
-				break;
-			of->partial = malloc(len - size);
-			if (!of->partial)
-				return -ENOMEM;
-			memcpy(of->partial, line + size, len - size);
-			of->partial_len = len - size;
-			of->partial_off = 0;
-			len = size;
-		}
-		memcpy(buf + n, line, len);
-		n += len;
-		pop_head(rq);
-	}
-	return (ssize_t)n;
+	return readq_fill_lines(&of->rest, buf, size, &src);
 }
 
 /* One record per read; EINVAL (the record stays) when it does not fit. */
@@ -942,7 +930,7 @@ static bool rq_readable(struct readq_open *ro)
 {
 	struct rq_open *of = (struct rq_open *)ro;
 
-	return of->rq->head || of->partial;
+	return of->rq->head || of->rest.buf;
 }
 
 static void rq_open_free(struct rq_open *of)
@@ -953,7 +941,7 @@ static void rq_open_free(struct rq_open *of)
 	pthread_mutex_lock(&rq->q.lock);
 	rq->nusers--;
 	pthread_mutex_unlock(&rq->q.lock);
-	free(of->partial);
+	line_rest_clear(&of->rest);
 	free(of);
 }
 
@@ -1084,26 +1072,12 @@ out:
 /* Write opens keep no snapshot (fh 0); reads of them fail with EBADF. */
 static void value_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-		if (!(n->mode & 0200)) {
-			fuse_reply_err(req, EACCES);
-			return;
-		}
-		fi->fh = 0;
-		fi->direct_io = 1;
-		fuse_reply_open(req, fi);
-		return;
-	}
-	textfile_open(req, n, fi, value_show);
+	textfile_open_settable(req, n, fi, value_show);
 }
 
 static void value_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
-	if (!fi->fh) {
-		fuse_reply_err(req, EBADF);
-		return;
-	}
 	textfile_read(req, size, off, fi);
 }
 

@@ -43,10 +43,32 @@ void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 		free(s); /* the opener was interrupted: no release will come */
 }
 
+void textfile_open_settable(fuse_req_t req, struct node *n,
+			    struct fuse_file_info *fi, textfile_show_fn show)
+{
+	if ((fi->flags & O_ACCMODE) == O_RDONLY) {
+		textfile_open(req, n, fi, show);
+		return;
+	}
+	if (!(n->mode & 0222)) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	/* Writes go to the node's write handler: no snapshot to keep. */
+	fi->fh = 0;
+	fi->direct_io = 1;
+	fuse_reply_open(req, fi);
+}
+
 void textfile_read(fuse_req_t req, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
 	struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
+
+	if (!s) {
+		fuse_reply_err(req, EBADF); /* opened for writing */
+		return;
+	}
 
 	if (off < 0 || (size_t)off >= s->len) {
 		fuse_reply_buf(req, NULL, 0);

@@ -63,4 +63,28 @@ void readq_wake(struct readq *q);
  * past its limit, as the data leaves at once. */
 bool readq_has_parked(const struct readq *q);
 
+/* Text queues (MAD recv, rq recv) read as a stream of whole lines; what
+ * a short read cut off a line is kept for the next read of that open file. */
+struct line_rest {
+	char *buf; /* NULL: nothing kept */
+	size_t len, off;
+};
+
+struct line_source {
+	/* Formats the queue's head line: returns its length and sets *line
+	 * (scratch, or malloc'd with *owned set), 0 when the queue is empty,
+	 * or -errno.  q.lock held. */
+	ssize_t (*peek)(void *ctx, char *scratch, size_t cap, char **line,
+			bool *owned);
+	void (*pop)(void *ctx); /* removes the head line */
+	void *ctx;
+};
+
+/* Fills buf with the kept rest first, then whole lines while they fit; a
+ * first line longer than size is cut and its rest kept.  q.lock held.
+ * Returns the bytes filled or -errno (with nothing filled). */
+ssize_t readq_fill_lines(struct line_rest *rest, char *buf, size_t size,
+			 const struct line_source *src);
+void line_rest_clear(struct line_rest *rest);
+
 #endif

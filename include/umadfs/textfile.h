@@ -18,6 +18,11 @@ typedef int (*textfile_show_fn)(struct node *n, char *buf, size_t cap);
 
 void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 		   textfile_show_fn show);
+/* For files that are also written (settings, register): a read-only open
+ * gets a snapshot; an open for writing none (EACCES without a write bit). */
+void textfile_open_settable(fuse_req_t req, struct node *n,
+			    struct fuse_file_info *fi, textfile_show_fn show);
+/* EBADF on a file opened for writing only. */
 void textfile_read(fuse_req_t req, size_t size, off_t off,
 		   struct fuse_file_info *fi);
 void textfile_release(fuse_req_t req, struct fuse_file_info *fi);
