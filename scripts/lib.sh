@@ -15,6 +15,8 @@ UMADFS_PACKAGES=(
 	python3 python3-pytest
 	# packaging checks (tests/integration/test_packaging.py)
 	man-db groff-base debhelper dpkg-dev fakeroot lintian systemd
+	# the user guide's commands (tests/integration/test_guide.py)
+	xxd
 )
 
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
