@@ -8,7 +8,7 @@ UMAD2SIM_LIB=${UMAD2SIM_LIB:-/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so}
 
 # Debian 12 packages needed to build, test and fuzz umadfs.
 UMADFS_PACKAGES=(
-	build-essential gcc pkg-config meson ninja-build clang
+	build-essential gcc pkg-config meson ninja-build clang libclang-rt-14-dev
 	libfuse3-dev fuse3
 	libibumad-dev libibverbs-dev libibmad-dev
 	infiniband-diags opensm ibsim-utils libumad2sim0

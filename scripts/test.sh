@@ -3,7 +3,8 @@
 # tests.  Idempotent.  Extra arguments go to the final pytest run, e.g.
 #   scripts/test.sh -k live -x
 #
-# 1. the C unit tests, in the normal build and in an ASan+UBSan build;
+# 1. the C unit tests, in the normal build and in an ASan+UBSan build, and
+#    15 s of libFuzzer on each parser (UMADFS_SKIP_FUZZ=1 skips it);
 # 2. the simulated-fabric integration tests against the ASan+UBSan daemon
 #    (UMADFS_SKIP_ASAN=1 skips this pass);
 # 3. the integration tests and the real-kernel VM tier (tests/vm;
@@ -22,6 +23,11 @@ build_umadfs "$UMADFS_BUILD" -Dwerror=true
 
 rc=0
 meson test -C "$UMADFS_BUILD" --print-errorlogs || rc=$?
+
+# libFuzzer on the two parsers, briefly (scripts/fuzz.sh for longer).
+if [[ ${UMADFS_SKIP_FUZZ:-0} != 1 ]]; then
+	bash scripts/fuzz.sh "${UMADFS_FUZZ_SECONDS:-15}" || rc=$?
+fi
 
 if [[ ${UMADFS_SKIP_ASAN:-0} != 1 ]]; then
 	asan_build=${UMADFS_ASAN_BUILD:-$UMADFS_REPO/build-asan}

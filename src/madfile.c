@@ -17,8 +17,7 @@
 #include "umadfs/port.h"
 #include "umadfs/textfile.h"
 #include "umadfs/tree.h"
-
-#define UMAD_FRAME_MAX (64u * 1024) /* one RMPP send through `umad` */
+#include "umadfs/umadframe.h"
 
 enum madfile_kind { MF_SEND, MF_RECV, MF_UMAD };
 
@@ -296,42 +295,22 @@ static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
 	const struct ib_user_mad *in = (const void *)buf;
 	size_t mad_len;
 	uint8_t *frame;
+	char why[256];
 	int r;
 
-	if (size < IBUMAD_HDR_SIZE + 24) {
-		channel_set_error(err_ch, "frame of %zu bytes: shorter than the 64-byte "
-				  "umad header and a MAD header", size);
-		fuse_reply_err(req, EINVAL);
+	r = umadframe_check(buf, size, &mad_len, why, sizeof(why));
+	if (r < 0) {
+		channel_set_error(err_ch, "%s", why);
+		fuse_reply_err(req, -r);
 		return;
 	}
-	if (size > UMAD_FRAME_MAX) {
-		channel_set_error(err_ch, "frame of %zu bytes: longer than %u", size,
-				  UMAD_FRAME_MAX);
-		fuse_reply_err(req, EMSGSIZE);
-		return;
-	}
-	mad_len = size - IBUMAD_HDR_SIZE;
-	if (mad_len > IBUMAD_MAD_SIZE) {
-		const uint8_t *mad = (const uint8_t *)buf + IBUMAD_HDR_SIZE;
-
-		/* More than one MAD is an RMPP message: the class must have
-		 * RMPP and the RMPP header must say Active (flags bit 0). */
-		if (!madtext_class_uses_rmpp(mad[1]) || !(mad[26] & 1)) {
-			channel_set_error(err_ch, "frame of %zu bytes: more than one MAD "
-					  "needs an RMPP class and RMPP Active", size);
-			fuse_reply_err(req, EMSGSIZE);
-			return;
-		}
-	}
-	frame = calloc(1, IBUMAD_HDR_SIZE + (mad_len < IBUMAD_MAD_SIZE ?
-					      IBUMAD_MAD_SIZE : mad_len));
+	/* A frame shorter than one MAD is sent zero-padded to 256 bytes. */
+	frame = calloc(1, IBUMAD_HDR_SIZE + mad_len);
 	if (!frame) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	memcpy(frame, buf, size);
-	if (mad_len < IBUMAD_MAD_SIZE)
-		mad_len = IBUMAD_MAD_SIZE;
 	r = channel_send(ch, frame, mad_len, (int)in->timeout_ms, (int)in->retries);
 	free(frame);
 	if (r < 0) {

@@ -1532,12 +1532,17 @@ ssize_t madtext_format(const void *frame, size_t mad_len, uint64_t tid,
 		uint32_t drslid = mad_get_field(mad, 0, IB_DRSMP_DRSLID_F);
 		uint32_t drdlid = mad_get_field(mad, 0, IB_DRSMP_DRDLID_F);
 		uint32_t direction = mad_get_field(mad, 0, IB_DRSMP_DIRECTION_F);
+		bool path_fits;
 
 		/* Show the path in the notation dr= takes; a path dr= could
-		 * not express (first byte not 0, too many hops) stays in mad=
-		 * only, so the line still re-parses to the same frame. */
+		 * not express (first byte not 0, too many hops, or nonzero
+		 * bytes past the hop count, which dr= would clear) stays in
+		 * mad= only, so the line still re-parses to the same frame. */
 		mad_get_array(mad, 0, IB_DRSMP_PATH_F, path);
-		if (hops < IB_SUBNET_PATH_HOPS_MAX && path[0] == 0) {
+		path_fits = hops < IB_SUBNET_PATH_HOPS_MAX && path[0] == 0;
+		for (i = (int)hops + 1; path_fits && i < IB_SUBNET_PATH_HOPS_MAX; i++)
+			path_fits = path[i] == 0;
+		if (path_fits) {
 			p = PUT_KEY(p, " dr=0");
 			for (i = 1; i <= (int)hops; i++) {
 				*p++ = ',';

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Build the libFuzzer targets and run each for a while.
+#
+#   scripts/fuzz.sh [SECONDS]      # default 20 s per target
+#
+# Builds build-fuzz (CC=clang, -Dfuzzers=true, ASan+UBSan; directory
+# $UMADFS_FUZZ_BUILD to override), then runs tests/fuzz/fuzz_madtext and
+# tests/fuzz/fuzz_umadframe, each for SECONDS on a fresh copy of its seed
+# corpus (tests/fuzz/corpus/NAME; the seeds themselves are never written).
+# Prints one summary line per target; exits non-zero if a target crashed,
+# leaked, hung or failed an assertion, and says where the input that did it
+# is.  Idempotent.  Installs nothing except, through apt, clang and its
+# runtime libraries (libclang-rt-14-dev: libFuzzer, ASan, UBSan) if they are
+# missing; the other build dependencies are scripts/test.sh's business.
+# Longer campaigns: docs/bad-input.md.
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$UMADFS_REPO"
+
+SECONDS_PER_TARGET=${1:-20}
+[[ $SECONDS_PER_TARGET =~ ^[1-9][0-9]*$ ]] || die "usage: ${0##*/} [SECONDS] (a positive whole number)"
+BUILD=${UMADFS_FUZZ_BUILD:-$UMADFS_REPO/build-fuzz}
+TARGETS=(madtext umadframe)
+# Inputs a little over what each interface takes: a 16 KiB send line, a
+# 64 KiB umad frame.
+declare -A MAX_LEN=([madtext]=17000 [umadframe]=66000)
+# libFuzzer dictionaries (tests/fuzz/NAME.dict), where there is one.
+FUZZ_PACKAGES=(clang libclang-rt-14-dev)
+
+# True if clang can build and link a libFuzzer target with ASan and UBSan.
+fuzzer_toolchain_ok() {
+	local tmp rc=0
+	command -v clang >/dev/null || return 1
+	tmp=$(mktemp -d)
+	printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+		'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return d && n; }' \
+		>"$tmp/t.c"
+	clang -fsanitize=fuzzer,address,undefined -o "$tmp/t" "$tmp/t.c" \
+		>/dev/null 2>&1 || rc=1
+	rm -rf "$tmp"
+	return $rc
+}
+
+ensure_fuzzer_toolchain() {
+	fuzzer_toolchain_ok && return 0
+	command -v apt-get >/dev/null ||
+		die "clang cannot build libFuzzer targets; install clang and its libFuzzer/ASan runtime"
+	local sudo=()
+	if ((EUID != 0)); then
+		command -v sudo >/dev/null ||
+			die "clang cannot build libFuzzer targets; as root: apt-get install ${FUZZ_PACKAGES[*]}"
+		sudo=(sudo)
+	fi
+	log "installing: ${FUZZ_PACKAGES[*]}"
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends "${FUZZ_PACKAGES[@]}"
+	fuzzer_toolchain_ok || die "clang still cannot link -fsanitize=fuzzer,address,undefined"
+}
+
+# Configure build-fuzz with clang (a directory configured with another
+# compiler is wiped: meson cannot change it in place), build the targets.
+build_fuzzers() {
+	local opts=(-Dfuzzers=true "-Db_sanitize=address,undefined" -Db_lundef=false)
+	if [[ -f $BUILD/build.ninja ]]; then
+		if grep -qE '^ *command = clang(-[0-9]+)? ' "$BUILD/build.ninja"; then
+			CC=clang meson setup --reconfigure "${opts[@]}" "$BUILD" >/dev/null ||
+				die "meson setup --reconfigure $BUILD failed"
+		else
+			log "$BUILD was not configured with clang: wiping it"
+			CC=clang meson setup --wipe "${opts[@]}" "$BUILD" >/dev/null ||
+				die "meson setup --wipe $BUILD failed"
+		fi
+	else
+		CC=clang meson setup "${opts[@]}" "$BUILD" >/dev/null ||
+			die "meson setup $BUILD failed (missing build dependencies? run scripts/test.sh once)"
+	fi
+	local t ninja_targets=()
+	for t in "${TARGETS[@]}"; do
+		ninja_targets+=("tests/fuzz/fuzz_$t")
+	done
+	ninja -C "$BUILD" "${ninja_targets[@]}" >"$BUILD/fuzz-build.log" 2>&1 || {
+		cat "$BUILD/fuzz-build.log" >&2
+		die "building the fuzz targets failed"
+	}
+}
+
+# run_target NAME: fuzz one target; prints its summary line; returns
+# non-zero on a finding.
+run_target() {
+	local name=$1 exe=$BUILD/tests/fuzz/fuzz_$1
+	local work=$BUILD/fuzz-work/$name art=$BUILD/fuzz-artifacts/$name
+	local logf=$BUILD/fuzz-work/$name.log rc=0 extra=()
+	[[ -f tests/fuzz/$name.dict ]] && extra+=(-dict="tests/fuzz/$name.dict")
+	rm -rf "$work"
+	mkdir -p "$work" "$art"
+	cp tests/fuzz/corpus/"$name"/* "$work"/
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
+	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+		"$exe" "$work" -max_total_time="$SECONDS_PER_TARGET" \
+		-max_len="${MAX_LEN[$name]}" -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 -artifact_prefix="$art/" "${extra[@]}" \
+		>"$logf" 2>&1 || rc=$?
+	local execs cov ft corp speed
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logf" | tail -1)
+	speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$logf" | tail -1)
+	cov=$(grep -oE '(DONE|pulse|NEW|REDUCE|INITED) +cov: [0-9]+' "$logf" | tail -1 | grep -oE '[0-9]+$' || true)
+	ft=$(grep -oE ' ft: [0-9]+' "$logf" | tail -1 | grep -oE '[0-9]+$' || true)
+	corp=$(grep -oE ' corp: [0-9]+/[0-9]+[a-zA-Z]*' "$logf" | tail -1 | sed 's/ corp: //' || true)
+	if ((rc == 0)); then
+		printf '  %-10s ok     %4ss  %10s execs  %7s/s  cov %-5s ft %-6s corpus %s\n' \
+			"$name" "$SECONDS_PER_TARGET" "${execs:-?}" "${speed:-?}" \
+			"${cov:-?}" "${ft:-?}" "${corp:-?}"
+		return 0
+	fi
+	printf '  %-10s FAILED (exit %d) after %s execs; log %s\n' "$name" "$rc" "${execs:-?}" "$logf"
+	grep -E 'ERROR: |runtime error:|fuzz_[a-z]+: |SUMMARY:' "$logf" | head -5 | sed 's/^/      /'
+	grep -E 'Test unit written to' "$logf" | sed 's/^/      /' || true
+	return 1
+}
+
+ensure_fuzzer_toolchain
+build_fuzzers
+
+printf 'fuzz: %s, %ss each (build %s)\n' "${TARGETS[*]}" "$SECONDS_PER_TARGET" "$BUILD"
+failed=0
+for t in "${TARGETS[@]}"; do
+	run_target "$t" || failed=$((failed + 1))
+done
+if ((failed)); then
+	printf 'fuzz: %d target(s) FAILED; reproduce with %s/tests/fuzz/fuzz_NAME ARTIFACT\n' \
+		"$failed" "$BUILD"
+	exit 1
+fi
+printf 'fuzz: no findings\n'

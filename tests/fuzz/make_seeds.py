@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Write the seed corpora of the fuzz targets (tests/fuzz/corpus/).
+
+Run from anywhere; rewrites the seed-* files and leaves everything else
+(regression inputs, crash-* files added by hand) alone.  The seeds are
+realistic lines from docs/text-format.md and tests/unit/test_madtext.c,
+some bad ones, and a few binary umad frames.
+"""
+import struct
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def mad(cls, method, attr=0, attrmod=0, tid=0, version=1, status=0, size=256):
+    m = bytearray(size)
+    struct.pack_into(">BBBBHHQHHI", m, 0, 1, cls, version, method, status, 0,
+                     tid, attr, 0, attrmod)
+    return m
+
+
+def umad_hdr(length, lid=0, qpn=0, qkey=0, sl=0, status=0, timeout=0,
+             retries=0, grh=None, pkey_index=0):
+    """struct ib_user_mad: agent_id status timeout_ms retries length, then
+    ib_mad_addr_t (qpn qkey lid sl path_bits grh_present gid_index
+    hop_limit traffic_class gid[16] flow_label pkey_index reserved[6])."""
+    h = struct.pack("<IIIII", 0, status, timeout, retries, length)
+    gid = grh or bytes(16)
+    h += struct.pack(">IIH", qpn, qkey, lid)
+    h += struct.pack("BBBBBB", sl, 0, 1 if grh else 0, 1 if grh else 0,
+                     64 if grh else 0, 0)
+    h += gid + struct.pack(">I", 0x12345 if grh else 0)
+    h += struct.pack("<H6x", pkey_index)
+    assert len(h) == 64, len(h)
+    return h
+
+
+def hexs(b):
+    return bytes(b).hex()
+
+
+def dr_response():
+    m = mad(0x81, 0x81, attr=0x11, tid=0x1234)
+    m[4] = 0x80                       # D bit
+    m[6], m[7] = 2, 3                 # hop count, hop pointer
+    struct.pack_into(">HH", m, 32, 0xffff, 0xffff)
+    m[128:131] = bytes([0, 1, 3])
+    m[192:195] = bytes([0, 2, 4])
+    m[64:128] = bytes(range(64))
+    return m
+
+
+def rmpp_sa(size=400, active=True):
+    m = mad(0x03, 0x92, attr=0x11, version=2, size=size)
+    m[24], m[25], m[26] = 1, 1, 0x05 if active else 0x04
+    struct.pack_into(">H", m, 44, 14)
+    m[size - 1] = 0x77
+    return m
+
+
+TEXT = {
+    "dr-nodeinfo": "class=smi-dr method=get attr=NodeInfo dr=0,1,3",
+    "dr-short": "dr=0 method=get attr=NodeDescription",
+    "dr-keys": "dr=0,2 method=getresp attr=PortInfo attrmod=2 drslid=5 "
+               "drdlid=0x7 status=0x7fff direction=0 lid=9 mkey=0x1122334455667788",
+    "smi-portinfo": "class=smi method=get attr=PortInfo attrmod=1 lid=0x5",
+    "pma-portcounters": "class=perf method=get attr=PortCounters lid=0x4 "
+                        "timeout=500 retries=2",
+    "pma-set": "class=pma method=set attr=PortCounters lid=0x4 data=00010000ffff",
+    "sa-noderecord": "class=sa method=gettable attr=NodeRecord lid=0x1 "
+                     "comp_mask=0x0 smkey=0x0 timeout=2000",
+    "sa-pathrecord": "class=sa method=get attr=PathRecord lid=0x1 comp_mask=0x3 "
+                     "data=fe800000000000000002c90300010203",
+    "sa-rmpp-data": "class=sa method=gettableresp attr=NodeRecord lid=1 "
+                    "attr_offset=14 data=" + "5a" * 300,
+    "vendor-oui": "class=0x32 method=get attr=0x10 lid=0x7 oui=0x001405",
+    "grh": "class=perf method=get attr=PortCounters lid=0x17 "
+           "gid=fe80::2:c903:1:203 gid_index=1 hop_limit=64 traffic_class=5 "
+           "flow_label=0x12345 sl=3 pkey_index=1 path_bits=2 qp=1 qkey=0x80010000",
+    "names": "CLASS=CM\tmethod=Send attr=ConnectRequest lid=2 version=2 tid=18446744073709551615",
+    "recv-dr": "tid=0x1234 class=smi-dr version=1 method=getresp status=0x0000 "
+               "attr=NodeInfo attrmod=0x0 lid=0xffff sl=0 qp=0 qkey=0x0 "
+               "pkey_index=0 dr=0,1,3 len=256 mad=" + hexs(dr_response()),
+    "recv-timeout": "tid=0x8 class=smi version=1 method=get status=0x0000 "
+                    "attr=PortInfo attrmod=0x1 lid=0x9 sl=0 qp=0 qkey=0x0 "
+                    "pkey_index=0 error=timeout len=256 mad="
+                    + hexs(mad(0x01, 0x01, attr=0x15, attrmod=1, tid=8)),
+    "mad-rmpp": "lid=1 mad=" + hexs(rmpp_sa()),
+    # Near the 16384-byte line limit: the longest mad= a send takes.
+    "mad-rmpp-8k": "lid=1 mad=" + hexs(rmpp_sa(8180)),
+    "mad-edit": "lid=0x4 mad=" + hexs(mad(0x04, 0x01, attr=0x12, tid=7))
+                + " method=getresp status=0x0004 data=0102",
+    "comment": "  # a comment",
+    "bad-key": "class=perf method=get lid=1 foo=1",
+    "bad-crlf": "class=perf method=get lid=1\r",
+    "bad-hex": "lid=1 mad=0104010x",
+    "bad-path": "method=get dr=0,,2",
+    "bad-junk": "class=perf method=get\x01\xff lid=1",
+    "bad-data-size": "dr=0 method=set attr=PortInfo data=" + "00" * 65,
+    "bad-not-active": "lid=1 mad=" + hexs(rmpp_sa(active=False)),
+}
+
+FRAMES = {
+    "pma-get": umad_hdr(320, lid=4, qpn=1, qkey=0x80010000, timeout=1000,
+                        retries=3) + mad(0x04, 0x01, attr=0x12, tid=1),
+    "dr-response": umad_hdr(320, lid=0xffff) + dr_response(),
+    "grh-timeout": umad_hdr(320, lid=0x17, qpn=1, qkey=0x80010000, status=110,
+                            grh=bytes.fromhex("fe800000000000000002c90300010203"),
+                            pkey_index=1) + mad(0x01, 0x01, attr=0x15, tid=9),
+    "vendor-oui": umad_hdr(320, lid=7, qpn=1) + mad(0x32, 0x01, attr=0x10)[:37]
+                  + b"\x00\x14\x05" + bytes(216),
+    "short-88": umad_hdr(88, lid=1, qpn=1) + mad(0x04, 0x01)[:24],
+    "sa-rmpp": umad_hdr(64 + 1000, lid=1, qpn=1) + rmpp_sa(1000),
+    "bad-long-pma": umad_hdr(64 + 300, lid=1, qpn=1) + mad(0x04, 0x01, size=300),
+    # The size limit, both sides (libFuzzer grows inputs slowly: without
+    # these a short run never gets near 64 KiB).
+    "sa-rmpp-64k": umad_hdr(65536, lid=1, qpn=1) + rmpp_sa(65536 - 64),
+    "bad-over-64k": umad_hdr(65537, lid=1, qpn=1) + rmpp_sa(65537 - 64),
+    "bad-tiny": b"\x01" * 10,
+}
+
+
+def main():
+    for name, d in (("madtext", TEXT), ("umadframe", FRAMES)):
+        out = HERE / "corpus" / name
+        out.mkdir(parents=True, exist_ok=True)
+        for old in out.glob("seed-*"):
+            old.unlink()
+        for key, value in d.items():
+            data = value.encode("latin-1") if isinstance(value, str) else bytes(value)
+            (out / ("seed-" + key)).write_bytes(data)
+
+
+if __name__ == "__main__":
+    main()
