@@ -61,7 +61,7 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 	memset(data, 0, sizeof(data));
 	r = localmad_pma_get(pd->engine, (unsigned)lid, CLASS_PORT_INFO, data);
 	if (r < 0)
-		return r == -ENODEV ? -ENODEV : -EIO;
+		return r == -ENODEV || r == -ENETDOWN ? r : -EIO;
 	capmask = mad_get_field(data, 0, IB_CPI_CAPMASK_F);
 	ext = counters[n->index].ext &&
 	      (capmask & (counters[n->index].ietf ? PM_EXT_WIDTH_SUPPORTED :

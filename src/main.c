@@ -27,14 +27,14 @@
 struct umadfs_options {
 	char *first_arg;    /* the first non-option: source or mount point */
 	char *attrs;        /* attrs=auto|sysfs|smp */
-	unsigned queue_len; /* queue_len=N: items per channel queue */
+	char *queue_len;    /* queue_len=N: items per channel queue */
 };
 
 #define UMADFS_OPT(t, p) { t, offsetof(struct umadfs_options, p), 1 }
 
 static const struct fuse_opt umadfs_opts[] = {
 	UMADFS_OPT("attrs=%s", attrs),
-	UMADFS_OPT("queue_len=%u", queue_len),
+	UMADFS_OPT("queue_len=%s", queue_len),
 	FUSE_OPT_END
 };
 
@@ -74,7 +74,8 @@ static void usage(const char *prog)
 	       "                           auto (default): smp under the ibsim\n"
 	       "                           simulator (umad2sim), sysfs otherwise\n"
 	       "    -o queue_len=N         received MADs a channel queues before it\n"
-	       "                           drops (and counts) the newest (default %u)\n\n"
+	       "                           drops (and counts) the newest: 1 to\n"
+	       "                           1000000 (default %u)\n\n"
 	       "General options:\n"
 	       "    -h   --help            print help\n"
 	       "    -V   --version         print version\n"
@@ -205,13 +206,19 @@ int main(int argc, char *argv[])
 		goto err_args;
 	}
 	if (uo.queue_len) {
-		if (uo.queue_len > 1000000) {
-			fprintf(stderr, "umadfs: queue_len=%u: at most 1000000\n",
-				uo.queue_len);
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(uo.queue_len, &end, 0);
+		if (errno || *end || !*uo.queue_len || uo.queue_len[0] == '-' ||
+		    v < 1 || v > 1000000) {
+			fprintf(stderr, "umadfs: queue_len=%s: expected a number "
+				"from 1 to 1000000\n", uo.queue_len);
 			ret = 2;
 			goto err_args;
 		}
-		channel_queue_limit = uo.queue_len;
+		channel_queue_limit = (unsigned)v;
 	}
 	log_init(opts.debug);
 	/* The kernel enforces the modes for everyone but root (which the
@@ -296,6 +303,7 @@ int main(int argc, char *argv[])
 	free(opts.mountpoint);
 	fuse_opt_free_args(&args);
 	free(uo.attrs);
+	free(uo.queue_len);
 	free(uo.first_arg);
 	log_info("stopped");
 	return ret;
@@ -312,6 +320,7 @@ err_args:
 	free(opts.mountpoint);
 	fuse_opt_free_args(&args);
 	free(uo.attrs);
+	free(uo.queue_len);
 	free(uo.first_arg);
 	return ret;
 }
