@@ -516,7 +516,7 @@ def test_mount8_simulator(tmp_path, fabric, how):
 
 @pytest.mark.skipif(os.environ.get("UMADFS_SKIP_DEB") == "1",
                     reason="UMADFS_SKIP_DEB=1")
-def test_debian_package(tmp_path):
+def test_debian_package(tmp_path, fabric, monkeypatch):
     if shutil.which("dpkg-deb") is None:
         pytest.skip("not a Debian system")
     if os.geteuid() != 0 and shutil.which("dpkg-buildpackage") is None:
@@ -561,3 +561,22 @@ def test_debian_package(tmp_path):
                             capture_output=True, text=True, timeout=30,
                             env=dict(os.environ, MANPAGER="cat", PAGER="cat"))
         assert cp.returncode == 0 and cp.stderr == "", cp.stderr
+
+    # The packaged binary mounts the simulated fabric and serves it.
+    monkeypatch.setenv("UMADFS_BIN", str(root / "usr/sbin/umadfs"))
+    m = fab.Mount(fabric, "Hca1", tmp_path / "mnt", workdir=tmp_path)
+    m.start()
+    try:
+        port = tmp_path / "mnt" / "ibsim0" / "ports" / "1"
+        assert (port / "state").read_text() == "4: ACTIVE\n"
+        with open(port / "send", "w") as f:
+            f.write("class=smi-dr method=get attr=NodeInfo dr=0\n")
+        fd = os.open(port / "recv", os.O_RDONLY)
+        try:
+            line = os.read(fd, 65536).decode()
+        finally:
+            os.close(fd)
+        assert " method=getresp " in line and " status=0x0000 " in line, line
+    finally:
+        res = m.unmount()
+    assert res.returncode == 0, res
