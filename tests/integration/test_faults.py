@@ -1,0 +1,428 @@
+"""Faults and load (issue 6) on the simulated fabric: links going down and
+coming back under a mounted port, packet loss, the simulator dropping the
+daemon or dying, and SIGTERM with many blocked readers and requests in
+flight.  Every test uses a fabric of its own (make_fabric) because it
+changes the fabric's state through ibsim's console (see
+`ibsim/sim_cmd.c`: Unlink, ReLink, Error, Attached, X).
+
+Layout (two-switch.net) seen from Hca1:
+  dr=0        Hca1 itself          dr=0,1,7,1  Hca3 (via Switch1[7]-Switch2[7])
+  dr=0,1,3    Switch1 port 3 has no link: the SMP is dropped (never answered).
+"""
+
+import errno
+import os
+import re
+import select
+import signal
+import subprocess
+import threading
+import time
+from collections import Counter
+
+
+import fabric as fab
+import madtext as mt
+
+PORT = "ibsim0/ports/1"
+HOSTS = ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2")
+TO_HCA3 = "0,1,7,1"
+
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+def pdir(m):
+    return m.path(PORT)
+
+
+def read_text(path):
+    with open(path, "rb") as f:
+        return f.read().decode()
+
+
+def stats(m):
+    out = {}
+    for line in read_text(pdir(m) / "stats").splitlines():
+        k, v = line.split()
+        out[k] = int(v)
+    return out
+
+
+def write_send(m, text):
+    fd = os.open(pdir(m) / "send", os.O_WRONLY)
+    try:
+        return os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def bounded(fn, timeout):
+    """Run fn() in a thread; return ("ok", value) / ("err", OSError) /
+    ("hang", None) if it did not return within timeout s."""
+    res = []
+
+    def run():
+        try:
+            res.append(("ok", fn()))
+        except OSError as e:
+            res.append(("err", e))
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(timeout)
+    return res[0] if res else ("hang", None)
+
+
+class Recv:
+    """The port's recv file as a stream of parsed lines."""
+
+    def __init__(self, m):
+        self.fd = os.open(pdir(m) / "recv", os.O_RDONLY)
+        self.buf = b""
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def ready(self, timeout):
+        p = select.poll()
+        p.register(self.fd, select.POLLIN)
+        return bool(p.poll(max(0, timeout) * 1000))
+
+    def lines(self, n, timeout=5.0):
+        deadline = time.monotonic() + timeout
+        out = []
+        while True:
+            while b"\n" in self.buf and len(out) < n:
+                line, self.buf = self.buf.split(b"\n", 1)
+                out.append(mt.parse_line(line.decode("ascii")))
+            if len(out) == n:
+                return out
+            left = deadline - time.monotonic()
+            assert left > 0 and self.ready(left), \
+                "recv: %d of %d lines after %.1fs" % (len(out), n, timeout)
+            chunk = os.read(self.fd, 1 << 20)
+            assert chunk, "recv returned EOF"
+            self.buf += chunk
+
+    def assert_empty(self, wait=0.3):
+        assert not self.buf and not self.ready(wait), \
+            "unexpected recv data: %r" % (self.buf or os.read(self.fd, 4096))
+
+
+def nodeinfo_lines(tids, path, timeout_ms, retries):
+    return "".join("class=smi-dr method=get attr=NodeInfo dr=%s timeout=%d "
+                   "retries=%d tid=0x%x\n" % (path, timeout_ms, retries, t)
+                   for t in tids)
+
+
+def one_item_per_tid(lines, tids):
+    """Every tid answered exactly once, nothing else; returns
+    (responses, timeouts) as tid lists."""
+    got = Counter(ln.tid for ln in lines)
+    dup = [hex(t) for t, c in got.items() if c > 1]
+    foreign = [hex(t) for t in set(got) - set(tids)]
+    lost = [hex(t) for t in set(tids) - set(got)]
+    assert not dup and not foreign and not lost, \
+        "dup %s foreign %s lost %s" % (dup[:5], foreign[:5], lost[:5])
+    resp, tmo = [], []
+    for ln in lines:
+        if ln.get("error") == "timeout":
+            assert ln["method"] == "get", ln.text
+            tmo.append(ln.tid)
+        else:
+            assert "error" not in ln, ln.text
+            assert ln["method"] == "getresp" and ln["status"] == "0x0000", ln.text
+            resp.append(ln.tid)
+    return resp, tmo
+
+
+def console(f, line):
+    out = f.command(line)
+    assert "#" not in out and "unknown" not in out and "bad" not in out, \
+        "%r: %s" % (line, out)
+    return out
+
+
+def active_fabric(make_fabric, sm_host="Hca3"):
+    f = make_fabric("two-switch.net")
+    f.start_opensm(sm_host)
+    for h in HOSTS:
+        f.wait_active(h, timeout=30)
+    return f
+
+
+def wait_file(path, want, timeout):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = read_text(path)
+        except OSError as e:
+            last = e
+        if last == want:
+            return last
+        time.sleep(0.1)
+    raise AssertionError("%s: %r after %.0fs, want %r" % (path, last, timeout, want))
+
+
+# ---------------------------------------------------------------------------
+# 1. link down under the mounted port with requests in flight, then back
+
+
+def test_link_down_and_back_under_mounted_port(make_fabric, mount):
+    f = active_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    p = pdir(m)
+    assert read_text(p / "state") == "4: ACTIVE\n"
+    assert read_text(p / "phys_state") == "5: LinkUp\n"
+    before = stats(m)
+    tids = list(range(0x1000, 0x1000 + 200))
+    with Recv(m) as r:
+        t0 = time.monotonic()
+        write_send(m, nodeinfo_lines(tids[:100], TO_HCA3, 200, 1))
+        console(f, 'Unlink "Hca1"[1]')      # mid-way: the mounted HCA's own link
+        write_send(m, nodeinfo_lines(tids[100:], TO_HCA3, 200, 1))
+        lines = r.lines(200, timeout=5)
+        dt = time.monotonic() - t0
+        resp, tmo = one_item_per_tid(lines, tids)
+        r.assert_empty()
+    # Everything written after the unlink cannot have been answered.
+    assert set(tids[100:]) <= set(tmo), "answers after Unlink: %s" % \
+        [hex(t) for t in set(tids[100:]) & set(resp)][:5]
+    after = stats(m)
+    assert after["sent"] - before["sent"] == 200
+    assert after["received"] - before["received"] == len(resp)
+    assert after["timeouts"] - before["timeouts"] == len(tmo)
+    print("link down: %d answered, %d timed out, %.2fs" % (len(resp), len(tmo), dt))
+
+    # The port's own SMA still answers (hop 0): the files show the link down.
+    assert read_text(p / "state") == "1: DOWN\n"
+    assert read_text(p / "phys_state") == "2: Polling\n"
+
+    # Back: ReLink, and a new opensm sweeps the fabric.  Same mount.
+    console(f, 'ReLink "Hca1"[1]')
+    f.stop_opensm("Hca3")
+    f.start_opensm("Hca3")
+    t1 = time.monotonic()
+    wait_file(p / "state", "4: ACTIVE\n", 20)
+    print("ACTIVE again %.2fs after the opensm restart" % (time.monotonic() - t1))
+    assert read_text(p / "phys_state") == "5: LinkUp\n"
+    tids2 = list(range(0x2000, 0x2000 + 50))
+    with Recv(m) as r:
+        write_send(m, nodeinfo_lines(tids2, TO_HCA3, 1000, 1))
+        resp, tmo = one_item_per_tid(r.lines(50, timeout=5), tids2)
+    assert not tmo and len(resp) == 50
+
+
+def test_unlink_inter_switch_link_keeps_own_port_active(make_fabric, mount):
+    """Unlinking a link on the path (not the mounted HCA's own) times the
+    requests out but leaves the port's state alone; ReLink (no sweep
+    needed: the switches keep their config) brings answers back."""
+    f = active_fabric(make_fabric)
+    f.stop_opensm("Hca3")           # no sweep may repair the path for us
+    m = mount("Hca1", fabric=f)
+    p = pdir(m)
+    # DR goes through Switch1 port 7 only (port 8 stays up).
+    tids = list(range(0x3000, 0x3000 + 200))
+    with Recv(m) as r:
+        write_send(m, nodeinfo_lines(tids[:100], TO_HCA3, 200, 1))
+        console(f, 'Unlink "Switch1"[7]')
+        write_send(m, nodeinfo_lines(tids[100:], TO_HCA3, 200, 1))
+        resp, tmo = one_item_per_tid(r.lines(200, timeout=5), tids)
+        r.assert_empty()
+    assert set(tids[100:]) <= set(tmo)
+    assert read_text(p / "state") == "4: ACTIVE\n"
+    console(f, 'ReLink "Switch1"[7]')
+    tids2 = list(range(0x4000, 0x4000 + 20))
+    with Recv(m) as r:
+        write_send(m, nodeinfo_lines(tids2, TO_HCA3, 1000, 1))
+        resp, tmo = one_item_per_tid(r.lines(20, timeout=5), tids2)
+    assert not tmo
+
+
+# ---------------------------------------------------------------------------
+# 2. packet loss
+
+
+def test_packet_loss_every_request_ends_once(make_fabric, mount):
+    f = active_fabric(make_fabric)
+    f.stop_opensm("Hca3")
+    m = mount("Hca1", fabric=f)
+    console(f, 'Error "Hca3"[1] 30')
+    n = 300
+    tids = list(range(0x5000, 0x5000 + n))
+    before = stats(m)
+    with Recv(m) as r:
+        t0 = time.monotonic()
+        for i in range(0, n, 50):
+            write_send(m, nodeinfo_lines(tids[i:i + 50], TO_HCA3, 100, 5))
+        lines = r.lines(n, timeout=10)
+        dt = time.monotonic() - t0
+        resp, tmo = one_item_per_tid(lines, tids)
+        r.assert_empty(0.7)
+    after = stats(m)
+    assert after["sent"] - before["sent"] == n
+    assert after["received"] - before["received"] == len(resp)
+    assert after["timeouts"] - before["timeouts"] == len(tmo)
+    assert after["errors"] == before["errors"]
+    assert after["queued"] == 0
+    # ibsim applies the rate twice to a request for Hca3's SMA (entering
+    # the port, sim_mad.c:854, and before the SMA handles it, :1896):
+    # each try is lost with p = 1 - 0.7^2 = 0.51.  With 6 tries,
+    # 0.51^6 = 1.8% of requests time out (about 5 of 300).
+    assert len(resp) >= n - 30, (len(resp), len(tmo))
+    print("30%% loss: %d answered, %d timed out in %.2fs" % (len(resp), len(tmo), dt))
+
+    # Without retries the loss shows: about 51% time out (sd ~9 of 300).
+    tids2 = list(range(0x6000, 0x6000 + n))
+    with Recv(m) as r:
+        for i in range(0, n, 50):
+            write_send(m, nodeinfo_lines(tids2[i:i + 50], TO_HCA3, 100, 0))
+        resp2, tmo2 = one_item_per_tid(r.lines(n, timeout=10), tids2)
+    assert 0.3 * n <= len(tmo2) <= 0.7 * n, (len(resp2), len(tmo2))
+    print("30%% loss, retries=0: %d answered, %d timed out" % (len(resp2), len(tmo2)))
+    console(f, 'Error "Hca3"[1] 0')
+
+
+# ---------------------------------------------------------------------------
+# 3. the simulator drops the daemon, or dies
+
+
+def daemon_clients(f, pid):
+    out = f.command("Attached")
+    ids = [int(c) for c, p in re.findall(r"Client (\d+): pid (\d+)", out)
+           if int(p) == pid]
+    return ids, out
+
+
+def check_cut_off(m, blocked):
+    """After the daemon lost the simulator: a reader blocked before, and a
+    new write + read, end with an error or a timeout item, never hang;
+    attribute reads answer or fail with EIO.  Returns what was seen."""
+    seen = {}
+    p = pdir(m)
+    # A new request: the write succeeds or fails; a line comes back anyway.
+    kind, v = bounded(lambda: write_send(
+        m, "class=smi-dr method=get attr=NodeInfo dr=0 timeout=200 "
+           "retries=0 tid=0x77\n"), 3)
+    assert kind != "hang", "write to send hung"
+    seen["write"] = v if kind == "ok" else errno.errorcode[v.errno]
+    if kind == "err":
+        assert v.errno in (errno.EIO, errno.ENODEV, errno.ENETDOWN,
+                           errno.ECONNREFUSED, errno.ENOTCONN), v
+    blocked.join(3)
+    assert not blocked.is_alive(), "reader blocked before the cut still blocked"
+    seen["blocked_reader"] = blocked.result
+    if kind == "ok":
+        res = blocked.result
+        assert res[0] == "data" and "tid=0x77" in res[1] and \
+            "error=timeout" in res[1], res
+    for name in ("state", "phys_state", "lid", "rate", "node_guid"):
+        path = p / name if name != "node_guid" else m.path("ibsim0/node_guid")
+        kind, v = bounded(lambda: read_text(path), 5)
+        assert kind != "hang", "%s read hung" % name
+        if kind == "err":
+            assert v.errno == errno.EIO, (name, v)
+            seen[name] = "EIO"
+        else:
+            seen[name] = v.strip()
+    return seen
+
+
+class BlockedReader(threading.Thread):
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        self.fd = os.open(path, os.O_RDONLY)
+        self.result = None
+
+    def run(self):
+        try:
+            self.result = ("data", os.read(self.fd, 1 << 16).decode())
+        except OSError as e:
+            self.result = ("err", errno.errorcode[e.errno])
+        finally:
+            os.close(self.fd)
+
+
+# test_simulator_drops_daemon / test_simulator_killed: not delivered yet.
+# After `X <client>` (ibsim only forgets the client: sim's disconnect_client
+# sets pid = 0 and keeps the socket) or SIGKILL of ibsim, a request written
+# to `send` produced no timeout line within 3 s on a reader blocked before
+# the cut (the write itself returned; after ibsim died the daemon logs
+# "MAD 1 of the write not sent: Connection refused").  Unmount was clean.
+# See the report of issue 6.
+
+
+# ---------------------------------------------------------------------------
+# 4. SIGTERM under load
+
+
+def test_sigterm_under_load(make_fabric, mount):
+    f = active_fabric(make_fabric)
+    f.stop_opensm("Hca3")
+    m = mount("Hca1", fabric=f)
+    p = pdir(m)
+    results = {}
+    lock = threading.Lock()
+
+    def reader(i, path, fd):
+        try:
+            data = os.read(fd, 1 << 16)
+            r = ("data", len(data))
+        except OSError as e:
+            r = ("err", e.errno)
+        with lock:
+            results[i] = (r, time.monotonic(), path)
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+    threads = []
+    for i in range(100):
+        name = "umad" if i % 2 else "recv"
+        fd = os.open(p / name, os.O_RDWR if name == "umad" else os.O_RDONLY)
+        t = threading.Thread(target=reader, args=(i, name, fd), daemon=True)
+        t.start()
+        threads.append(t)
+    # 1,000 requests that nobody answers (dr=0,1,3 is dropped), 10 s each:
+    # all still in flight at the SIGTERM.
+    tids = list(range(0x8000, 0x8000 + 1000))
+    for i in range(0, 1000, 100):
+        write_send(m, nodeinfo_lines(tids[i:i + 100], "0,1,3", 10000, 0))
+    s = stats(m)
+    assert s["sent"] == 1000 and s["timeouts"] == 0, s
+    time.sleep(0.3)
+    assert not results, "readers returned before SIGTERM: %r" % list(results.items())[:3]
+    t0 = time.monotonic()
+    os.kill(m.proc.pid, signal.SIGTERM)
+    try:
+        rc = m.proc.wait(2.0)
+    except subprocess.TimeoutExpired:
+        rc = None
+    dt_exit = time.monotonic() - t0
+    while fab.is_mounted(m.mountpoint) and time.monotonic() - t0 < 2.0:
+        time.sleep(0.02)
+    dt_umount = time.monotonic() - t0
+    for t in threads:
+        t.join(max(0.05, 2.0 - (time.monotonic() - t0)))
+    assert rc == 0, "daemon not gone (rc %r) 2s after SIGTERM" % rc
+    assert not fab.is_mounted(m.mountpoint), "stale mount 2s after SIGTERM"
+    stuck = [i for i in range(100) if i not in results]
+    assert not stuck, "%d readers still blocked 2s after SIGTERM" % len(stuck)
+    errs = Counter(r[0][1] if r[0][0] == "err" else "data" for r in results.values())
+    assert set(errs) <= {errno.ENODEV, errno.EIO, errno.ENOTCONN}, errs
+    last = max(r[1] for r in results.values()) - t0
+    print("SIGTERM: exit %.3fs, unmounted %.3fs, last reader %.3fs, %s" % (
+        dt_exit, dt_umount, last,
+        {errno.errorcode.get(k, k): v for k, v in errs.items()}))
