@@ -26,6 +26,7 @@
 #define AGENTS_MAX 32                     /* the kernel's IB_UMAD_MAX_AGENTS */
 #define RECV_POLL_MS 100                  /* bounds how long stopping takes */
 #define RECV_BUF_MAX (16u << 20)          /* largest RMPP message accepted */
+#define EXPIRE_GRACE_MS 1000              /* past the deadline, before the engine gives up */
 
 struct pending {
 	struct mad_sink *sink; /* NULL: slot free */
@@ -33,6 +34,9 @@ struct pending {
 	uint32_t wire_tid;
 	int agent, timeout_ms, retries_left;
 	int64_t deadline_ms; /* when the kernel would give up: timeout x (retries + 1) */
+	/* The request's umad header and MAD header, for the timeout item the
+	 * engine makes itself if the transport never reports one. */
+	uint8_t head[IBUMAD_HDR_SIZE + 24];
 };
 
 /* A timeout that came back before its deadline, waiting for it (see
@@ -384,6 +388,7 @@ int port_send(struct port *p, struct mad_sink *sink, void *frame,
 		e->deadline_ms = now_ms() + (int64_t)timeout_ms * (retries + 1);
 		p->generation++;
 		e->wire_tid = (p->generation << PENDING_BITS) | slot;
+		memcpy(e->head, frame, sizeof(e->head));
 		mad_set_tid(mad, (e->caller_tid & ~0xffffffffull) | e->wire_tid);
 	}
 	p->stats.sent++;
@@ -450,6 +455,42 @@ static void hold(struct port *p, struct mad_sink *sink, const uint8_t *frame,
 		;
 	h->next = *hp;
 	*hp = h;
+}
+
+/* A request neither answered nor given back long after its deadline (the
+ * kernel always gives it back; a transport may not: ibsim after it drops
+ * the client): the engine ends it itself with a timeout item, the
+ * request's headers with status ETIMEDOUT, as the kernel's.  Receiver
+ * thread. */
+static void expire_pending(struct port *p)
+{
+	int64_t now = now_ms();
+	uint8_t frame[IBUMAD_HDR_SIZE + 24];
+
+	pthread_mutex_lock(&p->dispatch_lock);
+	for (;;) {
+		struct mad_sink *sink = NULL;
+
+		pthread_mutex_lock(&p->lock);
+		for (uint32_t i = 0; i < PENDING_MAX && !sink; i++) {
+			struct pending *e = &p->pending[i];
+
+			if (!e->sink || now <= e->deadline_ms + EXPIRE_GRACE_MS)
+				continue;
+			sink = e->sink;
+			memcpy(frame, e->head, sizeof(frame));
+			((struct ib_user_mad *)frame)->status = ETIMEDOUT;
+			mad_set_tid(frame + IBUMAD_HDR_SIZE, e->caller_tid);
+			e->sink = NULL;
+			p->free_slots[p->nfree++] = i;
+			p->stats.timeouts++;
+		}
+		pthread_mutex_unlock(&p->lock);
+		if (!sink)
+			break;
+		sink->ops->deliver(sink, frame, 24);
+	}
+	pthread_mutex_unlock(&p->dispatch_lock);
 }
 
 /* Delivers the held timeouts that are due; returns ms until the next. */
@@ -582,6 +623,7 @@ static void *receiver_main(void *arg)
 	struct port *p = arg;
 	size_t cap = IBUMAD_MAD_SIZE;
 	uint8_t *buf = malloc(IBUMAD_HDR_SIZE + cap);
+	int64_t next_expiry = 0;
 
 	if (!buf) {
 		log_err("%s/%u: no memory for the receive buffer", p->ca, p->portnum);
@@ -589,7 +631,13 @@ static void *receiver_main(void *arg)
 	}
 	while (!p->stopping) {
 		size_t len;
-		int r = ibumad_poll(p->fd, release_held(p));
+		int r;
+
+		if (now_ms() >= next_expiry) {
+			expire_pending(p);
+			next_expiry = now_ms() + RECV_POLL_MS;
+		}
+		r = ibumad_poll(p->fd, release_held(p));
 
 		if (r == -ETIMEDOUT)
 			continue;
