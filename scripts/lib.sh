@@ -123,6 +123,12 @@ sim_start() {
 	if [[ -w $qlen ]] && (($(cat "$qlen") < 4096)); then
 		echo 4096 >"$qlen"
 	fi
+	# ... and their buffers (~700 MADs in flight by default).
+	for b in /proc/sys/net/core/wmem_default /proc/sys/net/core/rmem_default; do
+		if [[ -w $b ]] && (($(cat "$b") < 8388608)); then
+			echo 8388608 >"$b"
+		fi
+	done
 	rm -f "$dir/console"
 	mkfifo -m 0600 "$dir/console"
 	export IBSIM_SOCKNAME=${IBSIM_SOCKNAME:-umadfs-run-$$}

@@ -85,22 +85,29 @@ def memory_is_instrumented():
 UNIX_DGRAM_QLEN = 4096
 
 
-def raise_unix_dgram_qlen():
-    """ibsim and umad2sim talk over AF_UNIX datagram sockets whose queues
-    hold net.unix.max_dgram_qlen (default 10) datagrams.  With about 20
-    MADs in flight, ibsim (single-threaded) blocks writing answers to a
-    full client socket while the client's writer blocks writing to ibsim,
-    holding umad2sim's global mutex: a deadlock inside the simulator.  A
-    deeper queue (set before the sockets are made) keeps it away."""
-    path = "/proc/sys/net/unix/max_dgram_qlen"
+def _raise_sysctl(path, value):
     try:
         with open(path) as f:
-            if int(f.read()) >= UNIX_DGRAM_QLEN:
+            if int(f.read()) >= value:
                 return
         with open(path, "w") as f:
-            f.write(str(UNIX_DGRAM_QLEN))
+            f.write(str(value))
     except OSError:
         pass        # not root: the simulator keeps its small queues
+
+
+def raise_unix_dgram_qlen():
+    """ibsim and umad2sim talk over AF_UNIX datagram sockets whose queues
+    hold net.unix.max_dgram_qlen (default 10) datagrams and whose senders
+    may have net.core.wmem_default (~208 KiB, ~700 MADs) in flight.  When
+    either fills, ibsim (single-threaded) blocks writing answers to the
+    client while the client's writer blocks writing to ibsim, holding
+    umad2sim's global mutex: a deadlock inside the simulator.  Deeper
+    queues and buffers (set before the sockets are made) keep it away for
+    the thousands of MADs in flight the tests use."""
+    _raise_sysctl("/proc/sys/net/unix/max_dgram_qlen", UNIX_DGRAM_QLEN)
+    _raise_sysctl("/proc/sys/net/core/wmem_default", 8 << 20)
+    _raise_sysctl("/proc/sys/net/core/rmem_default", 8 << 20)
 
 
 def _read(path):
