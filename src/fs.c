@@ -34,6 +34,23 @@ static void fill_stat(struct node *n, struct stat *st, bool with_size)
 		st->st_size = n->ops->size(n);
 }
 
+/* Replies with n's entry and counts the kernel's new reference.  Called
+ * with the tree read lock held; releases it. */
+static void reply_entry(fuse_req_t req, struct node *n)
+{
+	struct fuse_entry_param e;
+
+	memset(&e, 0, sizeof(e));
+	fill_stat(n, &e.attr, true);
+	e.ino = n->ino;
+	e.attr_timeout = ATTR_TIMEOUT;
+	e.entry_timeout = ENTRY_TIMEOUT;
+	tree_ref(n);
+	tree_unlock();
+	if (fuse_reply_entry(req, &e))
+		tree_forget(e.ino, 1); /* the kernel never got it */
+}
+
 static void fs_init(void *userdata, struct fuse_conn_info *conn)
 {
 	mount_time = time(NULL);
@@ -41,10 +58,8 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct fuse_entry_param e;
 	struct node *dir, *n;
 
-	memset(&e, 0, sizeof(e));
 	tree_rdlock();
 	dir = tree_get(parent);
 	if (!dir || !S_ISDIR(dir->mode)) {
@@ -58,14 +73,7 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	fill_stat(n, &e.attr, true);
-	e.ino = n->ino;
-	e.attr_timeout = ATTR_TIMEOUT;
-	e.entry_timeout = ENTRY_TIMEOUT;
-	tree_ref(n);
-	tree_unlock();
-	if (fuse_reply_entry(req, &e))
-		tree_forget(e.ino, 1); /* the kernel never got it */
+	reply_entry(req, n);
 }
 
 static void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -322,7 +330,6 @@ static struct node *mkdir_dir(fuse_req_t req, fuse_ino_t parent)
 static void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     mode_t mode)
 {
-	struct fuse_entry_param e;
 	struct node *dir = mkdir_dir(req, parent), *n;
 	int r;
 
@@ -333,16 +340,8 @@ static void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -r);
 		return;
 	}
-	memset(&e, 0, sizeof(e));
 	tree_rdlock();
-	fill_stat(n, &e.attr, true);
-	e.ino = n->ino;
-	e.attr_timeout = ATTR_TIMEOUT;
-	e.entry_timeout = ENTRY_TIMEOUT;
-	tree_ref(n);
-	tree_unlock();
-	if (fuse_reply_entry(req, &e))
-		tree_forget(e.ino, 1);
+	reply_entry(req, n);
 }
 
 static void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
