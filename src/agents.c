@@ -237,7 +237,8 @@ static void channel_node_free(struct node *n)
 	channel_put(n->owner);
 }
 
-static int agents_mkdir(struct node *dir, const char *name, struct node **out)
+static int agents_mkdir(struct node *dir, const char *name, uid_t creator,
+			struct node **out)
 {
 	struct port_dev *pd = dir->owner;
 	struct channel *ch;

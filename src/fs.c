@@ -21,6 +21,8 @@ static void fill_stat(struct node *n, struct stat *st, bool with_size)
 	memset(st, 0, sizeof(*st));
 	st->st_ino = n->ino;
 	st->st_mode = n->mode;
+	st->st_uid = n->uid;
+	st->st_gid = n->gid;
 	st->st_nlink = 1;
 	if (S_ISDIR(n->mode)) {
 		st->st_nlink = 2;
@@ -335,7 +337,7 @@ static void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	if (!dir)
 		return;
-	r = dir->dops->mkdir(dir, name, &n);
+	r = dir->dops->mkdir(dir, name, fuse_req_ctx(req)->uid, &n);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;

@@ -1278,7 +1278,9 @@ static bool name_ok(const char *name)
 	return true;
 }
 
-static int rq_mkdir(struct node *dir, const char *name, struct node **out)
+/* rq/ is root's (0755, whatever -o mad_group= says): creator is root. */
+static int rq_mkdir(struct node *dir, const char *name, uid_t creator,
+		    struct node **out)
 {
 	struct port_dev *pd = dir->owner;
 	struct node *qdir;

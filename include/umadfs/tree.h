@@ -33,9 +33,11 @@ struct node_ops {
 
 /* Directories whose children users create and remove (agents/, rq/). */
 struct dir_ops {
-	/* Makes the child directory name under dir (tree lock not held);
-	 * returns it in *out, or -errno (EEXIST, EINVAL, ENOSPC...). */
-	int (*mkdir)(struct node *dir, const char *name, struct node **out);
+	/* Makes the child directory name under dir for the user creator
+	 * (tree lock not held); returns it in *out, or -errno (EEXIST,
+	 * EINVAL, ENOSPC...). */
+	int (*mkdir)(struct node *dir, const char *name, uid_t creator,
+		     struct node **out);
 	/* Removes child, a directory mkdir made; -EBUSY while in use. */
 	int (*rmdir)(struct node *dir, struct node *child);
 };
@@ -46,6 +48,8 @@ struct node {
 	struct node *children, *next_sibling; /* guarded by the tree lock */
 	char *name;
 	mode_t mode; /* S_IFDIR | 0555, S_IFREG | 0444, ... */
+	uid_t uid;   /* owner and group as stat shows them (and the kernel */
+	gid_t gid;   /* checks them): root's unless access.c says otherwise */
 	const struct node_ops *ops; /* NULL for directories */
 	const struct dir_ops *dops; /* directories with mkdir/rmdir, or NULL */
 	void *owner;                /* the CA, port or channel it belongs to */
