@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "umadfs/access.h"
 #include "umadfs/agents.h"
 #include "umadfs/channel.h"
 #include "umadfs/device.h"
@@ -122,6 +123,7 @@ static void register_write(fuse_req_t req, struct node *n, const char *buf,
 			   size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct channel *ch = n->owner;
+	bool privileged = textfile_opener_privileged(fi);
 	char why[256];
 	size_t start = 0, lineno = 0;
 
@@ -141,6 +143,9 @@ static void register_write(fuse_req_t req, struct node *n, const char *buf,
 		lineno++;
 		if (!madtext_is_blank(buf + start, len)) {
 			r = parse_registration(buf + start, len, &reg, why, sizeof(why));
+			/* Answering SMPs is the SMA's: no SMI class for the unprivileged. */
+			if (r == 0 && !privileged)
+				r = access_check_class(reg.mgmt_class, why, sizeof(why));
 			if (r == 0)
 				r = port_register(ch->pd->engine, &ch->sink, &reg, why,
 						  sizeof(why));
@@ -224,10 +229,15 @@ static const struct node_ops register_ops = {
 	.release = register_release,
 };
 
-int agents_add_register_file(struct node *dir, struct channel *ch)
+int agents_add_register_file(struct node *dir, struct channel *ch, uid_t owner)
 {
-	return tree_add(dir, "register", S_IFREG | 0600, &register_ops, ch, 0) ?
-		       0 : -ENOMEM;
+	struct node *n = tree_add(dir, "register", S_IFREG | 0600, &register_ops,
+				  ch, 0);
+
+	if (!n)
+		return -ENOMEM;
+	access_share_file(n, owner);
+	return 0;
 }
 
 /* ---- agents/ ---- */
@@ -258,9 +268,13 @@ static int agents_mkdir(struct node *dir, const char *name, uid_t creator,
 	cdir = tree_add(dir, name, S_IFDIR | 0755, NULL, ch, 0);
 	if (!cdir)
 		goto err_unlock;
+	/* The creator owns it: in the sticky agents/ of a group, other
+	 * members cannot rmdir it (the kernel checks). */
+	access_share_dir(cdir, creator, false);
 	/* From here every node holds a reference on the channel: its memory
 	 * lives until the kernel has forgotten the last of them. */
-	if (madfiles_add(cdir, ch) < 0 || agents_add_register_file(cdir, ch) < 0) {
+	if (madfiles_add(cdir, ch, creator) < 0 ||
+	    agents_add_register_file(cdir, ch, creator) < 0) {
 		tree_unlink(cdir); /* nodes without references: freed now */
 		goto err_unlock;
 	}
@@ -308,6 +322,7 @@ int agents_add_dir(struct node *port_dir, struct port_dev *pd)
 
 	if (!dir)
 		return -ENOMEM;
+	access_share_dir(dir, 0, true);
 	dir->dops = &agents_dir_ops;
 	return 0;
 }

@@ -52,9 +52,9 @@ static int port_setup(struct ca_dev *ca, int portnum, const umad_port_t *up,
 	pd->default_ch = channel_new(pd, "default");
 	if (!pd->default_ch)
 		return -ENOMEM;
-	r = madfiles_add(pd->dir, pd->default_ch);
+	r = madfiles_add(pd->dir, pd->default_ch, 0);
 	if (r == 0)
-		r = agents_add_register_file(pd->dir, pd->default_ch);
+		r = agents_add_register_file(pd->dir, pd->default_ch, 0);
 	if (r == 0)
 		r = agents_add_dir(pd->dir, pd);
 	if (r == 0)

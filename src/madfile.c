@@ -9,6 +9,7 @@
 
 #include <linux/fuse.h> /* FOPEN_STREAM: libfuse 3.14 has no field for it */
 
+#include "umadfs/access.h"
 #include "umadfs/channel.h"
 #include "umadfs/device.h"
 #include "umadfs/ibumad.h"
@@ -81,6 +82,9 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	/* Judged now, once: what the descriptor may send is what its opener
+	 * may, whoever writes to it later (the kernel's f_cred). */
+	of->privileged = access_opener_privileged(req);
 	/* rmdir of the channel's directory waits for these to close. */
 	of->user_of = ch;
 	__atomic_add_fetch(&ch->nusers, 1, __ATOMIC_RELAXED);
@@ -215,6 +219,13 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 				goto err_msgsize;
 			goto err_inval;
 		}
+		if (!of->privileged) {
+			r = access_check_mad(o->frame + IBUMAD_HDR_SIZE, err, sizeof(err));
+			if (r < 0) {
+				channel_set_error(ch, "line %zu: %s", lineno, err);
+				goto err_perm;
+			}
+		}
 		o->mad_len = mr.mad_len;
 		if (mr.timeout_ms >= 0)
 			o->timeout_ms = mr.timeout_ms;
@@ -277,6 +288,9 @@ err_inval:
 	goto out;
 err_msgsize:
 	fuse_reply_err(req, EMSGSIZE);
+	goto out;
+err_perm:
+	fuse_reply_err(req, EPERM);
 out:
 	for (size_t i = 0; i < nout; i++)
 		free(out[i].frame);
@@ -303,6 +317,15 @@ static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		channel_set_error(err_ch, "%s", why);
 		fuse_reply_err(req, -r);
 		return;
+	}
+	if (!of->privileged) {
+		r = access_check_mad((const uint8_t *)buf + IBUMAD_HDR_SIZE, why,
+				     sizeof(why));
+		if (r < 0) {
+			channel_set_error(err_ch, "frame not sent: %s", why);
+			fuse_reply_err(req, -r);
+			return;
+		}
 	}
 	/* A frame shorter than one MAD is sent zero-padded to 256 bytes. */
 	frame = calloc(1, IBUMAD_HDR_SIZE + mad_len);
@@ -402,7 +425,7 @@ static void setting_write(fuse_req_t req, struct node *n, const char *buf,
 
 static void setting_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	textfile_release(req, fi); /* free(NULL) for write opens */
+	textfile_release(req, fi);
 }
 
 static off_t setting_size(struct node *n)
@@ -476,15 +499,34 @@ static const struct node_ops report_ops = {
 	.size = report_size,
 };
 
-int madfiles_add(struct node *dir, struct channel *ch)
+static const struct {
+	const char *name;
+	mode_t mode;
+	const struct node_ops *ops;
+	int index;
+	bool shared; /* with -o mad_group= */
+} mad_files[] = {
+	{ "send", S_IFREG | 0200, &mad_ops, MF_SEND, true },
+	{ "recv", S_IFREG | 0400, &mad_ops, MF_RECV, true },
+	{ "umad", S_IFREG | 0600, &mad_ops, MF_UMAD, true },
+	{ "timeout_ms", S_IFREG | 0600, &setting_ops, SET_TIMEOUT, true },
+	{ "retries", S_IFREG | 0600, &setting_ops, SET_RETRIES, true },
+	{ "last_error", S_IFREG | 0444, &report_ops, 0, false },
+	{ "stats", S_IFREG | 0444, &report_ops, 1, false },
+};
+
+int madfiles_add(struct node *dir, struct channel *ch, uid_t owner)
 {
-	if (!tree_add(dir, "send", S_IFREG | 0200, &mad_ops, ch, MF_SEND) ||
-	    !tree_add(dir, "recv", S_IFREG | 0400, &mad_ops, ch, MF_RECV) ||
-	    !tree_add(dir, "umad", S_IFREG | 0600, &mad_ops, ch, MF_UMAD) ||
-	    !tree_add(dir, "timeout_ms", S_IFREG | 0600, &setting_ops, ch, SET_TIMEOUT) ||
-	    !tree_add(dir, "retries", S_IFREG | 0600, &setting_ops, ch, SET_RETRIES) ||
-	    !tree_add(dir, "last_error", S_IFREG | 0444, &report_ops, ch, 0) ||
-	    !tree_add(dir, "stats", S_IFREG | 0444, &report_ops, ch, 1))
-		return -ENOMEM;
+	for (size_t i = 0; i < sizeof(mad_files) / sizeof(mad_files[0]); i++) {
+		struct node *n = tree_add(dir, mad_files[i].name, mad_files[i].mode,
+					  mad_files[i].ops, ch, mad_files[i].index);
+
+		if (!n)
+			return -ENOMEM;
+		if (mad_files[i].shared)
+			access_share_file(n, owner);
+		else
+			n->uid = owner;
+	}
 	return 0;
 }

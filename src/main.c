@@ -16,6 +16,7 @@
 #include <fuse_lowlevel.h>
 
 #include "config.h"
+#include "umadfs/access.h"
 #include "umadfs/channel.h"
 #include "umadfs/device.h"
 #include "umadfs/fs.h"
@@ -28,13 +29,21 @@ struct umadfs_options {
 	char *first_arg;    /* the first non-option: source or mount point */
 	char *attrs;        /* attrs=auto|sysfs|smp */
 	char *queue_len;    /* queue_len=N: items per channel queue */
+	char *mad_group;    /* mad_group=GROUP: who else may use the MAD files */
+	int mad_group_smi;  /* and send SMPs and Sets too */
+	bool allow_other;   /* seen, and passed on to libfuse */
 };
+
+enum { KEY_ALLOW_OTHER };
 
 #define UMADFS_OPT(t, p) { t, offsetof(struct umadfs_options, p), 1 }
 
 static const struct fuse_opt umadfs_opts[] = {
 	UMADFS_OPT("attrs=%s", attrs),
 	UMADFS_OPT("queue_len=%s", queue_len),
+	UMADFS_OPT("mad_group=%s", mad_group),
+	UMADFS_OPT("mad_group_smi", mad_group_smi),
+	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
 	FUSE_OPT_END
 };
 
@@ -57,6 +66,10 @@ static int opt_proc(void *data, const char *arg, int key,
 {
 	struct umadfs_options *uo = data;
 
+	if (key == KEY_ALLOW_OTHER) {
+		uo->allow_other = true;
+		return 1;
+	}
 	if (key != FUSE_OPT_KEY_NONOPT || uo->first_arg)
 		return 1;
 	uo->first_arg = strdup(arg);
@@ -75,7 +88,13 @@ static void usage(const char *prog)
 	       "                           simulator (umad2sim), sysfs otherwise\n"
 	       "    -o queue_len=N         received MADs a channel queues before it\n"
 	       "                           drops (and counts) the newest: 1 to\n"
-	       "                           1000000 (default %u)\n\n"
+	       "                           1000000 (default %u)\n"
+	       "    -o mad_group=GROUP     the group (name or GID) may use the MAD\n"
+	       "                           files and make channels in agents/\n"
+	       "                           (modes 0660, 0220, 0440, 1770); needs\n"
+	       "                           allow_other.  SMPs (classes 0x01, 0x81)\n"
+	       "                           and Set/Delete methods stay root's\n"
+	       "    -o mad_group_smi       the group may send those too\n\n"
 	       "General options:\n"
 	       "    -h   --help            print help\n"
 	       "    -V   --version         print version\n"
@@ -220,6 +239,29 @@ int main(int argc, char *argv[])
 		}
 		channel_queue_limit = (unsigned)v;
 	}
+	if (uo.mad_group_smi && !uo.mad_group) {
+		fprintf(stderr, "umadfs: mad_group_smi needs mad_group=GROUP\n");
+		ret = 2;
+		goto err_args;
+	}
+	if (uo.mad_group) {
+		char why[128];
+
+		/* Without allow_other the kernel lets nobody else in at all. */
+		if (!uo.allow_other) {
+			fprintf(stderr, "umadfs: mad_group=%s needs allow_other: "
+				"without it no other user reaches the mount\n",
+				uo.mad_group);
+			ret = 2;
+			goto err_args;
+		}
+		if (access_set_group(uo.mad_group, uo.mad_group_smi, why,
+				     sizeof(why)) < 0) {
+			fprintf(stderr, "umadfs: mad_group=%s: %s\n", uo.mad_group, why);
+			ret = 2;
+			goto err_args;
+		}
+	}
 	log_init(opts.debug);
 	/* The kernel enforces the modes for everyone but root (which the
 	 * handlers check themselves), also with allow_other. */
@@ -304,6 +346,7 @@ int main(int argc, char *argv[])
 	fuse_opt_free_args(&args);
 	free(uo.attrs);
 	free(uo.queue_len);
+	free(uo.mad_group);
 	free(uo.first_arg);
 	log_info("stopped");
 	return ret;
@@ -321,6 +364,7 @@ err_args:
 	fuse_opt_free_args(&args);
 	free(uo.attrs);
 	free(uo.queue_len);
+	free(uo.mad_group);
 	free(uo.first_arg);
 	return ret;
 }

@@ -1069,7 +1069,7 @@ out:
 	return len;
 }
 
-/* Write opens keep no snapshot (fh 0); reads of them fail with EBADF. */
+/* Write opens keep no text; reads of them fail with EBADF. */
 static void value_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	textfile_open_settable(req, n, fi, value_show);
@@ -1083,7 +1083,7 @@ static void value_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 
 static void value_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	textfile_release(req, fi); /* free(NULL) for write opens */
+	textfile_release(req, fi);
 }
 
 static off_t value_size(struct node *n)

@@ -4,11 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "umadfs/access.h"
 #include "umadfs/textfile.h"
 #include "umadfs/tree.h"
 
 struct snapshot {
 	size_t len;
+	bool for_writing; /* no text: the open of a writer */
+	bool privileged;  /* a writer's opener (access.h), judged at open */
 	char text[];
 };
 
@@ -35,6 +38,7 @@ void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 		return;
 	}
 	s->len = (size_t)len;
+	s->for_writing = s->privileged = false;
 	memcpy(s->text, buf, (size_t)len);
 	fi->fh = (uintptr_t)s;
 	/* Reads must reach us whatever st_size said: the value is live. */
@@ -46,6 +50,8 @@ void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 void textfile_open_settable(fuse_req_t req, struct node *n,
 			    struct fuse_file_info *fi, textfile_show_fn show)
 {
+	struct snapshot *s;
+
 	if ((fi->flags & O_ACCMODE) == O_RDONLY) {
 		textfile_open(req, n, fi, show);
 		return;
@@ -54,10 +60,26 @@ void textfile_open_settable(fuse_req_t req, struct node *n,
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	/* Writes go to the node's write handler: no snapshot to keep. */
-	fi->fh = 0;
+	/* Writes go to the node's write handler: no text to keep, only who
+	 * opened (register judges lines by it). */
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	s->for_writing = true;
+	s->privileged = access_opener_privileged(req);
+	fi->fh = (uintptr_t)s;
 	fi->direct_io = 1;
-	fuse_reply_open(req, fi);
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		free(s);
+}
+
+bool textfile_opener_privileged(const struct fuse_file_info *fi)
+{
+	const struct snapshot *s = (const struct snapshot *)(uintptr_t)fi->fh;
+
+	return s && s->for_writing && s->privileged;
 }
 
 void textfile_read(fuse_req_t req, size_t size, off_t off,
@@ -65,7 +87,7 @@ void textfile_read(fuse_req_t req, size_t size, off_t off,
 {
 	struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
 
-	if (!s) {
+	if (!s || s->for_writing) {
 		fuse_reply_err(req, EBADF); /* opened for writing */
 		return;
 	}

@@ -4,12 +4,14 @@
 #ifndef UMADFS_AGENTS_H
 #define UMADFS_AGENTS_H
 
+#include <sys/types.h>
+
 struct node;
 struct port_dev;
 struct channel;
 
 int agents_add_dir(struct node *port_dir, struct port_dev *pd);
-/* The `register` file of a channel directory. */
-int agents_add_register_file(struct node *dir, struct channel *ch);
+/* The `register` file of a channel directory made by owner. */
+int agents_add_register_file(struct node *dir, struct channel *ch, uid_t owner);
 
 #endif

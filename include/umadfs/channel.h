@@ -53,6 +53,7 @@ struct chan_open {
 	struct channel *user_of;  /* the directory's channel it counts in nusers */
 	bool text;                /* recv (lines) vs umad (frames) */
 	bool private_channel;     /* the channel lives and dies with it */
+	bool privileged;          /* the opener may send SMPs and Sets */
 	struct line_rest rest;    /* of a line a short read cut (q.lock) */
 	char *send_frag;          /* a written line not yet ended by '\n' */
 	size_t send_frag_len;

@@ -4,9 +4,12 @@
 #ifndef UMADFS_MADFILE_H
 #define UMADFS_MADFILE_H
 
+#include <sys/types.h>
+
 struct node;
 struct channel;
 
-int madfiles_add(struct node *dir, struct channel *ch);
+/* owner: root's for a port's own files, the creator's in agents/. */
+int madfiles_add(struct node *dir, struct channel *ch, uid_t owner);
 
 #endif

@@ -4,6 +4,7 @@
 #ifndef UMADFS_TEXTFILE_H
 #define UMADFS_TEXTFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -19,9 +20,12 @@ typedef int (*textfile_show_fn)(struct node *n, char *buf, size_t cap);
 void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 		   textfile_show_fn show);
 /* For files that are also written (settings, register): a read-only open
- * gets a snapshot; an open for writing none (EACCES without a write bit). */
+ * gets a snapshot; an open for writing none (EACCES without a write bit),
+ * but the opener's privilege is kept for the write handler. */
 void textfile_open_settable(fuse_req_t req, struct node *n,
 			    struct fuse_file_info *fi, textfile_show_fn show);
+/* For a write handler: whether the opener may do everything (access.h). */
+bool textfile_opener_privileged(const struct fuse_file_info *fi);
 /* EBADF on a file opened for writing only. */
 void textfile_read(fuse_req_t req, size_t size, off_t off,
 		   struct fuse_file_info *fi);

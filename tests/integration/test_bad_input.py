@@ -275,9 +275,19 @@ def run_daemon(args, timeout=10):
     (["-o", "queue_len=-1", "MNT"], 2, "queue_len=-1: expected a number from 1 to 1000000"),
     (["-o", "queue_len=0", "MNT"], 2, "queue_len=0: expected a number from 1 to 1000000"),
     (["-o", "queue_len=4294967301", "MNT"], 2, "queue_len=4294967301: expected a number"),
+    (["-o", "allow_other,mad_group=no-such-group-umadfs", "MNT"], 2,
+     "umadfs: mad_group=no-such-group-umadfs: no such group"),
+    (["-o", "allow_other,mad_group=12x", "MNT"], 2,
+     "umadfs: mad_group=12x: expected a group name or a GID below 4294967295"),
+    (["-o", "allow_other,mad_group=", "MNT"], 2, "umadfs: mad_group=: no such group"),
+    (["-o", "mad_group=root", "MNT"], 2, "umadfs: mad_group=root needs allow_other"),
+    (["-o", "allow_other,mad_group_smi", "MNT"], 2,
+     "umadfs: mad_group_smi needs mad_group=GROUP"),
 ], ids=["no-mountpoint", "only-f", "attrs-bogus", "attrs-empty",
         "queue_len-too-big", "queue_len-not-a-number", "queue_len-negative",
-        "queue_len-zero", "queue_len-wraps"])
+        "queue_len-zero", "queue_len-wraps", "mad_group-unknown",
+        "mad_group-bad-number", "mad_group-empty", "mad_group-without-allow_other",
+        "mad_group_smi-alone"])
 def test_command_line_misuse(tmp_path, args, status, msg):
     """Refused before anything is scanned or mounted: no fabric needed."""
     mnt = tmp_path / "mnt"

@@ -105,7 +105,8 @@ def test_man_page_lists_every_help_option():
     # What the parser must find, so that it cannot pass by finding nothing.
     assert {"-h", "--help", "-V", "--version", "-f", "-d", "-s",
             "-o"} <= dashed
-    assert {"attrs", "queue_len", "allow_other", "allow_root",
+    assert {"attrs", "queue_len", "mad_group", "mad_group_smi", "allow_other",
+            "allow_root",
             "auto_unmount", "debug", "clone_fd", "max_threads",
             "max_idle_threads"} <= onames
     page = _render_man(MAN)
@@ -125,12 +126,14 @@ def test_man_page_sections_and_errors():
     _need("groff")
     page = _render_man(MAN)
     for sec in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "THE TREE",
-                "FILES", "TEXT FORMAT", "ERRORS", "EXAMPLES", "SEE ALSO"):
+                "FILES", "TEXT FORMAT", "ERRORS", "EXAMPLES", "SECURITY",
+                "SEE ALSO"):
         assert re.search(r"^%s$" % sec, page, re.M), sec
     assert "umadfs [options] [SOURCE] MOUNTPOINT" in page
     errors = page.split("\nERRORS\n", 1)[1].split("\nEXAMPLES\n", 1)[0]
     for e in ("EINVAL", "EMSGSIZE", "EACCES", "EAGAIN", "EBUSY", "ENODEV",
-              "EINTR", "ENOSPC", "EIO", "ENETDOWN", "EOPNOTSUPP", "EEXIST"):
+              "EINTR", "ENOSPC", "EIO", "ENETDOWN", "EOPNOTSUPP", "EEXIST",
+              "EPERM"):
         assert re.search(r"^ +%s\b" % e, errors, re.M), e
     # Every file of docs/files.md's tables is described.
     files_md = (REPO / "docs" / "files.md").read_text()
