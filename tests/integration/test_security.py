@@ -13,6 +13,8 @@ else).  The mounts use allow_other at a mount point under a 0755 dir.
   another node, compared with perfquery) but an SMP or a Set/Delete is
   refused with EPERM and a reason; non-members still get EACCES.
 - -o mad_group=G,mad_group_smi: members may send SMPs and Sets too.
+- What a descriptor may send is its opener's: root writing to a member's
+  descriptor (passed over a socket) is refused an SMP too.
 """
 
 import errno
@@ -21,6 +23,7 @@ import json
 import os
 import pwd
 import shutil
+import socket
 import stat
 import subprocess
 import tempfile
@@ -434,3 +437,53 @@ out["set line"] = recv_line(P)
     out = run_as(ids, m, 'out["send"] = attempt(open_close, P + "/send", os.O_WRONLY)',
                  member=False)
     assert out["send"] == "EACCES", out
+
+
+# ---------------------------------------------------------------------------
+# the opener's credentials, not the writer's
+
+
+def test_privilege_is_the_openers(ids, sec_fabric, open_mount):
+    """A member opens send and hands the descriptor to root (SCM_RIGHTS):
+    root writing an SMP to it is refused, as the kernel judges write() by
+    the file's opener (f_cred); a GSI Get goes out."""
+    m = open_mount("mad_group=" + GROUP)
+    p = m.path(PORT)
+    lid2 = lid_of(sec_fabric, "Hca2")
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        uid, gid = ids["uid"], ids["gid"]
+        code = PRELUDE + """
+import socket
+s = socket.socket(fileno=int(sys.argv[2]))
+fd = os.open(P + "/send", os.O_WRONLY)
+socket.send_fds(s, [b"x"], [fd])
+"""
+        cp = subprocess.run(
+            ["setpriv", "--reuid=%d" % uid, "--regid=%d" % gid,
+             "--groups=%d" % ids["mad_gid"], "--", "/usr/bin/python3", "-c", code,
+             str(p), str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),), cwd="/", env={"PATH": "/usr/bin:/bin"},
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+        assert cp.returncode == 0, cp.stderr
+        _, fds, _, _ = socket.recv_fds(mine, 16, 1)
+    finally:
+        mine.close()
+        theirs.close()
+    fd = fds[0]
+    try:
+        with pytest.raises(OSError) as ei:
+            os.write(fd, b"class=smi-dr method=get attr=NodeInfo dr=0,1\n")
+        assert ei.value.errno == errno.EPERM
+        assert read_text(p / "last_error").startswith(
+            "line 1: class smi-dr (0x81) " + SMI_REASON)
+        line = b"class=perf method=get attr=PortCounters lid=%d data=00010000 tid=0xa0\n" % lid2
+        assert os.write(fd, line) == len(line)
+    finally:
+        os.close(fd)
+    rfd = os.open(p / "recv", os.O_RDONLY)
+    try:
+        ln = os.read(rfd, 65536).decode()
+    finally:
+        os.close(rfd)
+    assert mt.parse_line(ln).tid == 0xa0 and symbol_errors(ln) == SYMBOL_ERRORS["Hca2"]
