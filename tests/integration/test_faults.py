@@ -1,9 +1,10 @@
 """Faults and load (issue 6) on the simulated fabric: links going down and
 coming back under a mounted port, packet loss, the simulator dropping the
-daemon or dying, and SIGTERM with many blocked readers and requests in
-flight.  Every test uses a fabric of its own (make_fabric) because it
-changes the fabric's state through ibsim's console (see
-`ibsim/sim_cmd.c`: Unlink, ReLink, Error, Attached, X).
+daemon (`X`) or dying (SIGKILL), SIGTERM with many blocked readers and
+requests in flight, and a soak of 20,000 requests on 16 channels.  Every
+test uses a fabric of its own (make_fabric) because it changes the
+fabric's state through ibsim's console (see `ibsim/sim_cmd.c`: Unlink,
+ReLink, Error, Attached, X) or loads it.
 
 Layout (two-switch.net) seen from Hca1:
   dr=0        Hca1 itself          dr=0,1,7,1  Hca3 (via Switch1[7]-Switch2[7])
@@ -50,8 +51,8 @@ def stats(m):
     return out
 
 
-def write_send(m, text):
-    fd = os.open(pdir(m) / "send", os.O_WRONLY)
+def write_send(m, text, path=None):
+    fd = os.open(path or pdir(m) / "send", os.O_WRONLY)
     try:
         return os.write(fd, text.encode())
     finally:
@@ -305,62 +306,149 @@ def daemon_clients(f, pid):
     return ids, out
 
 
-def check_cut_off(m, blocked):
-    """After the daemon lost the simulator: a reader blocked before, and a
-    new write + read, end with an error or a timeout item, never hang;
-    attribute reads answer or fail with EIO.  Returns what was seen."""
-    seen = {}
-    p = pdir(m)
-    # A new request: the write succeeds or fails; a line comes back anyway.
-    kind, v = bounded(lambda: write_send(
-        m, "class=smi-dr method=get attr=NodeInfo dr=0 timeout=200 "
-           "retries=0 tid=0x77\n"), 3)
-    assert kind != "hang", "write to send hung"
-    seen["write"] = v if kind == "ok" else errno.errorcode[v.errno]
-    if kind == "err":
-        assert v.errno in (errno.EIO, errno.ENODEV, errno.ENETDOWN,
-                           errno.ECONNREFUSED, errno.ENOTCONN), v
-    blocked.join(3)
-    assert not blocked.is_alive(), "reader blocked before the cut still blocked"
-    seen["blocked_reader"] = blocked.result
-    if kind == "ok":
-        res = blocked.result
-        assert res[0] == "data" and "tid=0x77" in res[1] and \
-            "error=timeout" in res[1], res
-    for name in ("state", "phys_state", "lid", "rate", "node_guid"):
-        path = p / name if name != "node_guid" else m.path("ibsim0/node_guid")
-        kind, v = bounded(lambda: read_text(path), 5)
-        assert kind != "hang", "%s read hung" % name
-        if kind == "err":
-            assert v.errno == errno.EIO, (name, v)
-            seen[name] = "EIO"
-        else:
-            seen[name] = v.strip()
-    return seen
-
-
 class BlockedReader(threading.Thread):
-    def __init__(self, path):
+    """One read(2) of a MAD file, started before a fault."""
+
+    def __init__(self, path, flags=os.O_RDONLY):
         super().__init__(daemon=True)
-        self.fd = os.open(path, os.O_RDONLY)
+        self.path = path
+        self.fd = os.open(path, flags)
         self.result = None
 
     def run(self):
         try:
-            self.result = ("data", os.read(self.fd, 1 << 16).decode())
+            self.result = ("data", os.read(self.fd, 1 << 16))
         except OSError as e:
             self.result = ("err", errno.errorcode[e.errno])
         finally:
             os.close(self.fd)
 
 
-# test_simulator_drops_daemon / test_simulator_killed: not delivered yet.
-# After `X <client>` (ibsim only forgets the client: sim's disconnect_client
-# sets pid = 0 and keeps the socket) or SIGKILL of ibsim, a request written
-# to `send` produced no timeout line within 3 s on a reader blocked before
-# the cut (the write itself returned; after ibsim died the daemon logs
-# "MAD 1 of the write not sent: Connection refused").  Unmount was clean.
-# See the report of issue 6.
+def mount_with_blocked_readers(make_fabric, mount):
+    """A quiet fabric (opensm stopped once all is ACTIVE), a mount on Hca1,
+    and readers parked on the port's recv, a umad fd and a channel's recv."""
+    f = active_fabric(make_fabric)
+    f.stop_opensm("Hca3")
+    m = mount("Hca1", fabric=f)
+    p = pdir(m)
+    assert read_text(p / "state") == "4: ACTIVE\n"
+    os.mkdir(p / "agents" / "a")
+    rs = [BlockedReader(p / "recv"), BlockedReader(p / "umad", os.O_RDWR),
+          BlockedReader(p / "agents" / "a" / "recv")]
+    for r in rs:
+        r.start()
+    time.sleep(0.3)
+    assert not any(r.result for r in rs), [r.result for r in rs]
+    return f, m, rs
+
+
+def check_cut_off(m, readers, t_fault, expect_in_error):
+    """After the daemon lost the simulator (at t_fault): readers parked
+    before it end with EIO, new writes fail with EIO and last_error says
+    why, poll says POLLERR, port attributes that need the SMA fail with EIO
+    at once (the CA's, from sysfs, still answer), and unmount is prompt
+    and clean.  Every step is bounded: a hang fails, never stalls."""
+    p = pdir(m)
+    for r in readers:
+        r.join(10)
+        assert not r.is_alive(), "%s: reader still blocked 10 s after the " \
+            "fault" % r.path
+        assert r.result == ("err", "EIO"), (r.path, r.result)
+    t_readers = time.monotonic() - t_fault
+
+    for path in (p / "send", p / "agents" / "a" / "send"):
+        kind, v = bounded(lambda: write_send(
+            m, "class=smi-dr method=get attr=NodeInfo dr=0 tid=0x77\n", path), 5)
+        assert kind == "err" and v.errno == errno.EIO, (path, kind, v)
+    err = read_text(p / "last_error")
+    assert "transport is down" in err and expect_in_error in err, err
+    kind, v = bounded(lambda: umad_write_nodeinfo(p / "umad"), 5)
+    assert kind == "err" and v.errno == errno.EIO, (kind, v)
+
+    # A read opened now fails at once too; poll reports POLLERR.
+    fd = os.open(p / "recv", os.O_RDONLY)
+    try:
+        po = select.poll()
+        po.register(fd, select.POLLIN)
+        ev = po.poll(2000)
+        assert ev and ev[0][1] & select.POLLERR, ev
+        kind, v = bounded(lambda: os.read(fd, 4096), 5)
+        assert kind == "err" and v.errno == errno.EIO, (kind, v)
+    finally:
+        os.close(fd)
+
+    # Port attributes come from a PortInfo SMP under the simulator: EIO at
+    # once.  The CA's come from (umad2sim's) sysfs: they still answer.
+    for name in ("state", "phys_state", "lid", "sm_lid", "rate", "port_guid"):
+        t0 = time.monotonic()
+        kind, v = bounded(lambda: read_text(p / name), 5)
+        assert kind == "err" and v.errno == errno.EIO, (name, kind, v)
+        assert time.monotonic() - t0 < 1.0, "%s took %.1fs" % (
+            name, time.monotonic() - t0)
+    for name in ("node_guid", "fw_ver", "num_ports"):
+        kind, v = bounded(lambda: read_text(m.path("ibsim0", name)), 5)
+        assert kind == "ok" and v.strip(), (name, kind, v)
+
+    t0 = time.monotonic()
+    r = m.unmount()
+    dt = time.monotonic() - t0
+    assert r.clean, r
+    assert dt < 5, "unmount took %.1fs" % dt
+    assert "the transport is down" in m.log_text()
+    return t_readers, dt
+
+
+def umad_write_nodeinfo(path):
+    frame = mt.pack_umad(mt.dr_smp(0x11, path=(0,), tid=0x99), timeout_ms=200)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        return os.write(fd, frame)
+    finally:
+        os.close(fd)
+
+
+def test_simulator_drops_daemon(make_fabric, mount):
+    """`X <client>` on ibsim's console: ibsim forgets the client (its slot's
+    pid is zeroed, its socket no longer read), so everything the daemon
+    sends vanishes and nothing comes back - no error anywhere.  An
+    attribute read (a PortInfo SMP through the engine) times out, is not
+    given back, the probe of the port's own SMA is not answered either:
+    the transport is declared down."""
+    f, m, readers = mount_with_blocked_readers(make_fabric, mount)
+    p = pdir(m)
+    ids, out = daemon_clients(f, m.proc.pid)
+    assert len(ids) == 1, out
+    console(f, "X %d" % ids[0])
+    t_fault = time.monotonic()
+    assert not daemon_clients(f, m.proc.pid)[0]
+    # Nothing tells the daemon: this read waits out its request (0.6 s +
+    # 1 s), then the probe (1.5 s + 0.2 s).
+    kind, v = bounded(lambda: read_text(p / "state"), 15)
+    assert kind == "err" and v.errno == errno.EIO, (kind, v)
+    t_attr = time.monotonic() - t_fault
+    t_readers, t_umount = check_cut_off(
+        m, readers, t_fault, "neither answered nor given back")
+    print("X client: first attribute read EIO after %.2fs, blocked readers "
+          "EIO after %.2fs, unmount %.2fs" % (t_attr, t_readers, t_umount))
+
+
+def test_simulator_killed(make_fabric, mount):
+    """ibsim killed with SIGKILL: umad2sim's writes to its socket fail with
+    ECONNREFUSED (reads just never return anything).  The first send after
+    it fails with EIO, the probe's send fails too: down at once."""
+    f, m, readers = mount_with_blocked_readers(make_fabric, mount)
+    f.proc.kill()
+    f.proc.wait(5)
+    t_fault = time.monotonic()
+    kind, v = bounded(lambda: write_send(
+        m, "class=smi-dr method=get attr=NodeInfo dr=0 tid=0x76\n"), 5)
+    assert kind == "err" and v.errno == errno.EIO, (kind, v)
+    # umad2sim's send fails with ECONNREFUSED or ENOTCONN (its socket is
+    # connected to ibsim's, which is gone).
+    t_readers, t_umount = check_cut_off(m, readers, t_fault,
+                                        "umad_send failed")
+    print("ibsim killed: blocked readers EIO after %.2fs, unmount %.2fs"
+          % (t_readers, t_umount))
 
 
 # ---------------------------------------------------------------------------
@@ -426,3 +514,4 @@ def test_sigterm_under_load(make_fabric, mount):
     print("SIGTERM: exit %.3fs, unmounted %.3fs, last reader %.3fs, %s" % (
         dt_exit, dt_umount, last,
         {errno.errorcode.get(k, k): v for k, v in errs.items()}))
+
