@@ -22,6 +22,7 @@
 #include "umadfs/log.h"
 #include "umadfs/rq.h"
 #include "umadfs/supervisor.h"
+#include "umadfs/textfile.h"
 #include "umadfs/tree.h"
 
 struct umadfs_options {
@@ -293,6 +294,7 @@ int main(int argc, char *argv[])
 	 * engines are still there. */
 	tree_destroy();
 	channels_drop_opens();
+	textfile_drop_opens();
 	devices_close();
 	/* After a lazy detach the path may name something else by now:
 	 * unmount only if the connection is still there.  With it gone
