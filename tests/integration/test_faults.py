@@ -349,6 +349,7 @@ def check_cut_off(m, readers, t_fault, expect_in_error):
     at once (the CA's, from sysfs, still answer), and unmount is prompt
     and clean.  Every step is bounded: a hang fails, never stalls."""
     p = pdir(m)
+    slow = 6 if fab.umadfs_wrapper() else 1     # as the harness's timeouts
     for r in readers:
         r.join(10)
         assert not r.is_alive(), "%s: reader still blocked 10 s after the " \
@@ -383,7 +384,7 @@ def check_cut_off(m, readers, t_fault, expect_in_error):
         t0 = time.monotonic()
         kind, v = bounded(lambda: read_text(p / name), 5)
         assert kind == "err" and v.errno == errno.EIO, (name, kind, v)
-        assert time.monotonic() - t0 < 1.0, "%s took %.1fs" % (
+        assert time.monotonic() - t0 < 1.0 * slow, "%s took %.1fs" % (
             name, time.monotonic() - t0)
     for name in ("node_guid", "fw_ver", "num_ports"):
         kind, v = bounded(lambda: read_text(m.path("ibsim0", name)), 5)
@@ -393,7 +394,8 @@ def check_cut_off(m, readers, t_fault, expect_in_error):
     r = m.unmount()
     dt = time.monotonic() - t0
     assert r.clean, r
-    assert dt < 5, "unmount took %.1fs" % dt
+    limit = 30 if fab.umadfs_wrapper() else 5   # valgrind's leak check
+    assert dt < limit, "unmount took %.1fs" % dt
     assert "the transport is down" in m.log_text()
     return t_readers, dt
 
