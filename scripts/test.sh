@@ -62,6 +62,7 @@ if [[ ${UMADFS_SKIP_VALGRIND:-0} != 1 ]]; then
 		tests/integration/test_agents.py \
 		tests/integration/test_faults.py::test_simulator_drops_daemon \
 		tests/integration/test_faults.py::test_simulator_killed \
+		tests/integration/test_faults.py::test_simulator_frozen_then_back \
 		-k "$VALGRIND_DESELECT" || rc=$?
 fi
 

@@ -453,6 +453,41 @@ def test_simulator_killed(make_fabric, mount):
           % (t_readers, t_umount))
 
 
+def test_simulator_frozen_then_back(make_fabric, mount):
+    """ibsim stopped (SIGSTOP): nothing comes back, as after `X`, and the
+    transport is declared down; once it runs again (SIGCONT) it answers
+    the probes queued meanwhile, and the port works again in the same
+    mount: attributes, new requests and their answers."""
+    f, m, readers = mount_with_blocked_readers(make_fabric, mount)
+    p = pdir(m)
+    os.kill(f.proc.pid, signal.SIGSTOP)
+    try:
+        t_fault = time.monotonic()
+        kind, v = bounded(lambda: read_text(p / "state"), 15)
+        assert kind == "err" and v.errno == errno.EIO, (kind, v)
+        for r in readers:
+            r.join(10)
+            assert r.result == ("err", "EIO"), (r.path, r.result)
+        t_down = time.monotonic() - t_fault
+        kind, v = bounded(lambda: write_send(
+            m, "class=smi-dr method=get attr=NodeInfo dr=0 tid=0x78\n"), 5)
+        assert kind == "err" and v.errno == errno.EIO, (kind, v)
+    finally:
+        os.kill(f.proc.pid, signal.SIGCONT)
+    t_back = time.monotonic()
+    wait_file(p / "state", "4: ACTIVE\n", 10)
+    t_back = time.monotonic() - t_back
+    tids = list(range(0x9000, 0x9000 + 20))
+    with Recv(m) as r:
+        write_send(m, nodeinfo_lines(tids, TO_HCA3, 1000, 1))
+        resp, tmo = one_item_per_tid(r.lines(20, timeout=5), tids)
+    assert not tmo and len(resp) == 20
+    log = m.log_text()
+    assert "the transport is down" in log and "the transport is back" in log
+    print("ibsim stopped: down after %.2fs; continued: up again after %.2fs"
+          % (t_down, t_back))
+
+
 # ---------------------------------------------------------------------------
 # 4. SIGTERM under load
 
