@@ -17,6 +17,8 @@ UMADFS_PACKAGES=(
 	man-db groff-base debhelper dpkg-dev fakeroot lintian systemd
 	# the user guide's commands (tests/integration/test_guide.py)
 	xxd
+	# the memcheck pass of scripts/test.sh
+	valgrind
 )
 
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }

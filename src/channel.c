@@ -57,6 +57,8 @@ struct channel *channel_new(struct port_dev *pd, const char *name)
 	ch->retries = CHANNEL_RETRIES_DEFAULT;
 	pthread_mutex_lock(&all_lock);
 	ch->q.dead = all_released;
+	if (pd && pd->engine)
+		ch->q.err = port_transport(pd->engine, NULL, 0);
 	ch->next_all = all_channels;
 	all_channels = ch;
 	pthread_mutex_unlock(&all_lock);
@@ -129,6 +131,15 @@ void channels_release_all(void)
 	pthread_mutex_unlock(&all_lock);
 }
 
+void channels_set_transport(struct port_dev *pd, int err)
+{
+	pthread_mutex_lock(&all_lock);
+	for (struct channel *ch = all_channels; ch; ch = ch->next_all)
+		if (ch->pd == pd)
+			readq_set_error(&ch->q, err);
+	pthread_mutex_unlock(&all_lock);
+}
+
 void channel_set_error(struct channel *ch, const char *fmt, ...)
 {
 	char msg[sizeof(ch->last_error)];
@@ -187,6 +198,23 @@ int channel_send(struct channel *ch, void *frame, size_t mad_len,
 		pthread_mutex_unlock(&ch->q.lock);
 	}
 	return r;
+}
+
+void channel_strerror(struct channel *ch, int r, char *buf, size_t len)
+{
+	char why[320] = "";
+
+	if (r == -EIO && ch->pd && ch->pd->engine) {
+		if (port_transport(ch->pd->engine, why, sizeof(why)))
+			snprintf(buf, len, "%s (the port's transport is down: %s)",
+				 strerror(EIO), why);
+		else if (why[0])
+			snprintf(buf, len, "%s (%s)", strerror(EIO), why);
+		else
+			snprintf(buf, len, "%s", strerror(EIO));
+		return;
+	}
+	snprintf(buf, len, "%s", strerror(-r));
 }
 
 /* ---- reading ---- */

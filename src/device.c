@@ -115,9 +115,15 @@ int devices_scan(struct node *root, enum attr_source source)
 	return ncas;
 }
 
+static void port_transport_changed(void *ctx, int err)
+{
+	channels_set_transport(ctx, err);
+}
+
 static void port_start(struct port_dev *pd)
 {
-	int r = port_open(&pd->engine, pd->ca->name, pd->portnum);
+	int r = port_open(&pd->engine, pd->ca->name, pd->portnum,
+			  port_transport_changed, pd);
 
 	if (r < 0) {
 		pd->engine = NULL;

@@ -43,6 +43,20 @@ int localmad_pma_get(struct port *engine, unsigned lid, unsigned attr_id,
 	return 0;
 }
 
+void localmad_smp_frame(uint8_t *frame, unsigned attr_id, unsigned attr_mod)
+{
+	uint8_t *mad = frame + IBUMAD_HDR_SIZE;
+
+	memset(frame, 0, IBUMAD_HDR_SIZE + IBUMAD_MAD_SIZE);
+	/* LID 0xffff (permissive) on QP0: the directed route starts here. */
+	umad_set_addr(frame, 0xffff, 0, 0, 0);
+	mad_header(mad, IB_SMI_DIRECT_CLASS, 1, attr_id, attr_mod);
+	mad_set_field(mad, 0, IB_DRSMP_HOPCNT_F, 0);
+	mad_set_field(mad, 0, IB_DRSMP_HOPPTR_F, 0);
+	mad_set_field(mad, 0, IB_DRSMP_DRSLID_F, 0xffff);
+	mad_set_field(mad, 0, IB_DRSMP_DRDLID_F, 0xffff);
+}
+
 int localmad_smp_get(struct port *engine, unsigned attr_id, unsigned attr_mod,
 		     uint8_t data[IB_SMP_DATA_SIZE])
 {
@@ -53,15 +67,7 @@ int localmad_smp_get(struct port *engine, unsigned attr_id, unsigned attr_mod,
 
 	if (!engine)
 		return -ENODEV;
-	memset(frame, 0, sizeof(frame));
-	/* LID 0xffff (permissive) on QP0: the directed route starts here. */
-	umad_set_addr(frame, 0xffff, 0, 0, 0);
-	mad_header(mad, IB_SMI_DIRECT_CLASS, 1, attr_id, attr_mod);
-	mad_set_field(mad, 0, IB_DRSMP_HOPCNT_F, 0);
-	mad_set_field(mad, 0, IB_DRSMP_HOPPTR_F, 0);
-	mad_set_field(mad, 0, IB_DRSMP_DRSLID_F, 0xffff);
-	mad_set_field(mad, 0, IB_DRSMP_DRDLID_F, 0xffff);
-
+	localmad_smp_frame(frame, attr_id, attr_mod);
 	r = port_query(engine, frame, sizeof(frame), &mad_len,
 		       LOCALMAD_TIMEOUT_MS, LOCALMAD_RETRIES);
 	if (r < 0)

@@ -135,8 +135,11 @@ static int send_parsed(fuse_req_t req, struct channel *ch, struct out_mad *out,
 				     out[i].timeout_ms, out[i].retries);
 
 		if (r < 0) {
+			char why[400];
+
+			channel_strerror(ch, r, why, sizeof(why));
 			channel_set_error(ch, "MAD %zu of the write not sent: %s",
-					  i + 1, strerror(-r));
+					  i + 1, why);
 			/* What went out stays out: report a short write. */
 			if (i && out[i - 1].end)
 				return fuse_reply_write(req, out[i - 1].end);
@@ -309,7 +312,7 @@ static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
 	const struct ib_user_mad *in = (const void *)buf;
 	size_t mad_len;
 	uint8_t *frame;
-	char why[256];
+	char why[400];
 	int r;
 
 	r = umadframe_check(buf, size, &mad_len, why, sizeof(why));
@@ -337,7 +340,8 @@ static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
 	r = channel_send(ch, frame, mad_len, (int)in->timeout_ms, (int)in->retries);
 	free(frame);
 	if (r < 0) {
-		channel_set_error(err_ch, "frame not sent: %s", strerror(-r));
+		channel_strerror(ch, r, why, sizeof(why));
+		channel_set_error(err_ch, "frame not sent: %s", why);
 		fuse_reply_err(req, r == -EBUSY ? EAGAIN : -r);
 		return;
 	}

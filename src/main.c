@@ -23,6 +23,7 @@
 #include "umadfs/log.h"
 #include "umadfs/rq.h"
 #include "umadfs/supervisor.h"
+#include "umadfs/textfile.h"
 #include "umadfs/tree.h"
 
 struct umadfs_options {
@@ -331,10 +332,13 @@ int main(int argc, char *argv[])
 		log_err("session loop: %s", strerror(-ret));
 	ret = ret < 0 && ret != -ENODEV ? 1 : 0;
 	detached = supervisor_stop();
-	/* The tree first: agents/ channels drop their agents while the
-	 * engines are still there. */
-	tree_destroy();
+	/* Open files whose RELEASE never came first, while their channels
+	 * are still listed (tree_destroy() frees agents/ channels); then the
+	 * tree: agents/ channels drop their agents while the engines are
+	 * still there. */
 	channels_drop_opens();
+	textfile_drop_opens();
+	tree_destroy();
 	devices_close();
 	/* After a lazy detach the path may name something else by now:
 	 * unmount only if the connection is still there.  With it gone

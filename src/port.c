@@ -9,6 +9,8 @@
 #include <endian.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include <infiniband/mad.h>
 
 #include "umadfs/ibumad.h"
+#include "umadfs/localmad.h"
 #include "umadfs/log.h"
 #include "umadfs/port.h"
 
@@ -28,12 +31,20 @@
 #define RECV_BUF_MAX (16u << 20)          /* largest RMPP message accepted */
 #define EXPIRE_GRACE_MS 1000              /* past the deadline, before the engine gives up */
 
+/* The liveness probe (see liveness_step()): a NodeInfo SMP to the port's
+ * own SMA, which answers within microseconds, link up or down. */
+#define PROBE_TIMEOUT_MS 500
+#define PROBE_RETRIES 2
+#define PROBE_GRACE_MS 200
+#define PROBE_DOWN_INTERVAL_MS 1000 /* while down: how often to try again */
+
 struct pending {
 	struct mad_sink *sink; /* NULL: slot free */
 	uint64_t caller_tid;
 	uint32_t wire_tid;
 	int agent, timeout_ms, retries_left;
 	int64_t deadline_ms; /* when the kernel would give up: timeout x (retries + 1) */
+	int grace_ms;        /* then how long the engine waits to be told */
 	/* The request's umad header and MAD header, for the timeout item the
 	 * engine makes itself if the transport never reports one. */
 	uint8_t head[IBUMAD_HDR_SIZE + 24];
@@ -71,7 +82,19 @@ struct port {
 	 * has been called, so port_cancel_sink can wait a delivery out. */
 	pthread_mutex_t dispatch_lock;
 
+	/* Liveness of the transport (see liveness_step()); receiver only. */
+	port_transport_fn on_transport;
+	void *transport_ctx;
+	struct mad_sink probe_sink;
+	bool probe_sent;
+	int probe_result;       /* by probe_deliver: 1 answered, -1 not */
+	int64_t next_probe_ms;  /* while down */
+	int probe_wanted;       /* any thread (atomic) */
+
 	pthread_mutex_t lock; /* guards everything below */
+	bool down;            /* written by the receiver only */
+	char trigger[160];    /* what made the engine probe last */
+	char why[320];        /* why it is down */
 	struct pending pending[PENDING_MAX];
 	uint32_t free_slots[PENDING_MAX];
 	unsigned nfree;
@@ -357,8 +380,41 @@ static struct mad_sink *registered_sink(struct port *p, const uint8_t *mad)
 	return NULL;
 }
 
-int port_send(struct port *p, struct mad_sink *sink, void *frame,
-	      size_t mad_len, int timeout_ms, int retries)
+/* Errors of umad_send/umad_recv that say something about one MAD, the
+ * moment or memory, not about the transport.  Any other makes the engine
+ * probe the transport. */
+static bool transient(int err)
+{
+	switch (err) {
+	case EAGAIN: case EINTR: case ENOMEM: case ENOBUFS: case EINVAL:
+	case EMSGSIZE: case EBUSY: case ENOSPC: case ETIMEDOUT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Asks the receiver thread for a liveness probe, saying why.  Any thread. */
+static void want_probe(struct port *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void want_probe(struct port *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&p->lock);
+	if (!p->down) {
+		va_start(ap, fmt);
+		vsnprintf(p->trigger, sizeof(p->trigger), fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&p->lock);
+	__atomic_store_n(&p->probe_wanted, 1, __ATOMIC_RELEASE);
+}
+
+/* port_send(), and the probe's own send (probe: even while down). */
+static int send_request(struct port *p, struct mad_sink *sink, void *frame,
+			size_t mad_len, int timeout_ms, int retries, bool probe)
 {
 	uint8_t *mad = (uint8_t *)frame + IBUMAD_HDR_SIZE;
 	bool answered = timeout_ms > 0 && !mad_is_response(mad);
@@ -366,6 +422,10 @@ int port_send(struct port *p, struct mad_sink *sink, void *frame,
 	int agent, r;
 
 	pthread_mutex_lock(&p->lock);
+	if (p->down && !probe) {
+		pthread_mutex_unlock(&p->lock);
+		return -EIO;
+	}
 	agent = agent_for(p, sink, mad);
 	if (agent < 0) {
 		pthread_mutex_unlock(&p->lock);
@@ -386,6 +446,7 @@ int port_send(struct port *p, struct mad_sink *sink, void *frame,
 		e->timeout_ms = timeout_ms;
 		e->retries_left = retries;
 		e->deadline_ms = now_ms() + (int64_t)timeout_ms * (retries + 1);
+		e->grace_ms = probe ? PROBE_GRACE_MS : EXPIRE_GRACE_MS;
 		p->generation++;
 		e->wire_tid = (p->generation << PENDING_BITS) | slot;
 		memcpy(e->head, frame, sizeof(e->head));
@@ -407,8 +468,20 @@ int port_send(struct port *p, struct mad_sink *sink, void *frame,
 			p->free_slots[p->nfree++] = slot;
 		}
 		pthread_mutex_unlock(&p->lock);
+		if (!transient(-r)) {
+			/* The device or the simulator refused it: as the
+			 * kernel's umad device once the port is gone, EIO. */
+			want_probe(p, "umad_send failed: %s", strerror(-r));
+			r = -EIO;
+		}
 	}
 	return r;
+}
+
+int port_send(struct port *p, struct mad_sink *sink, void *frame,
+	      size_t mad_len, int timeout_ms, int retries)
+{
+	return send_request(p, sink, frame, mad_len, timeout_ms, retries, false);
 }
 
 void port_cancel_sink(struct port *p, struct mad_sink *sink)
@@ -460,12 +533,14 @@ static void hold(struct port *p, struct mad_sink *sink, const uint8_t *frame,
 /* A request neither answered nor given back long after its deadline (the
  * kernel always gives it back; a transport may not: ibsim after it drops
  * the client): the engine ends it itself with a timeout item, the
- * request's headers with status ETIMEDOUT, as the kernel's.  Receiver
- * thread. */
-static void expire_pending(struct port *p)
+ * request's headers with status ETIMEDOUT, as the kernel's.  all: every
+ * pending request, now (the transport went down).  Returns how many
+ * requests other than the probe it ended.  Receiver thread. */
+static unsigned expire_pending(struct port *p, bool all)
 {
 	int64_t now = now_ms();
 	uint8_t frame[IBUMAD_HDR_SIZE + 24];
+	unsigned ended = 0;
 
 	pthread_mutex_lock(&p->dispatch_lock);
 	for (;;) {
@@ -475,7 +550,7 @@ static void expire_pending(struct port *p)
 		for (uint32_t i = 0; i < PENDING_MAX && !sink; i++) {
 			struct pending *e = &p->pending[i];
 
-			if (!e->sink || now <= e->deadline_ms + EXPIRE_GRACE_MS)
+			if (!e->sink || (!all && now <= e->deadline_ms + e->grace_ms))
 				continue;
 			sink = e->sink;
 			memcpy(frame, e->head, sizeof(frame));
@@ -488,19 +563,22 @@ static void expire_pending(struct port *p)
 		pthread_mutex_unlock(&p->lock);
 		if (!sink)
 			break;
+		ended += sink != &p->probe_sink;
 		sink->ops->deliver(sink, frame, 24);
 	}
 	pthread_mutex_unlock(&p->dispatch_lock);
+	return ended;
 }
 
-/* Delivers the held timeouts that are due; returns ms until the next. */
-static int release_held(struct port *p)
+/* Delivers the held timeouts that are due (all: every one, now); returns
+ * ms until the next. */
+static int release_held(struct port *p, bool all)
 {
 	int64_t now = now_ms();
 	int wait = RECV_POLL_MS;
 
 	pthread_mutex_lock(&p->dispatch_lock);
-	while (p->held && p->held->due_ms <= now) {
+	while (p->held && (all || p->held->due_ms <= now)) {
 		struct held *h = p->held;
 
 		p->held = h->next;
@@ -618,12 +696,121 @@ static void dispatch(struct port *p, uint8_t *frame, size_t mad_len)
 	pthread_mutex_unlock(&p->dispatch_lock);
 }
 
+/* ---- liveness of the transport ----
+ *
+ * The transport (the kernel's umad device, or umad2sim's socket to ibsim)
+ * can die under the engine: the device goes away, ibsim is killed (sends
+ * fail with ECONNREFUSED), or ibsim drops the client (`X` on its console:
+ * MADs then vanish without a word).  Three things make the engine doubt
+ * it: a send refused with an error that is not about the MAD (transient()),
+ * a receive error of that kind, and a request neither answered nor given
+ * back past its deadline (the kernel always gives it back).  The receiver
+ * thread then sends a probe, a NodeInfo SMP to the port's own SMA (hop 0,
+ * answered link up or down, on a real HCA too); if it is not answered, the
+ * transport is down: logged once, every pending request ends at once with
+ * its timeout item, the channels fail their reads (parked ones included)
+ * with EIO and poll POLLERR, and sends fail with EIO - the kernel's umad
+ * device after its port is removed.  While down, a probe goes out every
+ * second; the first one answered brings the port back. */
+
+static void probe_deliver(struct mad_sink *s, const void *frame, size_t mad_len)
+{
+	struct port *p = (struct port *)((char *)s - offsetof(struct port, probe_sink));
+	const struct ib_user_mad *hdr = frame;
+
+	p->probe_result = !hdr->status && mad_len >= 24 &&
+			  mad_is_response((const uint8_t *)frame + IBUMAD_HDR_SIZE) ? 1 : -1;
+}
+
+static const struct mad_sink_ops probe_sink_ops = { .deliver = probe_deliver };
+
+/* Receiver thread only.  how: what became of the probe, when down. */
+static void set_transport(struct port *p, bool up, const char *how)
+{
+	char why[sizeof(p->why)];
+
+	pthread_mutex_lock(&p->lock);
+	p->down = !up;
+	if (up)
+		p->trigger[0] = '\0';
+	else
+		snprintf(p->why, sizeof(p->why), "%s; a probe of the port's own "
+			 "SMA %s", p->trigger[0] ? p->trigger : "no answers", how);
+	memcpy(why, p->why, sizeof(why));
+	pthread_mutex_unlock(&p->lock);
+	if (up) {
+		log_info("%s/%u: the transport is back (the port's own SMA "
+			 "answered a probe)", p->ca, p->portnum);
+	} else {
+		log_warn("%s/%u: the transport is down (%s): MAD files fail with "
+			 "EIO until it answers again", p->ca, p->portnum, why);
+		p->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
+	}
+	if (p->on_transport)
+		p->on_transport(p->transport_ctx, up ? 0 : EIO);
+	if (!up) {
+		expire_pending(p, true);
+		release_held(p, true);
+	}
+}
+
+/* One step of the probe's life, each turn of the receiver loop. */
+static void liveness_step(struct port *p)
+{
+	uint8_t frame[IBUMAD_HDR_SIZE + IBUMAD_MAD_SIZE];
+	bool down = p->down; /* written by this thread only */
+	int r;
+
+	if (p->probe_sent) {
+		if (!p->probe_result)
+			return;
+		p->probe_sent = false;
+		if ((p->probe_result > 0) == down)
+			set_transport(p, p->probe_result > 0, "got no answer");
+		else if (down)
+			p->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
+		return;
+	}
+	if (!__atomic_exchange_n(&p->probe_wanted, 0, __ATOMIC_ACQ_REL) &&
+	    !(down && now_ms() >= p->next_probe_ms))
+		return;
+	localmad_smp_frame(frame, IB_ATTR_NODE_INFO, 0);
+	p->probe_result = 0;
+	r = send_request(p, &p->probe_sink, frame, IBUMAD_MAD_SIZE,
+			 PROBE_TIMEOUT_MS, PROBE_RETRIES, true);
+	if (r == 0) {
+		p->probe_sent = true;
+	} else if (r == -EIO) {
+		__atomic_store_n(&p->probe_wanted, 0, __ATOMIC_RELEASE);
+		if (!down)
+			set_transport(p, false, "could not be sent");
+		else
+			p->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
+	} else {
+		/* No room for it now (EBUSY...): next turn. */
+		__atomic_store_n(&p->probe_wanted, 1, __ATOMIC_RELEASE);
+	}
+}
+
+int port_transport(struct port *p, char *why, size_t len)
+{
+	int err;
+
+	pthread_mutex_lock(&p->lock);
+	err = p->down ? EIO : 0;
+	if (why && len)
+		snprintf(why, len, "%s", p->down ? p->why : p->trigger);
+	pthread_mutex_unlock(&p->lock);
+	return err;
+}
+
 static void *receiver_main(void *arg)
 {
 	struct port *p = arg;
 	size_t cap = IBUMAD_MAD_SIZE;
 	uint8_t *buf = malloc(IBUMAD_HDR_SIZE + cap);
 	int64_t next_expiry = 0;
+	const struct timespec backoff = { 0, 50 * 1000 * 1000 };
 
 	if (!buf) {
 		log_err("%s/%u: no memory for the receive buffer", p->ca, p->portnum);
@@ -634,18 +821,23 @@ static void *receiver_main(void *arg)
 		int r;
 
 		if (now_ms() >= next_expiry) {
-			expire_pending(p);
+			unsigned n = expire_pending(p, false);
+
+			if (n && !p->down)
+				want_probe(p, "%u request%s neither answered nor given "
+					   "back", n, n > 1 ? "s" : "");
 			next_expiry = now_ms() + RECV_POLL_MS;
 		}
-		r = ibumad_poll(p->fd, release_held(p));
+		liveness_step(p);
+		r = ibumad_poll(p->fd, release_held(p, false));
 
 		if (r == -ETIMEDOUT)
 			continue;
 		if (r < 0) {
-			struct timespec ts = { 0, 50 * 1000 * 1000 };
-
 			log_dbg("%s/%u: poll: %s", p->ca, p->portnum, strerror(-r));
-			nanosleep(&ts, NULL);
+			if (!transient(-r) && !p->down)
+				want_probe(p, "umad_poll failed: %s", strerror(-r));
+			nanosleep(&backoff, NULL);
 			continue;
 		}
 		for (;;) {
@@ -660,8 +852,17 @@ static void *receiver_main(void *arg)
 				cap = len;
 				continue;
 			}
-			if (r < 0)
+			if (r < 0) {
+				if (r != -EAGAIN && !transient(-r)) {
+					/* A removed device fails every read at
+					 * once: no busy loop. */
+					if (!p->down)
+						want_probe(p, "umad_recv failed: %s",
+							   strerror(-r));
+					nanosleep(&backoff, NULL);
+				}
 				break;
+			}
 			dispatch(p, buf, len);
 		}
 	}
@@ -669,7 +870,8 @@ static void *receiver_main(void *arg)
 	return NULL;
 }
 
-int port_open(struct port **out, const char *ca, int portnum)
+int port_open(struct port **out, const char *ca, int portnum,
+	      port_transport_fn on_transport, void *ctx)
 {
 	struct port *p = calloc(1, sizeof(*p));
 	int r;
@@ -684,6 +886,9 @@ int port_open(struct port **out, const char *ca, int portnum)
 		p->free_slots[i] = PENDING_MAX - 1 - i;
 	p->nfree = PENDING_MAX;
 	p->issm_fd = -1;
+	p->on_transport = on_transport;
+	p->transport_ctx = ctx;
+	p->probe_sink.ops = &probe_sink_ops;
 
 	p->fd = ibumad_open_port(ca, portnum);
 	if (p->fd < 0) {
@@ -769,7 +974,10 @@ int port_query(struct port *p, void *frame, size_t cap, size_t *mad_len,
 		.sink = { &query_sink_ops }, .frame = frame, .cap = cap,
 	};
 	struct timespec deadline;
-	long long wait_ms = (long long)timeout_ms * (retries + 1) + 1000;
+	/* Longer than the engine takes to end the request itself, so that a
+	 * request not given back always makes it probe the transport. */
+	long long wait_ms = (long long)timeout_ms * (retries + 1) +
+			    EXPIRE_GRACE_MS + 500;
 	int r = 0;
 
 	pthread_mutex_init(&q.lock, NULL);
@@ -796,6 +1004,8 @@ int port_query(struct port *p, void *frame, size_t cap, size_t *mad_len,
 	}
 	pthread_mutex_unlock(&q.lock);
 	port_cancel_sink(p, &q.sink);
+	if (!q.done && !p->stopping)
+		want_probe(p, "a query of the port got no answer");
 	if (!q.done)
 		r = p->stopping ? -ENODEV : -ETIMEDOUT;
 	else if (q.status)

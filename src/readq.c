@@ -34,6 +34,7 @@ void readq_init(struct readq *q, const struct readq_ops *ops)
 	q->opens = NULL;
 	q->nopen = 0;
 	q->dead = false;
+	q->err = 0;
 }
 
 static void unlink_parked(struct readq *q, struct parked_read *pr)
@@ -63,22 +64,73 @@ static void answer(struct parked_read *pr, const char *buf, ssize_t n)
 	free(pr);
 }
 
+/* Takes every parked read off the list.  q->lock held. */
+static struct parked_read *take_parked(struct readq *q)
+{
+	struct parked_read *list = q->parked_head;
+
+	for (struct parked_read *pr = list; pr; pr = pr->next)
+		pr->parked = false;
+	q->parked_head = q->parked_tail = NULL;
+	return list;
+}
+
+static void fail_all(struct parked_read *list, int err)
+{
+	while (list) {
+		struct parked_read *pr = list;
+
+		list = pr->next;
+		answer(pr, NULL, -err);
+	}
+}
+
+/* Notifies and drops the poll handles of the open files that are readable
+ * (or all).  q->lock not held. */
+static void notify_pollers(struct readq *q, bool all)
+{
+	struct fuse_pollhandle **notify;
+	unsigned nnotify = 0;
+
+	pthread_mutex_lock(&q->lock);
+	notify = q->nopen ? malloc(q->nopen * sizeof(*notify)) : NULL;
+	for (struct readq_open *of = q->opens; notify && of; of = of->next) {
+		if (of->ph && (all || q->ops->readable(of))) {
+			notify[nnotify++] = of->ph;
+			of->ph = NULL;
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+	for (unsigned i = 0; i < nnotify; i++) {
+		fuse_lowlevel_notify_poll(notify[i]);
+		fuse_pollhandle_destroy(notify[i]);
+	}
+	free(notify);
+}
+
 void readq_kill(struct readq *q, int err)
 {
 	struct parked_read *list;
 
 	pthread_mutex_lock(&q->lock);
 	q->dead = true;
-	list = q->parked_head;
-	for (struct parked_read *pr = list; pr; pr = pr->next)
-		pr->parked = false;
-	q->parked_head = q->parked_tail = NULL;
+	list = take_parked(q);
 	pthread_mutex_unlock(&q->lock);
-	while (list) {
-		struct parked_read *pr = list;
+	fail_all(list, err);
+}
 
-		list = pr->next;
-		answer(pr, NULL, -err);
+void readq_set_error(struct readq *q, int err)
+{
+	struct parked_read *list = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	q->err = err;
+	if (err)
+		list = take_parked(q);
+	pthread_mutex_unlock(&q->lock);
+	if (err) {
+		fail_all(list, err);
+		notify_pollers(q, true);
 	}
 }
 
@@ -156,6 +208,16 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 	}
 	for (;;) {
 		pthread_mutex_lock(&q->lock);
+		if (q->err && !q->dead) {
+			/* As the kernel's umad device once its port is gone:
+			 * EIO, queued data or not. */
+			int err = q->err;
+
+			pthread_mutex_unlock(&q->lock);
+			fuse_reply_err(req, err);
+			free(buf);
+			return;
+		}
 		n = q->ops->fill(of, buf, size);
 		if (n != 0 || q->dead || nonblock || size == 0) {
 			bool dead = q->dead;
@@ -184,7 +246,7 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 		fuse_req_interrupt_func(req, on_interrupt, pr);
 
 		pthread_mutex_lock(&q->lock);
-		if (!pr->interrupted && !q->dead && !q->ops->readable(of)) {
+		if (!pr->interrupted && !q->dead && !q->err && !q->ops->readable(of)) {
 			pr->parked = true;
 			if (q->parked_tail)
 				q->parked_tail->next = pr;
@@ -195,7 +257,7 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 			free(buf);
 			return;
 		}
-		/* Interrupted already, shut down, or data came meanwhile. */
+		/* Interrupted already, shut down, failed, or data came. */
 		pthread_mutex_unlock(&q->lock);
 		fuse_req_interrupt_func(req, NULL, NULL);
 		if (pr->interrupted) {
@@ -205,7 +267,7 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 			return;
 		}
 		free(pr);
-		/* Go round: fill, or fail with ENODEV. */
+		/* Go round: fill, or fail with ENODEV or err. */
 	}
 }
 
@@ -219,6 +281,8 @@ void readq_poll(fuse_req_t req, struct readq_open *of, struct fuse_pollhandle *p
 		revents |= POLLIN | POLLRDNORM;
 	if (q->dead)
 		revents |= POLLERR;
+	else if (q->err)
+		revents = POLLERR; /* the kernel's umad poll, port gone */
 	if (ph) {
 		/* Keep the newest handle only; the kernel polls again anyway. */
 		if (of->ph)
@@ -231,9 +295,6 @@ void readq_poll(fuse_req_t req, struct readq_open *of, struct fuse_pollhandle *p
 
 void readq_wake(struct readq *q)
 {
-	struct fuse_pollhandle **notify;
-	unsigned nnotify = 0;
-
 	/* Parked reads first, oldest first, while there is data for them. */
 	for (;;) {
 		struct parked_read *pr;
@@ -260,20 +321,7 @@ void readq_wake(struct readq *q)
 
 	/* Then pollers.  Notifications go out from this thread, which
 	 * handles no FUSE request. */
-	pthread_mutex_lock(&q->lock);
-	notify = q->nopen ? malloc(q->nopen * sizeof(*notify)) : NULL;
-	for (struct readq_open *of = q->opens; notify && of; of = of->next) {
-		if (of->ph && q->ops->readable(of)) {
-			notify[nnotify++] = of->ph;
-			of->ph = NULL;
-		}
-	}
-	pthread_mutex_unlock(&q->lock);
-	for (unsigned i = 0; i < nnotify; i++) {
-		fuse_lowlevel_notify_poll(notify[i]);
-		fuse_pollhandle_destroy(notify[i]);
-	}
-	free(notify);
+	notify_pollers(q, false);
 }
 
 void line_rest_clear(struct line_rest *rest)

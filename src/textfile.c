@@ -1,6 +1,7 @@
 /* Snapshot-on-open text files. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,11 +10,36 @@
 #include "umadfs/tree.h"
 
 struct snapshot {
+	struct snapshot *prev, *next; /* on the open list (open_lock) */
 	size_t len;
 	bool for_writing; /* no text: the open of a writer */
 	bool privileged;  /* a writer's opener (access.h), judged at open */
 	char text[];
 };
+
+/* Every snapshot still open, for textfile_drop_opens(): the kernel drops
+ * the RELEASE of a file closed just before an unmount. */
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct snapshot *opens;
+
+static void snapshot_free(struct snapshot *s)
+{
+	pthread_mutex_lock(&open_lock);
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		opens = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	pthread_mutex_unlock(&open_lock);
+	free(s);
+}
+
+void textfile_drop_opens(void)
+{
+	while (opens)
+		snapshot_free(opens);
+}
 
 void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 		   textfile_show_fn show)
@@ -40,11 +66,18 @@ void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 	s->len = (size_t)len;
 	s->for_writing = s->privileged = false;
 	memcpy(s->text, buf, (size_t)len);
+	pthread_mutex_lock(&open_lock);
+	s->prev = NULL;
+	s->next = opens;
+	if (opens)
+		opens->prev = s;
+	opens = s;
+	pthread_mutex_unlock(&open_lock);
 	fi->fh = (uintptr_t)s;
 	/* Reads must reach us whatever st_size said: the value is live. */
 	fi->direct_io = 1;
 	if (fuse_reply_open(req, fi) == -ENOENT)
-		free(s); /* the opener was interrupted: no release will come */
+		snapshot_free(s); /* the opener was interrupted: no release will come */
 }
 
 void textfile_open_settable(fuse_req_t req, struct node *n,
@@ -111,7 +144,10 @@ void textfile_read(fuse_req_t req, size_t size, off_t off,
 
 void textfile_release(fuse_req_t req, struct fuse_file_info *fi)
 {
-	free((void *)(uintptr_t)fi->fh);
+	struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
+
+	if (s)
+		snapshot_free(s);
 	fuse_reply_err(req, 0);
 }
 

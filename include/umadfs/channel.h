@@ -73,6 +73,10 @@ void channel_shut(struct channel *ch);
 /* Shutdown of the daemon: every parked read of every channel gets ENODEV,
  * later reads too.  Runs on the supervisor thread. */
 void channels_release_all(void);
+/* The engine of pd found its transport dead (err EIO) or back (0): every
+ * channel of the port fails its reads with err, or serves them again (see
+ * readq_set_error).  Receiver thread. */
+void channels_set_transport(struct port_dev *pd, int err);
 /* At exit after an aborted connection: frees the open files the kernel
  * will never release (and the private channels they own). */
 void channels_drop_opens(void);
@@ -87,6 +91,9 @@ void chan_open_free(struct chan_open *of);
 /* Sends frames written to the channel; answers come back to it. */
 int channel_send(struct channel *ch, void *frame, size_t mad_len,
 		 int timeout_ms, int retries);
+/* What a failed channel_send() (r) says in last_error: strerror, and for
+ * EIO why (the port's transport is down, or the device refused the send). */
+void channel_strerror(struct channel *ch, int r, char *buf, size_t len);
 
 /* Frames an unsolicited MAD or an answer into the channel (engine side). */
 void channel_deliver(struct channel *ch, const void *frame, size_t mad_len);

@@ -13,6 +13,10 @@ struct port;
 #define LOCALMAD_TIMEOUT_MS 200
 #define LOCALMAD_RETRIES 2
 
+/* Builds a SubnGet(attr_id, attr_mod) directed-route SMP with hop count 0
+ * (the port's own SMA) in frame: umad header + 256 bytes, zeroed first. */
+void localmad_smp_frame(uint8_t *frame, unsigned attr_id, unsigned attr_mod);
+
 /* SubnGet(attr_id, attr_mod) to the local port; copies the 64-byte SMP data
  * into data.  Returns 0, -errno, or -EPROTO for a non-zero MAD status. */
 int localmad_smp_get(struct port *engine, unsigned attr_id, unsigned attr_mod,

@@ -38,10 +38,16 @@ struct port_registration {
 	uint64_t methods[2]; /* bit n: method n */
 };
 
+/* Called from the receiver thread, no lock held, when the engine finds the
+ * port's transport dead (err EIO) or alive again (err 0): see "liveness"
+ * in port.c. */
+typedef void (*port_transport_fn)(void *ctx, int err);
+
 /* Opens ca/portnum's umad device and starts its receiver thread.  The caller
  * must have blocked the signals the daemon handles (umad2sim's own thread
  * inherits the mask). */
-int port_open(struct port **out, const char *ca, int portnum);
+int port_open(struct port **out, const char *ca, int portnum,
+	      port_transport_fn on_transport, void *ctx);
 /* Stops the receiver, drops pending requests, closes the fd. */
 void port_close(struct port *p);
 
@@ -50,7 +56,10 @@ void port_close(struct port *p);
  * exactly once through sink.  The MAD's TID is replaced on the wire by a
  * daemon-unique one and restored on delivery.  Returns 0 or -errno:
  * -EBUSY when the in-flight table is full, -ENOSPC when no agent slot is
- * left, -errno from the device. */
+ * left, -EIO while the transport is down or when the device refused the
+ * send for a reason not about this MAD (port_transport() says which),
+ * -errno from the device otherwise.  While the transport is down, pending
+ * requests have ended with their timeout items. */
 int port_send(struct port *p, struct mad_sink *sink, void *frame,
 	      size_t mad_len, int timeout_ms, int retries);
 /* Forgets every pending request of sink; when it returns, no delivery to
@@ -75,6 +84,10 @@ void port_unregister_sink(struct port *p, struct mad_sink *sink);
 /* Copies up to max of sink's registrations and agent ids; returns how many. */
 int port_list_registrations(struct port *p, struct mad_sink *sink,
 			    struct port_registration *out, int *ids, int max);
+
+/* EIO while the engine holds the transport for dead, else 0; why gets the
+ * reason (or what last made it probe, "" if nothing). */
+int port_transport(struct port *p, char *why, size_t len);
 
 void port_get_stats(struct port *p, struct port_stats *out);
 

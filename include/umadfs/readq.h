@@ -35,6 +35,7 @@ struct readq {
 	struct readq_open *opens; /* for poll notifications */
 	unsigned nopen;
 	bool dead; /* shut down: reads fail with ENODEV, POLLERR */
+	int err;   /* while set (and not dead): reads fail with it, poll POLLERR */
 };
 
 struct readq_open {
@@ -47,6 +48,10 @@ void readq_init(struct readq *q, const struct readq_ops *ops);
 /* Fails every parked read with err and marks the queue dead. */
 void readq_kill(struct readq *q, int err);
 void readq_destroy(struct readq *q);
+/* err != 0: fails every parked read and each later read with err, and
+ * wakes pollers (POLLERR), until called again with 0.  Queued items stay
+ * for reads after that.  A thread that handles no FUSE request. */
+void readq_set_error(struct readq *q, int err);
 
 void readq_open_link(struct readq *q, struct readq_open *of);
 /* Destroys the open file's poll handle too. */

@@ -30,6 +30,9 @@ bool textfile_opener_privileged(const struct fuse_file_info *fi);
 void textfile_read(fuse_req_t req, size_t size, off_t off,
 		   struct fuse_file_info *fi);
 void textfile_release(fuse_req_t req, struct fuse_file_info *fi);
+/* At exit: frees the snapshots whose RELEASE never came (the kernel drops
+ * those still queued when the connection ends). */
+void textfile_drop_opens(void);
 /* st_size: the length the value has now, 0 if it cannot be read. */
 off_t textfile_size(struct node *n, textfile_show_fn show);
 

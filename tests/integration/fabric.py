@@ -598,6 +598,14 @@ class Mount:
             raise MountError("stat(%s) failed: %s; log:\n%s" % (
                 self.mountpoint, err[0], self.log_text()))
 
+    def rss_kib(self):
+        """The daemon's VmRSS (KiB) from /proc/PID/status."""
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise MountError("no VmRSS for pid %d" % self.proc.pid)
+
     def kill(self):
         """SIGKILL the daemon now (watchdog use): its /dev/fuse closes, so
         every request blocked on this mount fails with ENOTCONN."""

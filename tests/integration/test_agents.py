@@ -230,14 +230,6 @@ def mount_lid(m):
     return int(read_text(pdir(m) / "lid").strip(), 0)
 
 
-def daemon_rss_kib(m):
-    with open("/proc/%d/status" % m.proc.pid) as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS for pid %d" % m.proc.pid)
-
-
 def assert_daemon_alive(m):
     rc = m.proc.poll()
     assert rc is None, "daemon exited with status %s; log:\n%s" % (
@@ -771,12 +763,12 @@ def test_queue_overflow_drops_newest(fabric, mount):
     c = pdir(rm) / "agents" / "q"
     os.mkdir(c)
     register(c, PING_REG)
-    rss = [daemon_rss_kib(rm)]
+    rss = [rm.rss_kib()]
     with Lines(pdir(rm) / "recv") as port_recv:
         t0 = time.monotonic()
         for k in range(rounds):
             flood_and_drain(sender, rm, c, n, limit, 0x100000 * (k + 1))
-            rss.append(daemon_rss_kib(rm))
+            rss.append(rm.rss_kib())
         elapsed = time.monotonic() - t0
         port_recv.assert_empty()
     s = stats_of(c)
@@ -801,12 +793,12 @@ def test_queue_default_limit(fabric, mount):
     os.mkdir(c)
     register(c, PING_REG)
     assert stats_of(c)["queue_limit"] == limit
-    rss0 = daemon_rss_kib(rm)
+    rss0 = rm.rss_kib()
     t0 = time.monotonic()
     flood_and_drain(sender, rm, c, n, limit, 0x10000)
     print("queue_limit %d: %d requests in %.2fs; VmRSS %d KiB before, %d KiB "
           "after (drained)" % (limit, n, time.monotonic() - t0, rss0,
-                               daemon_rss_kib(rm)))
+                               rm.rss_kib()))
     s = stats_of(c)
     assert (s["received"], s["dropped"], s["queued"]) == (n, n - limit, 0), s
     assert_daemon_alive(rm)

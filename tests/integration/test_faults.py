@@ -1,9 +1,10 @@
 """Faults and load (issue 6) on the simulated fabric: links going down and
 coming back under a mounted port, packet loss, the simulator dropping the
-daemon or dying, and SIGTERM with many blocked readers and requests in
-flight.  Every test uses a fabric of its own (make_fabric) because it
-changes the fabric's state through ibsim's console (see
-`ibsim/sim_cmd.c`: Unlink, ReLink, Error, Attached, X).
+daemon (`X`) or dying (SIGKILL), SIGTERM with many blocked readers and
+requests in flight, and a soak of 20,000 requests on 16 channels.  Every
+test uses a fabric of its own (make_fabric) because it changes the
+fabric's state through ibsim's console (see `ibsim/sim_cmd.c`: Unlink,
+ReLink, Error, Attached, X) or loads it.
 
 Layout (two-switch.net) seen from Hca1:
   dr=0        Hca1 itself          dr=0,1,7,1  Hca3 (via Switch1[7]-Switch2[7])
@@ -50,8 +51,8 @@ def stats(m):
     return out
 
 
-def write_send(m, text):
-    fd = os.open(pdir(m) / "send", os.O_WRONLY)
+def write_send(m, text, path=None):
+    fd = os.open(path or pdir(m) / "send", os.O_WRONLY)
     try:
         return os.write(fd, text.encode())
     finally:
@@ -305,62 +306,186 @@ def daemon_clients(f, pid):
     return ids, out
 
 
-def check_cut_off(m, blocked):
-    """After the daemon lost the simulator: a reader blocked before, and a
-    new write + read, end with an error or a timeout item, never hang;
-    attribute reads answer or fail with EIO.  Returns what was seen."""
-    seen = {}
-    p = pdir(m)
-    # A new request: the write succeeds or fails; a line comes back anyway.
-    kind, v = bounded(lambda: write_send(
-        m, "class=smi-dr method=get attr=NodeInfo dr=0 timeout=200 "
-           "retries=0 tid=0x77\n"), 3)
-    assert kind != "hang", "write to send hung"
-    seen["write"] = v if kind == "ok" else errno.errorcode[v.errno]
-    if kind == "err":
-        assert v.errno in (errno.EIO, errno.ENODEV, errno.ENETDOWN,
-                           errno.ECONNREFUSED, errno.ENOTCONN), v
-    blocked.join(3)
-    assert not blocked.is_alive(), "reader blocked before the cut still blocked"
-    seen["blocked_reader"] = blocked.result
-    if kind == "ok":
-        res = blocked.result
-        assert res[0] == "data" and "tid=0x77" in res[1] and \
-            "error=timeout" in res[1], res
-    for name in ("state", "phys_state", "lid", "rate", "node_guid"):
-        path = p / name if name != "node_guid" else m.path("ibsim0/node_guid")
-        kind, v = bounded(lambda: read_text(path), 5)
-        assert kind != "hang", "%s read hung" % name
-        if kind == "err":
-            assert v.errno == errno.EIO, (name, v)
-            seen[name] = "EIO"
-        else:
-            seen[name] = v.strip()
-    return seen
-
-
 class BlockedReader(threading.Thread):
-    def __init__(self, path):
+    """One read(2) of a MAD file, started before a fault."""
+
+    def __init__(self, path, flags=os.O_RDONLY):
         super().__init__(daemon=True)
-        self.fd = os.open(path, os.O_RDONLY)
+        self.path = path
+        self.fd = os.open(path, flags)
         self.result = None
 
     def run(self):
         try:
-            self.result = ("data", os.read(self.fd, 1 << 16).decode())
+            self.result = ("data", os.read(self.fd, 1 << 16))
         except OSError as e:
             self.result = ("err", errno.errorcode[e.errno])
         finally:
             os.close(self.fd)
 
 
-# test_simulator_drops_daemon / test_simulator_killed: not delivered yet.
-# After `X <client>` (ibsim only forgets the client: sim's disconnect_client
-# sets pid = 0 and keeps the socket) or SIGKILL of ibsim, a request written
-# to `send` produced no timeout line within 3 s on a reader blocked before
-# the cut (the write itself returned; after ibsim died the daemon logs
-# "MAD 1 of the write not sent: Connection refused").  Unmount was clean.
-# See the report of issue 6.
+def mount_with_blocked_readers(make_fabric, mount):
+    """A quiet fabric (opensm stopped once all is ACTIVE), a mount on Hca1,
+    and readers parked on the port's recv, a umad fd and a channel's recv."""
+    f = active_fabric(make_fabric)
+    f.stop_opensm("Hca3")
+    m = mount("Hca1", fabric=f)
+    p = pdir(m)
+    assert read_text(p / "state") == "4: ACTIVE\n"
+    os.mkdir(p / "agents" / "a")
+    rs = [BlockedReader(p / "recv"), BlockedReader(p / "umad", os.O_RDWR),
+          BlockedReader(p / "agents" / "a" / "recv")]
+    for r in rs:
+        r.start()
+    time.sleep(0.3)
+    assert not any(r.result for r in rs), [r.result for r in rs]
+    return f, m, rs
+
+
+def check_cut_off(m, readers, t_fault, expect_in_error):
+    """After the daemon lost the simulator (at t_fault): readers parked
+    before it end with EIO, new writes fail with EIO and last_error says
+    why, poll says POLLERR, port attributes that need the SMA fail with EIO
+    at once (the CA's, from sysfs, still answer), and unmount is prompt
+    and clean.  Every step is bounded: a hang fails, never stalls."""
+    p = pdir(m)
+    slow = 6 if fab.umadfs_wrapper() else 1     # as the harness's timeouts
+    for r in readers:
+        r.join(10)
+        assert not r.is_alive(), "%s: reader still blocked 10 s after the " \
+            "fault" % r.path
+        assert r.result == ("err", "EIO"), (r.path, r.result)
+    t_readers = time.monotonic() - t_fault
+
+    for path in (p / "send", p / "agents" / "a" / "send"):
+        kind, v = bounded(lambda: write_send(
+            m, "class=smi-dr method=get attr=NodeInfo dr=0 tid=0x77\n", path), 5)
+        assert kind == "err" and v.errno == errno.EIO, (path, kind, v)
+    err = read_text(p / "last_error")
+    assert "transport is down" in err and expect_in_error in err, err
+    kind, v = bounded(lambda: umad_write_nodeinfo(p / "umad"), 5)
+    assert kind == "err" and v.errno == errno.EIO, (kind, v)
+
+    # A read opened now fails at once too; poll reports POLLERR.
+    fd = os.open(p / "recv", os.O_RDONLY)
+    try:
+        po = select.poll()
+        po.register(fd, select.POLLIN)
+        ev = po.poll(2000)
+        assert ev and ev[0][1] & select.POLLERR, ev
+        kind, v = bounded(lambda: os.read(fd, 4096), 5)
+        assert kind == "err" and v.errno == errno.EIO, (kind, v)
+    finally:
+        os.close(fd)
+
+    # Port attributes come from a PortInfo SMP under the simulator: EIO at
+    # once.  The CA's come from (umad2sim's) sysfs: they still answer.
+    for name in ("state", "phys_state", "lid", "sm_lid", "rate", "port_guid"):
+        t0 = time.monotonic()
+        kind, v = bounded(lambda: read_text(p / name), 5)
+        assert kind == "err" and v.errno == errno.EIO, (name, kind, v)
+        assert time.monotonic() - t0 < 1.0 * slow, "%s took %.1fs" % (
+            name, time.monotonic() - t0)
+    for name in ("node_guid", "fw_ver", "num_ports"):
+        kind, v = bounded(lambda: read_text(m.path("ibsim0", name)), 5)
+        assert kind == "ok" and v.strip(), (name, kind, v)
+
+    t0 = time.monotonic()
+    r = m.unmount()
+    dt = time.monotonic() - t0
+    assert r.clean, r
+    limit = 30 if fab.umadfs_wrapper() else 5   # valgrind's leak check
+    assert dt < limit, "unmount took %.1fs" % dt
+    assert "the transport is down" in m.log_text()
+    return t_readers, dt
+
+
+def umad_write_nodeinfo(path):
+    frame = mt.pack_umad(mt.dr_smp(0x11, path=(0,), tid=0x99), timeout_ms=200)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        return os.write(fd, frame)
+    finally:
+        os.close(fd)
+
+
+def test_simulator_drops_daemon(make_fabric, mount):
+    """`X <client>` on ibsim's console: ibsim forgets the client (its slot's
+    pid is zeroed, its socket no longer read), so everything the daemon
+    sends vanishes and nothing comes back - no error anywhere.  An
+    attribute read (a PortInfo SMP through the engine) times out, is not
+    given back, the probe of the port's own SMA is not answered either:
+    the transport is declared down."""
+    f, m, readers = mount_with_blocked_readers(make_fabric, mount)
+    p = pdir(m)
+    ids, out = daemon_clients(f, m.proc.pid)
+    assert len(ids) == 1, out
+    console(f, "X %d" % ids[0])
+    t_fault = time.monotonic()
+    assert not daemon_clients(f, m.proc.pid)[0]
+    # Nothing tells the daemon: this read waits out its request (0.6 s +
+    # 1 s), then the probe (1.5 s + 0.2 s).
+    kind, v = bounded(lambda: read_text(p / "state"), 15)
+    assert kind == "err" and v.errno == errno.EIO, (kind, v)
+    t_attr = time.monotonic() - t_fault
+    t_readers, t_umount = check_cut_off(
+        m, readers, t_fault, "neither answered nor given back")
+    print("X client: first attribute read EIO after %.2fs, blocked readers "
+          "EIO after %.2fs, unmount %.2fs" % (t_attr, t_readers, t_umount))
+
+
+def test_simulator_killed(make_fabric, mount):
+    """ibsim killed with SIGKILL: umad2sim's writes to its socket fail with
+    ECONNREFUSED (reads just never return anything).  The first send after
+    it fails with EIO, the probe's send fails too: down at once."""
+    f, m, readers = mount_with_blocked_readers(make_fabric, mount)
+    f.proc.kill()
+    f.proc.wait(5)
+    t_fault = time.monotonic()
+    kind, v = bounded(lambda: write_send(
+        m, "class=smi-dr method=get attr=NodeInfo dr=0 tid=0x76\n"), 5)
+    assert kind == "err" and v.errno == errno.EIO, (kind, v)
+    # umad2sim's send fails with ECONNREFUSED or ENOTCONN (its socket is
+    # connected to ibsim's, which is gone).
+    t_readers, t_umount = check_cut_off(m, readers, t_fault,
+                                        "umad_send failed")
+    print("ibsim killed: blocked readers EIO after %.2fs, unmount %.2fs"
+          % (t_readers, t_umount))
+
+
+def test_simulator_frozen_then_back(make_fabric, mount):
+    """ibsim stopped (SIGSTOP): nothing comes back, as after `X`, and the
+    transport is declared down; once it runs again (SIGCONT) it answers
+    the probes queued meanwhile, and the port works again in the same
+    mount: attributes, new requests and their answers."""
+    f, m, readers = mount_with_blocked_readers(make_fabric, mount)
+    p = pdir(m)
+    os.kill(f.proc.pid, signal.SIGSTOP)
+    try:
+        t_fault = time.monotonic()
+        kind, v = bounded(lambda: read_text(p / "state"), 15)
+        assert kind == "err" and v.errno == errno.EIO, (kind, v)
+        for r in readers:
+            r.join(10)
+            assert r.result == ("err", "EIO"), (r.path, r.result)
+        t_down = time.monotonic() - t_fault
+        kind, v = bounded(lambda: write_send(
+            m, "class=smi-dr method=get attr=NodeInfo dr=0 tid=0x78\n"), 5)
+        assert kind == "err" and v.errno == errno.EIO, (kind, v)
+    finally:
+        os.kill(f.proc.pid, signal.SIGCONT)
+    t_back = time.monotonic()
+    wait_file(p / "state", "4: ACTIVE\n", 10)
+    t_back = time.monotonic() - t_back
+    tids = list(range(0x9000, 0x9000 + 20))
+    with Recv(m) as r:
+        write_send(m, nodeinfo_lines(tids, TO_HCA3, 1000, 1))
+        resp, tmo = one_item_per_tid(r.lines(20, timeout=5), tids)
+    assert not tmo and len(resp) == 20
+    log = m.log_text()
+    assert "the transport is down" in log and "the transport is back" in log
+    print("ibsim stopped: down after %.2fs; continued: up again after %.2fs"
+          % (t_down, t_back))
 
 
 # ---------------------------------------------------------------------------
@@ -426,3 +551,152 @@ def test_sigterm_under_load(make_fabric, mount):
     print("SIGTERM: exit %.3fs, unmounted %.3fs, last reader %.3fs, %s" % (
         dt_exit, dt_umount, last,
         {errno.errorcode.get(k, k): v for k, v in errs.items()}))
+
+
+# ---------------------------------------------------------------------------
+# 5. a bounded soak
+
+
+class ChannelLines:
+    """A channel's recv file, non-blocking, as parsed lines."""
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        self.buf = b""
+
+    def close(self):
+        os.close(self.fd)
+
+    def take(self, timeout):
+        po = select.poll()
+        po.register(self.fd, select.POLLIN)
+        if not po.poll(max(0, timeout) * 1000):
+            return []
+        try:
+            self.buf += os.read(self.fd, 1 << 20)
+        except BlockingIOError:
+            return []
+        *lines, self.buf = self.buf.split(b"\n")
+        return [mt.parse_line(ln.decode("ascii")) for ln in lines]
+
+
+SOAK_PATHS = ("0", "0,1", "0,1,7", "0,1,7,1")  # Hca1, Switch1, Switch2, Hca3
+WARMUP = 200    # requests per channel before RSS is measured
+
+
+def soak_channel(chan, idx, per, window, tid_base):
+    """Sends per requests on chan keeping window in flight; returns every
+    line read back (until all came, or nothing came for 10 s)."""
+    tids = [tid_base | (idx << 16) | j for j in range(per)]
+    got = []
+    r = ChannelLines(chan / "recv")
+    fd = os.open(chan / "send", os.O_WRONLY)
+    try:
+        sent = 0
+        while len(got) < per:
+            k = min(per, len(got) + window) - sent
+            if k > 0:
+                text = "".join("class=smi-dr method=get attr=NodeInfo dr=%s "
+                               "tid=0x%x\n" % (SOAK_PATHS[t % 4], t)
+                               for t in tids[sent:sent + k])
+                assert os.write(fd, text.encode()) == len(text)
+                sent += k
+            more = r.take(10)
+            assert more, "%s: nothing for 10 s (%d sent, %d back)" % (
+                chan.name, sent, len(got))
+            got += more
+        got += r.take(0.3)          # a duplicate would come now
+    finally:
+        os.close(fd)
+        r.close()
+    return tids, got
+
+
+def test_soak_16_channels_20000_requests(make_fabric, mount):
+    """16 channels (agents/c0..c15), 1,250 requests each (20,000), as fast
+    as the fabric takes them: each channel keeps WINDOW requests in flight
+    to four nodes (DR paths of 0-3 hops).  Every request answered exactly
+    once, on its own channel; nothing timed out, dropped or unmatched.  The
+    daemon's RSS after the run stays within SOAK_RSS_BOUND_KIB of before
+    (measured after a warm-up round, so glibc's per-thread arenas and the
+    agents exist already)."""
+    nchan, per, window = 16, 1250, 64
+    f = active_fabric(make_fabric)
+    f.stop_opensm("Hca3")
+    m = mount("Hca1", fabric=f)
+    p = pdir(m)
+    chans = [p / "agents" / ("c%d" % i) for i in range(nchan)]
+    for c in chans:
+        os.mkdir(c)
+
+    def run(per_chan, tid_base):
+        results, errors = [None] * nchan, []
+
+        def worker(i):
+            try:
+                results[i] = soak_channel(chans[i], i, per_chan, window, tid_base)
+            except BaseException as e:   # noqa: B902 - reported below
+                errors.append((i, e))
+
+        threads = [threading.Thread(target=worker, args=(i,), daemon=True)
+                   for i in range(nchan)]
+        t0 = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(max(1, 50 - (time.monotonic() - t0)))
+        dt = time.monotonic() - t0
+        assert not errors, errors[:3]
+        assert not any(t.is_alive() for t in threads), "soak workers stuck"
+        for i, (tids, got) in enumerate(results):
+            seen = Counter(ln.tid for ln in got)
+            dup = [hex(t) for t, c in seen.items() if c > 1]
+            crossed = [hex(t) for t in seen if t not in set(tids)]
+            lost = [hex(t) for t in tids if t not in seen]
+            assert not dup and not crossed and not lost, \
+                "c%d: dup %s crossed %s lost %s" % (i, dup[:5], crossed[:5], lost[:5])
+            bad = [ln.text for ln in got
+                   if "error" in ln or ln["method"] != "getresp"
+                   or ln["status"] != "0x0000"]
+            assert not bad, bad[:2]
+        return dt
+
+    before_stats = stats(m)
+    run(WARMUP, 1 << 28)                 # warm-up: same window, 3,200 requests
+    rss_before, thr_before = m.rss_kib(), daemon_threads(m)
+    dt = run(per, 2 << 28)
+    time.sleep(0.5)
+    rss_after, thr_after = m.rss_kib(), daemon_threads(m)
+    total = nchan * per
+    for i, c in enumerate(chans):
+        s = {k: int(v) for k, v in (ln.split() for ln in
+                                     read_text(c / "stats").splitlines())}
+        assert (s["sent"], s["received"], s["timeouts"], s["errors"],
+                s["dropped"], s["queued"]) == (per + WARMUP, per + WARMUP, 0, 0, 0, 0), (i, s)
+    after_stats = stats(m)
+    assert after_stats == before_stats, (before_stats, after_stats)
+    bound = SOAK_RSS_BOUND_KIB + SOAK_RSS_PER_THREAD_KIB * max(0, thr_after - thr_before)
+    print("soak: %d requests on %d channels in %.2fs (%.0f/s), window %d per "
+          "channel; daemon VmRSS %d KiB before, %d KiB after (%+d KiB, bound "
+          "%d KiB), threads %d -> %d" % (
+              total, nchan, dt, total / dt, window, rss_before, rss_after,
+              rss_after - rss_before, bound, thr_before, thr_after))
+    if not fab.memory_is_instrumented():
+        assert rss_after - rss_before < bound, \
+            "daemon RSS grew %d KiB over %d requests" % (
+                rss_after - rss_before, total)
+    assert "the transport is down" not in m.log_text()
+
+
+def daemon_threads(m):
+    return len(os.listdir("/proc/%d/task" % m.proc.pid))
+
+
+# The bound: 1 MiB, plus 512 KiB for each FUSE worker thread the run made
+# (libfuse starts one when all are busy, up to 10; each brings its stack
+# and a glibc arena, about 400-450 KiB of RSS measured here).  Measured:
+# +176 to +620 KiB with 0-1 new threads, +2840 KiB with 6.  Leaking just
+# the received item of each request (64 + 256 bytes + malloc's) would add
+# about 7 MiB over 20,000 requests.
+SOAK_RSS_BOUND_KIB = 1024
+SOAK_RSS_PER_THREAD_KIB = 512
