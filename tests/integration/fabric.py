@@ -470,6 +470,18 @@ def is_mounted(mountpoint):
 LIVE_MOUNTS = weakref.WeakSet()    # Mounts started and not yet unmounted
 
 
+def thread_stacks(pid):
+    """Every thread's backtrace of a live process (gdb), for a failure
+    message: where a daemon that should have exited is waiting."""
+    try:
+        r = subprocess.run(["gdb", "-batch", "-p", str(pid),
+                            "-ex", "thread apply all bt"],
+                           capture_output=True, text=True, timeout=30)
+        return r.stdout[-8000:]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "(no stacks: %s)" % e
+
+
 def kill_all_mounts():
     """Watchdog: SIGKILL every live daemon (unblocks hung FUSE calls)."""
     for m in list(LIVE_MOUNTS):
