@@ -59,7 +59,7 @@ if [[ ${UMADFS_SKIP_VALGRIND:-0} != 1 ]]; then
 	UMADFS_WRAPPER="valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --suppressions=$UMADFS_REPO/tests/integration/umad2sim.supp" \
 		/usr/bin/python3 -m pytest -p no:cacheprovider -q \
 		tests/integration/test_attrs.py tests/integration/test_mad.py \
-		tests/integration/test_agents.py \
+		tests/integration/test_agents.py tests/integration/test_security.py \
 		tests/integration/test_faults.py::test_simulator_drops_daemon \
 		tests/integration/test_faults.py::test_simulator_killed \
 		tests/integration/test_faults.py::test_simulator_frozen_then_back \
