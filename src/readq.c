@@ -26,6 +26,45 @@ struct parked_read {
 	bool interrupted; /* the interrupt came before parking (q->lock) */
 };
 
+/* Reads are filled in a buffer of the calling thread's, kept for its next
+ * read: a malloc of the read's size (64 KiB and more) per read costs page
+ * faults as the heap grows and shrinks.  Freed when the thread exits. */
+struct thread_buf {
+	size_t cap;
+	char data[];
+};
+
+static pthread_key_t thread_buf_key;
+static pthread_once_t thread_buf_once = PTHREAD_ONCE_INIT;
+
+static void thread_buf_key_init(void)
+{
+	if (pthread_key_create(&thread_buf_key, free))
+		abort();
+}
+
+static char *thread_buf(size_t size)
+{
+	struct thread_buf *b;
+
+	pthread_once(&thread_buf_once, thread_buf_key_init);
+	b = pthread_getspecific(thread_buf_key);
+	if (!b || b->cap < size) {
+		struct thread_buf *bigger = malloc(sizeof(*bigger) + (size ? size : 1));
+
+		if (!bigger)
+			return NULL;
+		bigger->cap = size;
+		if (pthread_setspecific(thread_buf_key, bigger)) {
+			free(bigger);
+			return NULL;
+		}
+		free(b);
+		b = bigger;
+	}
+	return b->data;
+}
+
 void readq_init(struct readq *q, const struct readq_ops *ops)
 {
 	pthread_mutex_init(&q->lock, NULL);
@@ -147,7 +186,7 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 {
 	struct readq *q = of->q;
 	struct parked_read *pr;
-	char *buf = malloc(size ? size : 1);
+	char *buf = thread_buf(size);
 	ssize_t n;
 
 	if (!buf) {
@@ -167,14 +206,12 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 				fuse_reply_err(req, (int)-n);
 			else
 				fuse_reply_err(req, dead ? ENODEV : EAGAIN);
-			free(buf);
 			return;
 		}
 		pthread_mutex_unlock(&q->lock);
 
 		pr = calloc(1, sizeof(*pr));
 		if (!pr) {
-			free(buf);
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
@@ -192,7 +229,6 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 				q->parked_head = pr;
 			q->parked_tail = pr;
 			pthread_mutex_unlock(&q->lock);
-			free(buf);
 			return;
 		}
 		/* Interrupted already, shut down, or data came meanwhile. */
@@ -200,7 +236,6 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 		fuse_req_interrupt_func(req, NULL, NULL);
 		if (pr->interrupted) {
 			free(pr);
-			free(buf);
 			fuse_reply_err(req, EINTR);
 			return;
 		}
@@ -231,7 +266,7 @@ void readq_poll(fuse_req_t req, struct readq_open *of, struct fuse_pollhandle *p
 
 void readq_wake(struct readq *q)
 {
-	struct fuse_pollhandle **notify;
+	struct fuse_pollhandle *few[8], **notify;
 	unsigned nnotify = 0;
 
 	/* Parked reads first, oldest first, while there is data for them. */
@@ -246,7 +281,7 @@ void readq_wake(struct readq *q)
 			pthread_mutex_unlock(&q->lock);
 			break;
 		}
-		buf = malloc(pr->size ? pr->size : 1);
+		buf = thread_buf(pr->size);
 		if (!buf) {
 			pthread_mutex_unlock(&q->lock);
 			break;
@@ -255,13 +290,12 @@ void readq_wake(struct readq *q)
 		n = q->ops->fill(pr->of, buf, pr->size);
 		pthread_mutex_unlock(&q->lock);
 		answer(pr, buf, n ? n : -EAGAIN);
-		free(buf);
 	}
 
 	/* Then pollers.  Notifications go out from this thread, which
 	 * handles no FUSE request. */
 	pthread_mutex_lock(&q->lock);
-	notify = q->nopen ? malloc(q->nopen * sizeof(*notify)) : NULL;
+	notify = q->nopen <= 8 ? few : malloc(q->nopen * sizeof(*notify));
 	for (struct readq_open *of = q->opens; notify && of; of = of->next) {
 		if (of->ph && q->ops->readable(of)) {
 			notify[nnotify++] = of->ph;
@@ -273,7 +307,8 @@ void readq_wake(struct readq *q)
 		fuse_lowlevel_notify_poll(notify[i]);
 		fuse_pollhandle_destroy(notify[i]);
 	}
-	free(notify);
+	if (notify != few)
+		free(notify);
 }
 
 void line_rest_clear(struct line_rest *rest)
