@@ -189,11 +189,9 @@ int channel_send(struct channel *ch, void *frame, size_t mad_len,
 		return -EIO;
 	r = port_send(ch->pd->engine, &ch->sink, frame, mad_len, timeout_ms,
 		      retries);
-	if (r == 0) {
-		pthread_mutex_lock(&ch->q.lock);
-		ch->stats.sent++;
-		pthread_mutex_unlock(&ch->q.lock);
-	}
+	/* Not under q.lock, which the receiver takes for every answer. */
+	if (r == 0)
+		__atomic_add_fetch(&ch->sent, 1, __ATOMIC_RELAXED);
 	return r;
 }
 

@@ -441,6 +441,7 @@ static int stats_show(struct node *n, char *buf, size_t cap)
 	queued = ch->queued;
 	limit = ch->limit;
 	pthread_mutex_unlock(&ch->q.lock);
+	s.sent = __atomic_load_n(&ch->sent, __ATOMIC_RELAXED);
 	return snprintf(buf, cap,
 			"sent %" PRIu64 "\nreceived %" PRIu64 "\ntimeouts %" PRIu64
 			"\nerrors %" PRIu64 "\ndropped %" PRIu64 "\nqueued %u\n"
