@@ -62,18 +62,21 @@ def madbench_bin():
 
 
 def parse_kv(text):
-    """The last 'k=v k=v' line of text -> dict (numbers as float)."""
-    for line in reversed(text.strip().splitlines()):
-        if "=" in line:
-            out = {}
-            for tok in line.split():
-                k, _, v = tok.partition("=")
-                try:
-                    out[k] = float(v)
-                except ValueError:
-                    out[k] = v
-            return out
-    raise RuntimeError("no result line in:\n" + text)
+    """The 'k=v k=v' lines of a client's output -> one dict (numbers as
+    float)."""
+    out = {}
+    for line in text.strip().splitlines():
+        for tok in line.split():
+            k, eq, v = tok.partition("=")
+            if not eq:
+                continue
+            try:
+                out[k] = float(v)
+            except ValueError:
+                out[k] = v
+    if "rate" not in out and "nodes" not in out:
+        raise RuntimeError("no result line in:\n" + text)
+    return out
 
 
 def parse_ibnetdiscover(text):
@@ -213,7 +216,7 @@ class Bench:
 
     def sweep(self):
         t0 = time.monotonic()
-        out = self.run([PY, str(HERE / "sweep.py"), str(self.port_dir)])
+        out = self.run([PY, "-S", str(HERE / "sweep.py"), str(self.port_dir)])
         dt = time.monotonic() - t0
         return dt, parse_kv(out)
 

@@ -246,6 +246,7 @@ static int run_text(const struct opts *o)
 	char *lines = malloc(ll * (size_t)o->outstanding);
 	char *buf = malloc(o->rbytes);
 	long inflight = 0;
+	unsigned long reads = 0, writes = 0;
 	struct count c;
 	bool more = true;
 
@@ -263,6 +264,7 @@ static int run_text(const struct opts *o)
 			if (write(sfd, lines, ll * (size_t)room) != (ssize_t)(ll * (size_t)room))
 				die("write send");
 			inflight += room;
+			writes += c.counting;
 			continue;
 		}
 		n = read(rfd, buf, o->rbytes);
@@ -274,10 +276,14 @@ static int run_text(const struct opts *o)
 		for (char *p = buf; (p = memmem(p, (size_t)(buf + n - p), " error=", 7)); p++)
 			ne++;
 		inflight -= (long)nl;
+		reads += c.counting;
 		if (more)
 			more = account(&c, nl, ne);
 	}
 	report(o, &c);
+	printf("lines_per_read=%.2f lines_per_write=%.2f\n",
+	       reads ? (double)c.answers / reads : 0.0,
+	       writes ? (double)c.answers / writes : 0.0);
 	close(sfd);
 	close(rfd);
 	free(lines);

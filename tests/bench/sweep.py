@@ -4,24 +4,31 @@ MAD files of a umadfs port, with many requests in flight.
 
 usage: sweep.py [--window N] [--batch N] [--desc] [--list] PORT_DIR
 
+Run it with `python3 -S` (as the benchmark does): it needs only the
+standard library, and start-up is part of what is timed.
+
 Breadth-first by directed route from the port: the NodeInfo of the local
-node (dr=0), then for every node found PortInfo of each of its ports, and
-for every switch port that is not Down a NodeInfo through it
-(dr=...,port), which names the node and port at the other end.  Nodes are
+node (dr=0) and through its port (dr=0,P); then for every switch found
+the PortInfo of each of its ports (but the one it was reached through),
+and through every port that is not Down a NodeInfo (dr=...,port), which
+names the node and port at the other end.  Only switches forward
+directed-route SMPs: the other ports of CAs are found from the switch
+side.  Nodes are
 told apart by NodeGUID; a link is a pair of (GUID, port), each counted
 once, as ibnetdiscover counts them.  --desc also fetches each node's
 NodeDescription (as ibnetdiscover does; not needed for the counts).
 
 Unlike a level-by-level sweep, every answer schedules its follow-ups at
-once: up to --window requests (default 256) are in flight, written up to
---batch lines (default 64) per write() to `send`, read from `recv` with
-poll() and 256 KiB reads.
+once: up to --window requests (default 1024) are in flight, written up
+to --batch lines (default 256) per write() to `send`, read from `recv`
+with poll() and 256 KiB reads.  (The daemon's in-flight table holds 4096
+per port; under ibsim the AF_UNIX queues must be deep enough, as
+tests/integration/fabric.py makes them.)
 
 Prints one line:  nodes=N switches=S cas=C links=L mads=M seconds=T
 (--list adds one line per node and link).  Python 3 stdlib only.
 """
 
-import argparse
 import os
 import select
 import sys
@@ -84,25 +91,26 @@ class Sweep:
         if self.want_desc:
             self.request("dr=%s method=get attr=NodeDescription"
                          % self.dr(path), self.on_desc, node)
-        # The port we came in through leads back: no need to probe it.
-        entry = local_port if from_end is not None else -1
-        for p in range(1, nports + 1):
-            self.request("dr=%s method=get attr=PortInfo attrmod=%d"
-                         % (self.dr(path), p), self.on_portinfo,
-                         guid, node, p, p != entry)
+        if from_end is None:
+            # The local node: out through our own port, which is up.
+            self.probe(path + [local_port], (guid, local_port))
+        elif ntype == 2:
+            # A switch: which of its ports are up.  The one we came in
+            # through leads back to a node we know.
+            for p in range(1, nports + 1):
+                if p != local_port:
+                    self.request("dr=%s method=get attr=PortInfo attrmod=%d"
+                                 % (self.dr(path), p), self.on_portinfo,
+                                 guid, p)
 
     def on_desc(self, data, node):
         if data is not None:
             node["desc"] = data[:64].split(b"\0", 1)[0].decode("ascii", "replace")
 
-    def on_portinfo(self, data, guid, node, port, go):
-        if data is None or not go:
-            return
-        state = data[32] & 0xf
-        # Only switches forward directed-route SMPs; of the other nodes
-        # only the local one (dr=0) is looked through.
-        if state > 1 and (node["type"] == 2 or node["path"] == [0]):
-            self.probe(node["path"] + [port], (guid, port))
+    def on_portinfo(self, data, guid, port):
+        # Down (1) or no state: nothing at the other end.
+        if data is not None and data[32] & 0xf > 1:
+            self.probe(self.nodes[guid]["path"] + [port], (guid, port))
 
     # -- the pipe -------------------------------------------------------
     def flush(self):
@@ -159,14 +167,29 @@ class Sweep:
                 "mads": self.mads}
 
 
+def parse_args(argv):
+    """No argparse: importing it costs more than a sweep's answers."""
+    opts = {"window": 1024, "batch": 256, "desc": False, "list": False}
+    args = list(argv)
+    port_dir = None
+    while args:
+        a = args.pop(0)
+        if a in ("--window", "--batch") and args:
+            opts[a[2:]] = int(args.pop(0))
+        elif a in ("--desc", "--list"):
+            opts[a[2:]] = True
+        elif not a.startswith("-") and port_dir is None:
+            port_dir = a
+        else:
+            sys.exit(__doc__)
+    if port_dir is None or opts["window"] < 1 or opts["batch"] < 1:
+        sys.exit(__doc__)
+    opts["port_dir"] = port_dir
+    return type("Args", (), opts)
+
+
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--window", type=int, default=256)
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--desc", action="store_true")
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("port_dir")
-    a = ap.parse_args(argv[1:])
+    a = parse_args(argv[1:])
     t0 = time.monotonic()
     s = Sweep(a.port_dir, a.window, a.batch, a.desc)
     try:
