@@ -189,6 +189,8 @@ static int run_direct(const struct opts *o)
 	report(o, &c);
 	umad_unregister(fd, agent);
 	umad_close_port(fd);
+	free(frame);
+	free(in);
 	return c.errors ? 1 : 0;
 }
 
