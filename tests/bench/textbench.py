@@ -6,7 +6,8 @@ usage: textbench.py [-n N] [-b LINES] [-t S] [-w S] PORT_DIR
 Directed-route Get(NodeInfo) hop 0 written to PORT_DIR/send, up to LINES
 lines per write() while fewer than N are in flight; answers read from
 PORT_DIR/recv (non-blocking, 64 KiB reads; poll() when a read finds
-nothing), each line split out and its tid= looked up, as a script would.  Warm-up -w seconds,
+nothing), the tid= of every line struck off the set of requests in
+flight, as a script would.  Warm-up -w seconds,
 then counts -t seconds; prints the line madbench prints.
 """
 
@@ -40,12 +41,12 @@ def main(argv):
     while more or pending:
         room = a.n - len(pending)
         if more and room >= min(a.b, a.n):
-            out = []
-            for _ in range(room):
-                out.append(b"dr=0 method=get attr=NodeInfo tid=0x%x\n" % tid)
-                pending.add(tid)
-                tid += 1
-            os.write(sfd, b"".join(out))
+            # TIDs are kept as the hex text recv shows them.
+            tids = [b"%x" % t for t in range(tid, tid + room)]
+            tid += room
+            pending.update(tids)
+            os.write(sfd, b"".join(b"dr=0 method=get attr=NodeInfo tid=0x%s\n"
+                                   % t for t in tids))
             continue
         # Read first, poll() only when there is nothing: each poll() of a
         # FUSE file is a round trip to the daemon too.
@@ -55,14 +56,12 @@ def main(argv):
             if not poller.poll(5000):
                 raise SystemExit("textbench: no answer in 5 s")
             continue
+        # Whole lines only; the tid= that starts each one is looked up.
         lines = (rest + chunk).split(b"\n")
         rest = lines.pop()
-        n = e = 0
-        for ln in lines:
-            pending.discard(int(ln[4:ln.index(b" ", 4)], 16))
-            n += 1
-            if b" error=" in ln:
-                e += 1
+        pending.difference_update([ln[6:ln.find(b" ", 6)] for ln in lines])
+        n = len(lines)
+        e = chunk.count(b" error=")
         now = time.monotonic()
         if counting:
             answers += n
