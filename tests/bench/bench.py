@@ -290,7 +290,7 @@ class Bench:
             res = "" if target is None or r is None else ok(r >= target)
             L.append("%-4s %-58s %12s %10s %10s %5s" % (
                 n, what, fmt(rate, "%.0f"),
-                fmt(r, "%.2f") + (" of %d" % ref if ref and r is not None else ""),
+                fmt(r, "%.3f") + (" of %d" % ref if ref and r is not None else ""),
                 (">= %.2f" % target) if target else "", res))
 
         rate_row(1, "direct libibumad C, 1 outstanding (DR NodeInfo hop 0)")
