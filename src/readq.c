@@ -65,6 +65,17 @@ static char *thread_buf(size_t size)
 	return b->data;
 }
 
+/* A buffer for a read of size bytes: the thread's own up to
+ * THREAD_BUF_KEEP (so that a few threads reading megabytes do not keep
+ * megabytes each), else a malloc with *owned set. */
+#define THREAD_BUF_KEEP (256u << 10)
+
+static char *read_buf(size_t size, bool *owned)
+{
+	*owned = size > THREAD_BUF_KEEP;
+	return *owned ? malloc(size) : thread_buf(size);
+}
+
 void readq_init(struct readq *q, const struct readq_ops *ops)
 {
 	pthread_mutex_init(&q->lock, NULL);
@@ -182,17 +193,13 @@ static void on_interrupt(fuse_req_t req, void *data)
 	}
 }
 
-void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonblock)
+static void read_into(fuse_req_t req, struct readq_open *of, size_t size,
+		      bool nonblock, char *buf)
 {
 	struct readq *q = of->q;
 	struct parked_read *pr;
-	char *buf = thread_buf(size);
 	ssize_t n;
 
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
 	for (;;) {
 		pthread_mutex_lock(&q->lock);
 		n = q->ops->fill(of, buf, size);
@@ -244,6 +251,20 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 	}
 }
 
+void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonblock)
+{
+	bool owned;
+	char *buf = read_buf(size, &owned);
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	read_into(req, of, size, nonblock, buf);
+	if (owned)
+		free(buf);
+}
+
 void readq_poll(fuse_req_t req, struct readq_open *of, struct fuse_pollhandle *ph)
 {
 	struct readq *q = of->q;
@@ -272,6 +293,7 @@ void readq_wake(struct readq *q)
 	/* Parked reads first, oldest first, while there is data for them. */
 	for (;;) {
 		struct parked_read *pr;
+		bool owned;
 		char *buf;
 		ssize_t n;
 
@@ -281,7 +303,7 @@ void readq_wake(struct readq *q)
 			pthread_mutex_unlock(&q->lock);
 			break;
 		}
-		buf = thread_buf(pr->size);
+		buf = read_buf(pr->size, &owned);
 		if (!buf) {
 			pthread_mutex_unlock(&q->lock);
 			break;
@@ -290,6 +312,8 @@ void readq_wake(struct readq *q)
 		n = q->ops->fill(pr->of, buf, pr->size);
 		pthread_mutex_unlock(&q->lock);
 		answer(pr, buf, n ? n : -EAGAIN);
+		if (owned)
+			free(buf);
 	}
 
 	/* Then pollers.  Notifications go out from this thread, which
