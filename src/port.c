@@ -9,6 +9,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -678,8 +679,10 @@ static void *receiver_main(void *arg)
 		}
 		/* Everything queued (up to DRAIN_MAX frames), then one wake-up
 		 * per channel for all of it. */
+		unsigned n = 0;
+
 		pthread_mutex_lock(&p->dispatch_lock);
-		for (unsigned n = 0; n < DRAIN_MAX;) {
+		while (n < DRAIN_MAX) {
 			len = cap;
 			r = ibumad_recv(p->fd, buf, &len);
 			if (r == -ENOSPC && len > cap && len <= RECV_BUF_MAX) {
@@ -698,6 +701,19 @@ static void *receiver_main(void *arg)
 		}
 		flush_touched(p);
 		pthread_mutex_unlock(&p->dispatch_lock);
+		/* Answers were coming and more are awaited: let the threads
+		 * bringing them (umad2sim's, the simulator) run before sleeping
+		 * in umad_poll, whose sleep and wake-up cost more than a yield
+		 * after which they are there. */
+		if (n && n < DRAIN_MAX) {
+			bool awaited;
+
+			pthread_mutex_lock(&p->lock);
+			awaited = p->nfree < PENDING_MAX;
+			pthread_mutex_unlock(&p->lock);
+			if (awaited)
+				sched_yield();
+		}
 	}
 	free(buf);
 	return NULL;
