@@ -24,14 +24,22 @@ static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct channel *all_channels; /* guarded by all_lock */
 static bool all_released;            /* guarded by all_lock */
 
+static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len);
+
+/* The engine queues a drain's worth of frames, then flushes once. */
 static void channel_sink_deliver(struct mad_sink *sink, const void *frame,
 				 size_t mad_len)
 {
-	channel_deliver((struct channel *)sink, frame, mad_len);
+	channel_queue((struct channel *)sink, frame, mad_len);
+}
+
+static void channel_sink_flush(struct mad_sink *sink)
+{
+	readq_wake(&((struct channel *)sink)->q);
 }
 
 static const struct mad_sink_ops channel_sink_ops = {
-	.deliver = channel_sink_deliver,
+	.deliver = channel_sink_deliver, .flush = channel_sink_flush,
 };
 
 static ssize_t channel_fill(struct readq_open *ro, char *buf, size_t size);
@@ -192,11 +200,9 @@ int channel_send(struct channel *ch, void *frame, size_t mad_len,
 		return -EIO;
 	r = port_send(ch->pd->engine, &ch->sink, frame, mad_len, timeout_ms,
 		      retries);
-	if (r == 0) {
-		pthread_mutex_lock(&ch->q.lock);
-		ch->stats.sent++;
-		pthread_mutex_unlock(&ch->q.lock);
-	}
+	/* Not under q.lock, which the receiver takes for every answer. */
+	if (r == 0)
+		__atomic_add_fetch(&ch->sent, 1, __ATOMIC_RELAXED);
 	return r;
 }
 
@@ -311,7 +317,8 @@ static bool channel_readable(struct readq_open *ro)
 
 /* ---- delivery (receiver thread) ---- */
 
-void channel_deliver(struct channel *ch, const void *frame, size_t mad_len)
+/* Queues a copy of the frame, or counts it dropped; true if queued. */
+static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len)
 {
 	const struct ib_user_mad *hdr = frame;
 	struct channel_item *it;
@@ -328,7 +335,7 @@ void channel_deliver(struct channel *ch, const void *frame, size_t mad_len)
 		ch->stats.dropped++;
 		pthread_mutex_unlock(&ch->q.lock);
 		free(it);
-		return;
+		return false;
 	}
 	it->next = NULL;
 	it->mad_len = mad_len;
@@ -340,5 +347,11 @@ void channel_deliver(struct channel *ch, const void *frame, size_t mad_len)
 	ch->tail = it;
 	ch->queued++;
 	pthread_mutex_unlock(&ch->q.lock);
-	readq_wake(&ch->q);
+	return true;
+}
+
+void channel_deliver(struct channel *ch, const void *frame, size_t mad_len)
+{
+	if (channel_queue(ch, frame, mad_len))
+		readq_wake(&ch->q);
 }

@@ -158,6 +158,8 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 	struct out_mad *out = NULL;
 	size_t nout = 0, cap = 0, start = 0, lineno = 0;
 	char *text = NULL, err[256];
+	/* Each line is parsed here first. */
+	_Alignas(8) uint8_t scratch[IBUMAD_HDR_SIZE + MADTEXT_LINE_MAX / 2 + IBUMAD_MAD_SIZE];
 	const char *t;
 	int timeout_ms, retries, r;
 
@@ -208,14 +210,8 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 			out = bigger;
 			cap = ncap;
 		}
-		o = &out[nout];
-		o->frame = malloc(IBUMAD_HDR_SIZE + MADTEXT_LINE_MAX / 2 + IBUMAD_MAD_SIZE);
-		if (!o->frame)
-			goto err_nomem;
-		nout++;
-		r = madtext_parse(t + start, len, o->frame,
-				  IBUMAD_HDR_SIZE + MADTEXT_LINE_MAX / 2 + IBUMAD_MAD_SIZE,
-				  &mr, err, sizeof(err));
+		r = madtext_parse(t + start, len, scratch, sizeof(scratch), &mr,
+				  err, sizeof(err));
 		if (r < 0) {
 			channel_set_error(ch, "line %zu: %s", lineno, err);
 			if (r == -EMSGSIZE)
@@ -223,12 +219,20 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 			goto err_inval;
 		}
 		if (!of->privileged) {
-			r = access_check_mad(o->frame + IBUMAD_HDR_SIZE, err, sizeof(err));
+			r = access_check_mad(scratch + IBUMAD_HDR_SIZE, err, sizeof(err));
 			if (r < 0) {
 				channel_set_error(ch, "line %zu: %s", lineno, err);
 				goto err_perm;
 			}
 		}
+		/* Kept at its own size: 320 bytes for one MAD, not the 8.5 KB
+		 * the longest line could need (which costs page faults). */
+		o = &out[nout];
+		o->frame = malloc(IBUMAD_HDR_SIZE + mr.mad_len);
+		if (!o->frame)
+			goto err_nomem;
+		memcpy(o->frame, scratch, IBUMAD_HDR_SIZE + mr.mad_len);
+		nout++;
 		o->mad_len = mr.mad_len;
 		if (mr.timeout_ms >= 0)
 			o->timeout_ms = mr.timeout_ms;
@@ -464,6 +468,7 @@ static int stats_show(struct node *n, char *buf, size_t cap)
 	queued = ch->queued;
 	limit = ch->limit;
 	pthread_mutex_unlock(&ch->q.lock);
+	s.sent = __atomic_load_n(&ch->sent, __ATOMIC_RELAXED);
 	return snprintf(buf, cap,
 			"sent %" PRIu64 "\nreceived %" PRIu64 "\ntimeouts %" PRIu64
 			"\nerrors %" PRIu64 "\ndropped %" PRIu64 "\nqueued %u\n"

@@ -9,6 +9,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -30,6 +31,8 @@
 #define RECV_POLL_MS 100                  /* bounds how long stopping takes */
 #define RECV_BUF_MAX (16u << 20)          /* largest RMPP message accepted */
 #define EXPIRE_GRACE_MS 1000              /* past the deadline, before the engine gives up */
+#define DRAIN_MAX 64    /* frames received before the readers are woken */
+#define TOUCHED_MAX 16  /* sinks waiting for a flush at once */
 
 /* The liveness probe (see liveness_step()): a NodeInfo SMP to the port's
  * own SMA, which answers within microseconds, link up or down. */
@@ -79,8 +82,12 @@ struct port {
 	struct held *held;     /* by due time; receiver thread only */
 
 	/* Held by the receiver from looking up a pending entry until its sink
-	 * has been called, so port_cancel_sink can wait a delivery out. */
+	 * has been called and flushed, so port_cancel_sink can wait a delivery
+	 * out.  It also guards touched[]: the sinks given frames since their
+	 * last flush, empty whenever the lock is free. */
 	pthread_mutex_t dispatch_lock;
+	struct mad_sink *touched[TOUCHED_MAX];
+	unsigned ntouched;
 
 	/* Liveness of the transport (see liveness_step()); receiver only. */
 	port_transport_fn on_transport;
@@ -510,6 +517,33 @@ void port_cancel_sink(struct port *p, struct mad_sink *sink)
 	pthread_mutex_unlock(&p->dispatch_lock);
 }
 
+/* Wakes the readers of every sink given frames since the last flush.
+ * dispatch_lock held. */
+static void flush_touched(struct port *p)
+{
+	for (unsigned i = 0; i < p->ntouched; i++)
+		p->touched[i]->ops->flush(p->touched[i]);
+	p->ntouched = 0;
+}
+
+/* Hands a frame to its sink.  A sink with a flush op is woken later, once
+ * for all the frames of a drain (one FUSE reply with many lines instead of
+ * one per MAD).  dispatch_lock held. */
+static void deliver(struct port *p, struct mad_sink *sink, const void *frame,
+		    size_t mad_len)
+{
+	sink->ops->deliver(sink, frame, mad_len);
+	if (!sink->ops->flush)
+		return;
+	for (unsigned i = 0; i < p->ntouched; i++) {
+		if (p->touched[i] == sink)
+			return;
+	}
+	if (p->ntouched == TOUCHED_MAX)
+		flush_touched(p);
+	p->touched[p->ntouched++] = sink;
+}
+
 /* Keeps a timeout that came early until its deadline.  dispatch_lock held. */
 static void hold(struct port *p, struct mad_sink *sink, const uint8_t *frame,
 		 size_t mad_len, int64_t due_ms)
@@ -517,7 +551,7 @@ static void hold(struct port *p, struct mad_sink *sink, const uint8_t *frame,
 	struct held *h = malloc(sizeof(*h) + IBUMAD_HDR_SIZE + mad_len), **hp;
 
 	if (!h) {
-		sink->ops->deliver(sink, frame, mad_len); /* early beats lost */
+		deliver(p, sink, frame, mad_len); /* early beats lost */
 		return;
 	}
 	h->sink = sink;
@@ -564,8 +598,9 @@ static unsigned expire_pending(struct port *p, bool all)
 		if (!sink)
 			break;
 		ended += sink != &p->probe_sink;
-		sink->ops->deliver(sink, frame, 24);
+		deliver(p, sink, frame, 24);
 	}
+	flush_touched(p);
 	pthread_mutex_unlock(&p->dispatch_lock);
 	return ended;
 }
@@ -582,23 +617,24 @@ static int release_held(struct port *p, bool all)
 		struct held *h = p->held;
 
 		p->held = h->next;
-		h->sink->ops->deliver(h->sink, h->frame, h->mad_len);
+		deliver(p, h->sink, h->frame, h->mad_len);
 		free(h);
 	}
+	flush_touched(p);
 	if (p->held && p->held->due_ms - now < wait)
 		wait = (int)(p->held->due_ms - now);
 	pthread_mutex_unlock(&p->dispatch_lock);
 	return wait;
 }
 
-/* A resend failed: deliver the timeout now. */
+/* A resend failed: deliver the timeout now.  dispatch_lock held. */
 static void resend_failed(struct port *p, uint8_t *frame, size_t mad_len, uint32_t wire)
 {
 	uint32_t slot = wire & (PENDING_MAX - 1);
 	struct mad_sink *sink = NULL;
 
-	pthread_mutex_lock(&p->dispatch_lock);
 	pthread_mutex_lock(&p->lock);
+	p->stats.send_errors++;
 	if (p->pending[slot].sink && p->pending[slot].wire_tid == wire) {
 		sink = p->pending[slot].sink;
 		mad_set_tid(frame + IBUMAD_HDR_SIZE, p->pending[slot].caller_tid);
@@ -608,11 +644,11 @@ static void resend_failed(struct port *p, uint8_t *frame, size_t mad_len, uint32
 	}
 	pthread_mutex_unlock(&p->lock);
 	if (sink)
-		sink->ops->deliver(sink, frame, mad_len);
-	pthread_mutex_unlock(&p->dispatch_lock);
+		deliver(p, sink, frame, mad_len);
 }
 
-/* Hands one received frame to the sink of its request, if any. */
+/* Hands one received frame to the sink of its request, if any.
+ * dispatch_lock held. */
 static void dispatch(struct port *p, uint8_t *frame, size_t mad_len)
 {
 	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
@@ -632,7 +668,6 @@ static void dispatch(struct port *p, uint8_t *frame, size_t mad_len)
 	wire = (uint32_t)mad_tid(mad);
 	slot = wire & (PENDING_MAX - 1);
 
-	pthread_mutex_lock(&p->dispatch_lock);
 	pthread_mutex_lock(&p->lock);
 	/* Answers: responses, and our own requests given back with a status. */
 	if ((hdr->status || mad_is_response(mad)) && p->pending[slot].sink &&
@@ -681,19 +716,13 @@ static void dispatch(struct port *p, uint8_t *frame, size_t mad_len)
 		if (ibumad_send(p->fd, agent, frame, mad_len, timeout_ms, retries) < 0) {
 			/* Cannot retry: this timeout is final. */
 			hdr->status = ETIMEDOUT;
-			pthread_mutex_unlock(&p->dispatch_lock);
-			pthread_mutex_lock(&p->lock);
-			p->stats.send_errors++;
-			pthread_mutex_unlock(&p->lock);
 			resend_failed(p, frame, mad_len, wire);
-			return;
 		}
 	} else if (sink && due) {
 		hold(p, sink, frame, mad_len, due);
 	} else if (sink) {
-		sink->ops->deliver(sink, frame, mad_len);
+		deliver(p, sink, frame, mad_len);
 	}
-	pthread_mutex_unlock(&p->dispatch_lock);
 }
 
 /* ---- liveness of the transport ----
@@ -840,7 +869,12 @@ static void *receiver_main(void *arg)
 			nanosleep(&backoff, NULL);
 			continue;
 		}
-		for (;;) {
+		/* Everything queued (up to DRAIN_MAX frames), then one wake-up
+		 * per channel for all of it. */
+		unsigned n = 0;
+
+		pthread_mutex_lock(&p->dispatch_lock);
+		while (n < DRAIN_MAX) {
 			len = cap;
 			r = ibumad_recv(p->fd, buf, &len);
 			if (r == -ENOSPC && len > cap && len <= RECV_BUF_MAX) {
@@ -864,6 +898,22 @@ static void *receiver_main(void *arg)
 				break;
 			}
 			dispatch(p, buf, len);
+			n++;
+		}
+		flush_touched(p);
+		pthread_mutex_unlock(&p->dispatch_lock);
+		/* Answers were coming and more are awaited: let the threads
+		 * bringing them (umad2sim's, the simulator) run before sleeping
+		 * in umad_poll, whose sleep and wake-up cost more than a yield
+		 * after which they are there. */
+		if (n && n < DRAIN_MAX) {
+			bool awaited;
+
+			pthread_mutex_lock(&p->lock);
+			awaited = p->nfree < PENDING_MAX;
+			pthread_mutex_unlock(&p->lock);
+			if (awaited)
+				sched_yield();
 		}
 	}
 	free(buf);

@@ -26,6 +26,56 @@ struct parked_read {
 	bool interrupted; /* the interrupt came before parking (q->lock) */
 };
 
+/* Reads are filled in a buffer of the calling thread's, kept for its next
+ * read: a malloc of the read's size (64 KiB and more) per read costs page
+ * faults as the heap grows and shrinks.  Freed when the thread exits. */
+struct thread_buf {
+	size_t cap;
+	char data[];
+};
+
+static pthread_key_t thread_buf_key;
+static pthread_once_t thread_buf_once = PTHREAD_ONCE_INIT;
+
+static void thread_buf_key_init(void)
+{
+	if (pthread_key_create(&thread_buf_key, free))
+		abort();
+}
+
+static char *thread_buf(size_t size)
+{
+	struct thread_buf *b;
+
+	pthread_once(&thread_buf_once, thread_buf_key_init);
+	b = pthread_getspecific(thread_buf_key);
+	if (!b || b->cap < size) {
+		struct thread_buf *bigger = malloc(sizeof(*bigger) + (size ? size : 1));
+
+		if (!bigger)
+			return NULL;
+		bigger->cap = size;
+		if (pthread_setspecific(thread_buf_key, bigger)) {
+			free(bigger);
+			return NULL;
+		}
+		free(b);
+		b = bigger;
+	}
+	return b->data;
+}
+
+/* A buffer for a read of size bytes: the thread's own up to
+ * THREAD_BUF_KEEP (so that a few threads reading megabytes do not keep
+ * megabytes each), else a malloc with *owned set. */
+#define THREAD_BUF_KEEP (256u << 10)
+
+static char *read_buf(size_t size, bool *owned)
+{
+	*owned = size > THREAD_BUF_KEEP;
+	return *owned ? malloc(size) : thread_buf(size);
+}
+
 void readq_init(struct readq *q, const struct readq_ops *ops)
 {
 	pthread_mutex_init(&q->lock, NULL);
@@ -89,11 +139,11 @@ static void fail_all(struct parked_read *list, int err)
  * (or all).  q->lock not held. */
 static void notify_pollers(struct readq *q, bool all)
 {
-	struct fuse_pollhandle **notify;
+	struct fuse_pollhandle *few[8], **notify;
 	unsigned nnotify = 0;
 
 	pthread_mutex_lock(&q->lock);
-	notify = q->nopen ? malloc(q->nopen * sizeof(*notify)) : NULL;
+	notify = q->nopen <= 8 ? few : malloc(q->nopen * sizeof(*notify));
 	for (struct readq_open *of = q->opens; notify && of; of = of->next) {
 		if (of->ph && (all || q->ops->readable(of))) {
 			notify[nnotify++] = of->ph;
@@ -105,7 +155,8 @@ static void notify_pollers(struct readq *q, bool all)
 		fuse_lowlevel_notify_poll(notify[i]);
 		fuse_pollhandle_destroy(notify[i]);
 	}
-	free(notify);
+	if (notify != few)
+		free(notify);
 }
 
 void readq_kill(struct readq *q, int err)
@@ -195,17 +246,13 @@ static void on_interrupt(fuse_req_t req, void *data)
 	}
 }
 
-void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonblock)
+static void read_into(fuse_req_t req, struct readq_open *of, size_t size,
+		      bool nonblock, char *buf)
 {
 	struct readq *q = of->q;
 	struct parked_read *pr;
-	char *buf = malloc(size ? size : 1);
 	ssize_t n;
 
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
 	for (;;) {
 		pthread_mutex_lock(&q->lock);
 		if (q->err && !q->dead) {
@@ -215,7 +262,6 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 
 			pthread_mutex_unlock(&q->lock);
 			fuse_reply_err(req, err);
-			free(buf);
 			return;
 		}
 		n = q->ops->fill(of, buf, size);
@@ -229,14 +275,12 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 				fuse_reply_err(req, (int)-n);
 			else
 				fuse_reply_err(req, dead ? ENODEV : EAGAIN);
-			free(buf);
 			return;
 		}
 		pthread_mutex_unlock(&q->lock);
 
 		pr = calloc(1, sizeof(*pr));
 		if (!pr) {
-			free(buf);
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
@@ -254,7 +298,6 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 				q->parked_head = pr;
 			q->parked_tail = pr;
 			pthread_mutex_unlock(&q->lock);
-			free(buf);
 			return;
 		}
 		/* Interrupted already, shut down, failed, or data came. */
@@ -262,13 +305,26 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 		fuse_req_interrupt_func(req, NULL, NULL);
 		if (pr->interrupted) {
 			free(pr);
-			free(buf);
 			fuse_reply_err(req, EINTR);
 			return;
 		}
 		free(pr);
 		/* Go round: fill, or fail with ENODEV or err. */
 	}
+}
+
+void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonblock)
+{
+	bool owned;
+	char *buf = read_buf(size, &owned);
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	read_into(req, of, size, nonblock, buf);
+	if (owned)
+		free(buf);
 }
 
 void readq_poll(fuse_req_t req, struct readq_open *of, struct fuse_pollhandle *ph)
@@ -298,6 +354,7 @@ void readq_wake(struct readq *q)
 	/* Parked reads first, oldest first, while there is data for them. */
 	for (;;) {
 		struct parked_read *pr;
+		bool owned;
 		char *buf;
 		ssize_t n;
 
@@ -307,7 +364,7 @@ void readq_wake(struct readq *q)
 			pthread_mutex_unlock(&q->lock);
 			break;
 		}
-		buf = malloc(pr->size ? pr->size : 1);
+		buf = read_buf(pr->size, &owned);
 		if (!buf) {
 			pthread_mutex_unlock(&q->lock);
 			break;
@@ -316,7 +373,8 @@ void readq_wake(struct readq *q)
 		n = q->ops->fill(pr->of, buf, pr->size);
 		pthread_mutex_unlock(&q->lock);
 		answer(pr, buf, n ? n : -EAGAIN);
-		free(buf);
+		if (owned)
+			free(buf);
 	}
 
 	/* Then pollers.  Notifications go out from this thread, which

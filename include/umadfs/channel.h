@@ -38,7 +38,8 @@ struct channel {
 	struct readq q; /* readers; q.lock guards everything below too */
 	struct channel_item *head, *tail;
 	unsigned queued, limit;
-	struct channel_stats stats;
+	struct channel_stats stats; /* but for sent: */
+	uint64_t sent;              /* atomic, no lock */
 	int timeout_ms, retries;  /* defaults for requests sent from here */
 	char last_error[512];     /* why the last bad write failed */
 	struct channel *next_all; /* the list of all channels (all_lock) */

@@ -20,6 +20,10 @@ struct mad_sink_ops {
 	 * a frame (64-byte umad header + mad_len bytes) whose TID is already
 	 * the caller's own.  The sink copies what it keeps. */
 	void (*deliver)(struct mad_sink *sink, const void *frame, size_t mad_len);
+	/* Optional: when set, deliver only queues, and the receiver calls
+	 * flush once after a run of deliveries (all it could read at once) to
+	 * wake the sink's readers. */
+	void (*flush)(struct mad_sink *sink);
 };
 
 struct mad_sink {

@@ -1,0 +1,71 @@
+"""The benchmark (scripts/bench.sh, tests/bench/) in its quick mode: it runs
+every row on a small generated fabric, prints the table and writes the
+CSV, and the sweep over the text files finds what ibnetdiscover finds.
+Speed is not checked here (the machine is shared): only structure and
+counts."""
+
+import csv
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fabric as fab
+
+REPO = Path(__file__).resolve().parents[2]
+BENCH = REPO / "tests" / "bench" / "bench.py"
+
+
+def test_bench_quick(tmp_path):
+    if not os.access("/dev/fuse", os.R_OK | os.W_OK):
+        pytest.skip("/dev/fuse missing or not accessible")
+    if fab.umadfs_wrapper():
+        pytest.skip("the benchmark does not run under UMADFS_WRAPPER")
+    cp = subprocess.run([sys.executable, str(BENCH), "--quick", "--out",
+                         str(tmp_path)], capture_output=True, text=True,
+                        timeout=50, stdin=subprocess.DEVNULL)
+    out = cp.stdout
+    assert cp.returncode == 0, out + cp.stderr
+
+    # One line per row, each with its number; targets marked.
+    for row in range(1, 9):
+        assert re.search(r"^%d\s+\S" % row, out, re.M), "row %d missing:\n%s" % (row, out)
+    for row in (1, 2, 3, 4, 5, 6):
+        m = re.search(r"^%d\s+.*?\s(\d+)\s" % row, out, re.M)
+        assert m and int(m.group(1)) > 0, out
+    assert re.search(r"^2\s.*of 1\s+>= 0\.60\s+(pass|MISS)$", out, re.M), out
+    assert re.search(r"^5\s.*of 3\s+>= 0\.85\s+(pass|MISS)$", out, re.M), out
+    assert re.search(r"^6\s.*of 3\s+>= 0\.50\s+(pass|MISS)$", out, re.M), out
+    assert re.search(r"one FUSE round trip .*: [\d.]+ us", out), out
+    assert re.search(r"^7\s.*ms\s+[\d.]+x\s+>= 3x\s+(pass|MISS)$", out, re.M), out
+    assert re.search(r"smpquery -D nodeinfo 0 \(ms/query\)\s+[\d.]+ ms", out), out
+    assert re.search(r"^8\s.*s\s+[\d.]+x\s+<= 0\.80x\s+(pass|MISS)$", out, re.M), out
+    assert re.search(r"^rss\s+daemon peak RSS \(VmHWM\)\s+[\d.]+ MiB", out, re.M), out
+
+    # The sweep found the generated fabric, and so did ibnetdiscover.
+    m = re.search(r"counts: sweep (\d+) nodes \((\d+) switches, (\d+) CAs\), "
+                  r"(\d+) links, \d+ MADs; ibnetdiscover (\d+) nodes \((\d+) "
+                  r"switches, (\d+) CAs\), (\d+) links: identical", out)
+    assert m, out
+    assert m.groups() == ("38", "6", "32", "40") * 2, out
+
+    # The raw numbers: one row per measurement, at the path printed.
+    m = re.search(r"^raw numbers: (\S+)$", out, re.M)
+    assert m, out
+    path = Path(m.group(1))
+    assert path.parent == tmp_path and path.exists()
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    metrics = {(int(r["row"]), r["metric"]) for r in rows}
+    for row in range(1, 7):
+        assert (row, "mads_per_s") in metrics, metrics
+    for want in [(4, "fuse_round_trip_us"), (7, "umadfs_shell_ms"),
+                 (7, "smpquery_shell_ms"), (8, "sweep_s"),
+                 (8, "ibnetdiscover_s"), (8, "sweep_nodes"),
+                 (8, "ibnetdiscover_links"), (0, "daemon_vmhwm_kib")]:
+        assert want in metrics, (want, metrics)
+    assert all(float(r["value"]) > 0 for r in rows), rows
+    assert path.with_suffix(".txt").exists()
