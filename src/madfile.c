@@ -124,14 +124,44 @@ struct out_mad {
 	size_t mad_len;
 	int timeout_ms, retries;
 	size_t end; /* offset in the write just past this line */
-	uint8_t *frame;
+	size_t off; /* of its frame in the write's frame arena */
 };
 
+/* The frames of one write, back to back in one buffer: one allocation
+ * per write instead of one per line (malloc and free showed as a tenth
+ * of the daemon's time at 100,000 lines/s). */
+struct frame_arena {
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+/* Room for n more bytes at a.buf + a.len, 8-byte aligned; its offset. */
+static int arena_take(struct frame_arena *a, size_t n, size_t *off)
+{
+	size_t at = (a->len + 7) & ~(size_t)7;
+
+	if (at + n > a->cap) {
+		size_t ncap = a->cap ? a->cap : 32 * (IBUMAD_HDR_SIZE + IBUMAD_MAD_SIZE);
+		uint8_t *bigger;
+
+		while (ncap < at + n)
+			ncap *= 2;
+		bigger = realloc(a->buf, ncap);
+		if (!bigger)
+			return -ENOMEM;
+		a->buf = bigger;
+		a->cap = ncap;
+	}
+	a->len = at + n;
+	*off = at;
+	return 0;
+}
+
 static int send_parsed(fuse_req_t req, struct channel *ch, struct out_mad *out,
-		       size_t nout, size_t written)
+		       size_t nout, uint8_t *frames, size_t written)
 {
 	for (size_t i = 0; i < nout; i++) {
-		int r = channel_send(ch, out[i].frame, out[i].mad_len,
+		int r = channel_send(ch, frames + out[i].off, out[i].mad_len,
 				     out[i].timeout_ms, out[i].retries);
 
 		if (r < 0) {
@@ -156,6 +186,7 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 	struct channel *ch = of->ch;
 	size_t frag_len = of->send_frag_len, total = frag_len + size;
 	struct out_mad *out = NULL;
+	struct frame_arena frames = { 0 };
 	size_t nout = 0, cap = 0, start = 0, lineno = 0;
 	char *text = NULL, err[256];
 	/* Each line is parsed here first. */
@@ -186,6 +217,7 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		size_t len, end;
 		struct madtext_request mr;
 		struct out_mad *o;
+		uint8_t *frame;
 
 		if (!nl)
 			break; /* unfinished: kept for the next write */
@@ -202,7 +234,7 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 			continue;
 		}
 		if (nout == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
+			size_t ncap = cap ? cap * 2 : 32;
 			struct out_mad *bigger = realloc(out, ncap * sizeof(*out));
 
 			if (!bigger)
@@ -228,23 +260,23 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		/* Kept at its own size: 320 bytes for one MAD, not the 8.5 KB
 		 * the longest line could need (which costs page faults). */
 		o = &out[nout];
-		o->frame = malloc(IBUMAD_HDR_SIZE + mr.mad_len);
-		if (!o->frame)
+		if (arena_take(&frames, IBUMAD_HDR_SIZE + mr.mad_len, &o->off) < 0)
 			goto err_nomem;
-		memcpy(o->frame, scratch, IBUMAD_HDR_SIZE + mr.mad_len);
+		frame = frames.buf + o->off;
+		memcpy(frame, scratch, IBUMAD_HDR_SIZE + mr.mad_len);
 		nout++;
 		o->mad_len = mr.mad_len;
 		if (mr.timeout_ms >= 0)
 			o->timeout_ms = mr.timeout_ms;
 		else
-			o->timeout_ms = mad_is_response(o->frame + IBUMAD_HDR_SIZE) ?
+			o->timeout_ms = mad_is_response(frame + IBUMAD_HDR_SIZE) ?
 						0 : timeout_ms;
 		o->retries = mr.retries >= 0 ? mr.retries : retries;
 		{
 			/* QP1's Q_Key is always the well-known one (IBA 13.5.3.1);
 			 * a received line may show 0 where the source did not
 			 * report it, so a reply written from it still arrives. */
-			struct ib_user_mad *hdr = (struct ib_user_mad *)o->frame;
+			struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
 
 			if (hdr->addr.qpn == htobe32(1) && !hdr->addr.qkey)
 				hdr->addr.qkey = htobe32(0x80010000);
@@ -252,7 +284,7 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		if (!mr.tid_given) {
 			uint64_t tid = __atomic_fetch_add(&next_text_tid, 1,
 							  __ATOMIC_RELAXED);
-			uint8_t *mad = o->frame + IBUMAD_HDR_SIZE;
+			uint8_t *mad = frame + IBUMAD_HDR_SIZE;
 
 			for (int i = 7; i >= 0; i--, tid >>= 8)
 				mad[8 + i] = (uint8_t)tid;
@@ -284,7 +316,7 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		of->send_frag = frag;
 		of->send_frag_len = total - start;
 	}
-	send_parsed(req, ch, out, nout, size);
+	send_parsed(req, ch, out, nout, frames.buf, size);
 	goto out;
 
 err_nomem:
@@ -299,8 +331,7 @@ err_msgsize:
 err_perm:
 	fuse_reply_err(req, EPERM);
 out:
-	for (size_t i = 0; i < nout; i++)
-		free(out[i].frame);
+	free(frames.buf);
 	free(out);
 	free(text);
 }
