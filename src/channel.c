@@ -20,6 +20,13 @@ struct channel_item {
 
 unsigned channel_queue_limit = CHANNEL_QUEUE_DEFAULT;
 
+/* Items of one MAD (the common size) are kept for reuse once read, up to
+ * this many per channel: a malloc and a free per MAD, one in each thread,
+ * cost more than the rest of the queueing. */
+#define SPARE_MAX 64
+#define ITEM_SIZE(mad_len) (sizeof(struct channel_item) + IBUMAD_HDR_SIZE + \
+			    ((mad_len) > IBUMAD_MAD_SIZE ? (mad_len) : IBUMAD_MAD_SIZE))
+
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct channel *all_channels; /* guarded by all_lock */
 static bool all_released;            /* guarded by all_lock */
@@ -104,6 +111,12 @@ static void channel_free(struct channel *ch)
 		struct channel_item *it = ch->head;
 
 		ch->head = it->next;
+		free(it);
+	}
+	while (ch->spare) {
+		struct channel_item *it = ch->spare;
+
+		ch->spare = it->next;
 		free(it);
 	}
 	free(ch);
@@ -265,7 +278,13 @@ static void pop_item(void *ctx)
 	if (!ch->head)
 		ch->tail = NULL;
 	ch->queued--;
-	free(it);
+	if (it->mad_len <= IBUMAD_MAD_SIZE && ch->nspare < SPARE_MAX) {
+		it->next = ch->spare;
+		ch->spare = it;
+		ch->nspare++;
+	} else {
+		free(it);
+	}
 }
 
 /* Whole lines, with partial-line carry-over per open file.  q.lock held. */
@@ -323,18 +342,28 @@ static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len)
 	const struct ib_user_mad *hdr = frame;
 	struct channel_item *it;
 
-	it = malloc(sizeof(*it) + IBUMAD_HDR_SIZE + mad_len);
 	pthread_mutex_lock(&ch->q.lock);
 	if (hdr->status == ETIMEDOUT)
 		ch->stats.timeouts++;
 	else
 		ch->stats.received++;
-	if (ch->q.dead || !it ||
-	    (ch->queued >= ch->limit && !readq_has_parked(&ch->q))) {
-		/* Full: the newest item is the one dropped, and counted. */
+	it = NULL;
+	if (!ch->q.dead &&
+	    (ch->queued < ch->limit || readq_has_parked(&ch->q))) {
+		it = ch->spare;
+		if (it && mad_len <= IBUMAD_MAD_SIZE) {
+			ch->spare = it->next;
+			ch->nspare--;
+		} else {
+			/* Rare (first use, RMPP): not worth unlocking for. */
+			it = malloc(ITEM_SIZE(mad_len));
+		}
+	}
+	if (!it) {
+		/* Full (or no memory): the newest item is the one dropped,
+		 * and counted. */
 		ch->stats.dropped++;
 		pthread_mutex_unlock(&ch->q.lock);
-		free(it);
 		return false;
 	}
 	it->next = NULL;

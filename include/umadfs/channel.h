@@ -38,6 +38,8 @@ struct channel {
 	struct readq q; /* readers; q.lock guards everything below too */
 	struct channel_item *head, *tail;
 	unsigned queued, limit;
+	struct channel_item *spare; /* read items kept for reuse */
+	unsigned nspare;
 	struct channel_stats stats; /* but for sent: */
 	uint64_t sent;              /* atomic, no lock */
 	int timeout_ms, retries;  /* defaults for requests sent from here */
