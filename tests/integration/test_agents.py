@@ -41,11 +41,11 @@ from pathlib import Path
 import pytest
 
 import fabric as fab
+from madfiles import last_error, pdir, read_text, stats, write_text
 
 HERE = Path(__file__).resolve().parent
 SIM_ISSM_SRC = HERE.parent / "tools" / "sim_issm.c"
 
-PORT = "ibsim0/ports/1"
 CHANNEL_FILES = {"send", "recv", "umad", "timeout_ms", "retries",
                  "last_error", "stats", "register"}
 PING_CLASS = 0x32           # IB_VENDOR_OPENIB_PING_CLASS
@@ -59,36 +59,6 @@ SM_HOST = "Hca3"            # opensm's node in the session fabric (conftest)
 
 # ---------------------------------------------------------------------------
 # helpers
-
-def pdir(m):
-    return m.path(PORT)
-
-
-def read_text(path):
-    with open(path, "rb") as f:
-        return f.read().decode()
-
-
-def write_text(path, text):
-    """One write(2); returns what it returned, raises OSError."""
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        return os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
-def stats_of(d):
-    out = {}
-    for line in read_text(Path(d) / "stats").splitlines():
-        k, v = line.split()
-        out[k] = int(v)
-    return out
-
-
-def last_error(d):
-    return read_text(Path(d) / "last_error").strip()
-
 
 def register(d, text):
     return write_text(Path(d) / "register", text)
@@ -349,7 +319,7 @@ def test_channel_answers_ibping(fabric, mount):
     for ln in resp.requests:
         seen[int(ln["lid"], 0)] = seen.get(int(ln["lid"], 0), 0) + 1
     assert seen == lids
-    s = stats_of(c)
+    s = stats(c)
     assert (s["received"], s["sent"], s["dropped"], s["queued"], s["errors"]) == \
         (12, 12, 0, 0, 0), s
     assert_daemon_alive(m)
@@ -423,7 +393,7 @@ def test_channel_requests_reach_ibping_server(fabric, mount, ping_server):
         # ibping -S answers with "hostname.domainname" in the data area.
         data = ln["_mad"][VENDOR2_DATA:]
         assert data.startswith(host + b"."), data[:80]
-    s = stats_of(c)
+    s = stats(c)
     assert (s["sent"], s["received"], s["timeouts"], s["queued"]) == (n, n, 0, 0), s
     assert srv.alive()
     assert_daemon_alive(m)
@@ -503,7 +473,7 @@ def test_eight_channels_get_their_own_answers(fabric, mount):
         bad = [ln for ln in got if "error" in ln or ln["method"] != "getresp"
                or ln["attr"] != "NodeInfo" or ln["status"] != "0x0000"]
         assert not bad, bad[:2]
-        s = stats_of(chans[i])
+        s = stats(chans[i])
         assert (s["sent"], s["received"], s["timeouts"], s["dropped"],
                 s["queued"]) == (per, per, 0, 0, 0), (i, s)
     print("8 x %d DR NodeInfo round trips in %.2fs" % (per, elapsed))
@@ -538,7 +508,7 @@ def test_mkdir_rmdir_lifecycle(mount):
     os.mkdir(a / "x")
     assert set(os.listdir(a / "x")) == CHANNEL_FILES
     assert registrations(a / "x") == []
-    s = stats_of(a / "x")
+    s = stats(a / "x")
     assert s == {"sent": 0, "received": 0, "timeouts": 0, "errors": 0,
                  "dropped": 0, "queued": 0, "queue_limit": 4096}, s
     # The old registration went with the old directory: it can be made again.
@@ -582,13 +552,13 @@ def test_register_conflicts_between_channels(mount):
     os.mkdir(a / "one")
     os.mkdir(a / "two")
     register(a / "one", "class=0x32 methods=get,set oui=0x1405\n")
-    errs_before = stats_of(a / "two")["errors"]
+    errs_before = stats(a / "two")["errors"]
     expect_errno(errno.EINVAL, register, a / "two",
                  "class=0x32 methods=get oui=0x1405\n")
     err = last_error(a / "two")
     assert err.startswith("register line 1:"), err
     assert "already registered" in err, err
-    assert stats_of(a / "two")["errors"] == errs_before + 1
+    assert stats(a / "two")["errors"] == errs_before + 1
     assert registrations(a / "two") == []
     # One method in common is enough.
     expect_errno(errno.EINVAL, register, a / "two",
@@ -722,18 +692,18 @@ def flood(sender, target_lid, n, tid0=0, batch=200):
 def wait_stat(d, key, value, timeout=20.0):
     deadline = time.monotonic() + timeout
     while True:
-        s = stats_of(d)
+        s = stats(d)
         if s[key] >= value or time.monotonic() > deadline:
             return s
         time.sleep(0.05)
 
 
 def flood_and_drain(sender, recv_mount, chan, n, limit, tid0):
-    s0 = stats_of(chan)
+    s0 = stats(chan)
     flood(sender, mount_lid(recv_mount), n, tid0)
     s = wait_stat(chan, "received", s0["received"] + n)
     time.sleep(0.2)     # nothing more should come
-    s = stats_of(chan)
+    s = stats(chan)
     assert s["received"] - s0["received"] == n, (s0, s)
     assert s["queued"] == limit, s
     assert s["queue_limit"] == limit, s
@@ -745,7 +715,7 @@ def flood_and_drain(sender, recv_mount, chan, n, limit, tid0):
     # 32 bits of a request's TID are the sending agent's, as with the kernel.)
     assert [int(ln["tid"], 16) & 0xffffffff for ln in got] == \
         [tid0 + i for i in range(limit)]
-    assert stats_of(chan)["queued"] == 0
+    assert stats(chan)["queued"] == 0
     return s
 
 
@@ -771,7 +741,7 @@ def test_queue_overflow_drops_newest(fabric, mount):
             rss.append(rm.rss_kib())
         elapsed = time.monotonic() - t0
         port_recv.assert_empty()
-    s = stats_of(c)
+    s = stats(c)
     assert s["dropped"] == rounds * (n - limit), s
     assert s["errors"] == 0 and s["queued"] == 0, s
     print("queue_limit %d, %d requests per round, %.2fs per round; VmRSS KiB "
@@ -792,13 +762,13 @@ def test_queue_default_limit(fabric, mount):
     c = pdir(rm) / "agents" / "q"
     os.mkdir(c)
     register(c, PING_REG)
-    assert stats_of(c)["queue_limit"] == limit
+    assert stats(c)["queue_limit"] == limit
     rss0 = rm.rss_kib()
     t0 = time.monotonic()
     flood_and_drain(sender, rm, c, n, limit, 0x10000)
     print("queue_limit %d: %d requests in %.2fs; VmRSS %d KiB before, %d KiB "
           "after (drained)" % (limit, n, time.monotonic() - t0, rss0,
                                rm.rss_kib()))
-    s = stats_of(c)
+    s = stats(c)
     assert (s["received"], s["dropped"], s["queued"]) == (n, n - limit, 0), s
     assert_daemon_alive(rm)

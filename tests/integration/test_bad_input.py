@@ -13,27 +13,9 @@ import pytest
 
 import fabric as fab
 import madtext as mt
+from madfiles import last_error, pdir, read_text, stats
 
-PORT = "ibsim0/ports/1"
 LINE_MAX = 16384
-
-
-def pdir(m):
-    return m.path(PORT)
-
-
-def read_text(path):
-    with open(path, "rb") as f:
-        return f.read().decode()
-
-
-def last_error(d):
-    return read_text(d / "last_error").strip()
-
-
-def stats(d):
-    return {k: int(v) for k, v in
-            (ln.split() for ln in read_text(d / "stats").splitlines())}
 
 
 def expect_errno(code, fn, *args):

@@ -24,39 +24,14 @@ from collections import Counter
 
 import fabric as fab
 import madtext as mt
+from madfiles import Recv, pdir, read_text, stats, write_send
 
-PORT = "ibsim0/ports/1"
 HOSTS = ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2")
 TO_HCA3 = "0,1,7,1"
 
 
 # ---------------------------------------------------------------------------
 # helpers
-
-
-def pdir(m):
-    return m.path(PORT)
-
-
-def read_text(path):
-    with open(path, "rb") as f:
-        return f.read().decode()
-
-
-def stats(m):
-    out = {}
-    for line in read_text(pdir(m) / "stats").splitlines():
-        k, v = line.split()
-        out[k] = int(v)
-    return out
-
-
-def write_send(m, text, path=None):
-    fd = os.open(path or pdir(m) / "send", os.O_WRONLY)
-    try:
-        return os.write(fd, text.encode())
-    finally:
-        os.close(fd)
 
 
 def bounded(fn, timeout):
@@ -74,50 +49,6 @@ def bounded(fn, timeout):
     t.start()
     t.join(timeout)
     return res[0] if res else ("hang", None)
-
-
-class Recv:
-    """The port's recv file as a stream of parsed lines."""
-
-    def __init__(self, m):
-        self.fd = os.open(pdir(m) / "recv", os.O_RDONLY)
-        self.buf = b""
-
-    def close(self):
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def ready(self, timeout):
-        p = select.poll()
-        p.register(self.fd, select.POLLIN)
-        return bool(p.poll(max(0, timeout) * 1000))
-
-    def lines(self, n, timeout=5.0):
-        deadline = time.monotonic() + timeout
-        out = []
-        while True:
-            while b"\n" in self.buf and len(out) < n:
-                line, self.buf = self.buf.split(b"\n", 1)
-                out.append(mt.parse_line(line.decode("ascii")))
-            if len(out) == n:
-                return out
-            left = deadline - time.monotonic()
-            assert left > 0 and self.ready(left), \
-                "recv: %d of %d lines after %.1fs" % (len(out), n, timeout)
-            chunk = os.read(self.fd, 1 << 20)
-            assert chunk, "recv returned EOF"
-            self.buf += chunk
-
-    def assert_empty(self, wait=0.3):
-        assert not self.buf and not self.ready(wait), \
-            "unexpected recv data: %r" % (self.buf or os.read(self.fd, 4096))
 
 
 def nodeinfo_lines(tids, path, timeout_ms, retries):
@@ -359,7 +290,7 @@ def check_cut_off(m, readers, t_fault, expect_in_error):
 
     for path in (p / "send", p / "agents" / "a" / "send"):
         kind, v = bounded(lambda: write_send(
-            m, "class=smi-dr method=get attr=NodeInfo dr=0 tid=0x77\n", path), 5)
+            m, "class=smi-dr method=get attr=NodeInfo dr=0 tid=0x77\n", path=path), 5)
         assert kind == "err" and v.errno == errno.EIO, (path, kind, v)
     err = read_text(p / "last_error")
     assert "transport is down" in err and expect_in_error in err, err

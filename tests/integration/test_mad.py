@@ -28,98 +28,15 @@ import pytest
 
 import fabric as fab
 import madtext as mt
+from madfiles import Recv, last_error, pdir, read_text, stats, write_send
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = sys.executable
 
-PORT = "ibsim0/ports/1"
 HOSTS = ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2")
 
 # ---------------------------------------------------------------------------
 # helpers
-
-
-def pdir(m):
-    return m.path(PORT)
-
-
-def read_text(path):
-    with open(path, "rb") as f:
-        return f.read().decode()
-
-
-def stats(m):
-    out = {}
-    for line in read_text(pdir(m) / "stats").splitlines():
-        k, v = line.split()
-        out[k] = int(v)
-    return out
-
-
-def last_error(m):
-    return read_text(pdir(m) / "last_error").strip()
-
-
-def write_send(m, text, fd=None):
-    """One write(2) of text (str or bytes) to the port's send file; returns
-    what write returned, raises OSError."""
-    data = text.encode() if isinstance(text, str) else text
-    if fd is not None:
-        return os.write(fd, data)
-    fd = os.open(pdir(m) / "send", os.O_WRONLY)
-    try:
-        return os.write(fd, data)
-    finally:
-        os.close(fd)
-
-
-class Recv:
-    """The port's recv file, read as a stream of lines."""
-
-    def __init__(self, m, bufsize=1 << 20):
-        self.fd = os.open(pdir(m) / "recv", os.O_RDONLY)
-        self.buf = b""
-        self.bufsize = bufsize
-
-    def close(self):
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def ready(self, timeout):
-        p = select.poll()
-        p.register(self.fd, select.POLLIN)
-        return bool(p.poll(timeout * 1000))
-
-    def lines(self, n, timeout=5.0):
-        """Exactly n lines (parsed), or AssertionError after timeout s."""
-        deadline = time.monotonic() + timeout
-        out = []
-        while True:
-            while b"\n" in self.buf and len(out) < n:
-                line, self.buf = self.buf.split(b"\n", 1)
-                out.append(mt.parse_line(line.decode("ascii")))
-            if len(out) == n:
-                return out
-            left = deadline - time.monotonic()
-            assert left > 0 and self.ready(left), \
-                "recv: %d of %d lines after %.1fs: %r" % (len(out), n, timeout, out)
-            chunk = os.read(self.fd, self.bufsize)
-            assert chunk, "recv returned EOF"
-            self.buf += chunk
-
-    def line(self, timeout=5.0):
-        return self.lines(1, timeout)[0]
-
-    def assert_empty(self, wait=0.3):
-        assert not self.buf and not self.ready(wait), \
-            "unexpected recv data: %r" % (self.buf or os.read(self.fd, 4096))
 
 
 def tool(fabric, sim_host, *argv, check=True):
