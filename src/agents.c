@@ -295,12 +295,17 @@ err_unlock:
 	return r;
 }
 
+/* How long rmdir waits for the RELEASE of files closed just before it. */
+#define RMDIR_WAIT_MS 500
+
 static int agents_rmdir(struct node *dir, struct node *child)
 {
 	struct channel *ch = child->owner;
 
-	if (__atomic_load_n(&ch->nusers, __ATOMIC_RELAXED))
-		return -EBUSY;
+	int r = channel_wait_unused(ch, RMDIR_WAIT_MS);
+
+	if (r < 0)
+		return r;
 	tree_wrlock();
 	if (child->unlinked) {
 		tree_unlock();

@@ -516,6 +516,23 @@ def test_mkdir_rmdir_lifecycle(mount):
     os.rmdir(a / "x")
 
 
+def test_rmdir_right_after_close(mount):
+    """close(2) returns before the kernel sends the file's RELEASE: a
+    script that closes its files and removes the channel at once must not
+    get EBUSY (the vendor responder example does just that)."""
+    m = mount("Hca1")
+    a = pdir(m) / "agents"
+    for i in range(30):
+        os.mkdir(a / "c")
+        register(a / "c", PING_REG)
+        fds = [os.open(a / "c" / name, flags) for name, flags in
+               (("recv", os.O_RDONLY), ("send", os.O_WRONLY), ("umad", os.O_RDWR))]
+        for fd in fds:
+            os.close(fd)
+        os.rmdir(a / "c")
+    assert os.listdir(a) == []
+
+
 def test_register_lists_agents(mount):
     m = mount("Hca1")
     c = pdir(m) / "agents" / "r"
