@@ -327,10 +327,15 @@ int main(int argc, char *argv[])
 		ret = fuse_session_loop_mt(se, loop_cfg);
 		fuse_loop_cfg_destroy(loop_cfg);
 	}
-	/* ENODEV from the loop is the connection ending: a normal stop. */
-	if (ret < 0 && ret != -ENODEV)
+	/* The connection ending is a normal stop: ENODEV once the kernel has
+	 * let the mount go, ECONNABORTED once it was aborted (by the
+	 * supervisor's fusectl abort, by an administrator's, or by the kernel
+	 * tearing a lazily detached mount down with requests still queued). */
+	if (ret == -ECONNABORTED)
+		log_info("the connection was aborted");
+	else if (ret < 0 && ret != -ENODEV)
 		log_err("session loop: %s", strerror(-ret));
-	ret = ret < 0 && ret != -ENODEV ? 1 : 0;
+	ret = ret < 0 && ret != -ENODEV && ret != -ECONNABORTED ? 1 : 0;
 	detached = supervisor_stop();
 	/* Open files whose RELEASE never came first, while their channels
 	 * are still listed (tree_destroy() frees agents/ channels); then the
