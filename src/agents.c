@@ -295,14 +295,11 @@ err_unlock:
 	return r;
 }
 
-/* How long rmdir waits for the RELEASE of files closed just before it. */
-#define RMDIR_WAIT_MS 500
-
 static int agents_rmdir(struct node *dir, struct node *child)
 {
 	struct channel *ch = child->owner;
 
-	int r = channel_wait_unused(ch, RMDIR_WAIT_MS);
+	int r = channel_wait_unused(ch);
 
 	if (r < 0)
 		return r;

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "umadfs/channel.h"
 #include "umadfs/device.h"
@@ -30,9 +29,6 @@ unsigned channel_queue_limit = CHANNEL_QUEUE_DEFAULT;
 
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Signalled when a channel's nusers drops to 0 (channel_wait_unused). */
-static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t users_gone = PTHREAD_COND_INITIALIZER;
 static struct channel *all_channels; /* guarded by all_lock */
 static bool all_released;            /* guarded by all_lock */
 
@@ -205,32 +201,22 @@ void chan_open_free(struct chan_open *of)
 	if (of->private_channel)
 		channel_put(ch);
 	if (of->user_of &&
-	    __atomic_sub_fetch(&of->user_of->nusers, 1, __ATOMIC_ACQ_REL) == 0) {
-		pthread_mutex_lock(&users_lock);
-		pthread_cond_broadcast(&users_gone);
-		pthread_mutex_unlock(&users_lock);
-	}
+	    __atomic_sub_fetch(&of->user_of->nusers, 1, __ATOMIC_ACQ_REL) == 0)
+		readq_released();
 	free(of);
 }
 
-int channel_wait_unused(struct channel *ch, int timeout_ms)
+static bool channel_in_use(void *ctx)
 {
-	struct timespec until;
-	int r = 0;
+	struct channel *ch = ctx;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&users_lock);
-	while (__atomic_load_n(&ch->nusers, __ATOMIC_ACQUIRE) && r != ETIMEDOUT)
-		r = pthread_cond_timedwait(&users_gone, &users_lock, &until);
-	r = __atomic_load_n(&ch->nusers, __ATOMIC_ACQUIRE) ? -EBUSY : 0;
-	pthread_mutex_unlock(&users_lock);
-	return r;
+	return __atomic_load_n(&ch->nusers, __ATOMIC_ACQUIRE) != 0;
+}
+
+int channel_wait_unused(struct channel *ch)
+{
+	return readq_wait_released(channel_in_use, ch, READQ_RELEASE_WAIT_MS) ?
+		-EBUSY : 0;
 }
 
 int channel_send(struct channel *ch, void *frame, size_t mad_len,

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "umadfs/readq.h"
 
@@ -380,6 +381,37 @@ void readq_wake(struct readq *q)
 	/* Then pollers.  Notifications go out from this thread, which
 	 * handles no FUSE request. */
 	notify_pollers(q, false);
+}
+
+/* One condition for every owner: RELEASEs are rare next to reads, and a
+ * waiter checks its own count when woken. */
+static pthread_mutex_t released_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t released = PTHREAD_COND_INITIALIZER;
+
+void readq_released(void)
+{
+	pthread_mutex_lock(&released_lock);
+	pthread_cond_broadcast(&released);
+	pthread_mutex_unlock(&released_lock);
+}
+
+bool readq_wait_released(bool (*busy)(void *ctx), void *ctx, int timeout_ms)
+{
+	struct timespec until;
+	bool still;
+	int r = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += (long)timeout_ms * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	/* The count falls before readq_released() takes the lock, so a fall
+	 * after our check under the lock still wakes us. */
+	pthread_mutex_lock(&released_lock);
+	while ((still = busy(ctx)) && r != ETIMEDOUT)
+		r = pthread_cond_timedwait(&released, &released_lock, &until);
+	pthread_mutex_unlock(&released_lock);
+	return still;
 }
 
 void line_rest_clear(struct line_rest *rest)

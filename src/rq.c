@@ -130,12 +130,6 @@ struct rq_open {
 
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Signalled when an rq's last recv/recv_bin file is released: rmdir waits
- * up to RMDIR_WAIT_MS for it, since close(2) returns before the kernel
- * sends the RELEASE. */
-#define RMDIR_WAIT_MS 500
-static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t users_gone = PTHREAD_COND_INITIALIZER;
 static struct rq *all_rqs; /* guarded by all_lock */
 static bool all_released;  /* guarded by all_lock */
 
@@ -950,11 +944,8 @@ static void rq_open_free(struct rq_open *of)
 	pthread_mutex_lock(&rq->q.lock);
 	last = --rq->nusers == 0;
 	pthread_mutex_unlock(&rq->q.lock);
-	if (last) {
-		pthread_mutex_lock(&users_lock);
-		pthread_cond_broadcast(&users_gone);
-		pthread_mutex_unlock(&users_lock);
-	}
+	if (last)
+		readq_released();
 	line_rest_clear(&of->rest);
 	free(of);
 }
@@ -1349,31 +1340,15 @@ err_unlock:
 	return r;
 }
 
-static unsigned users_of(struct rq *rq)
+static bool rq_in_use(void *ctx)
 {
-	unsigned n;
+	struct rq *rq = ctx;
+	bool used;
 
 	pthread_mutex_lock(&rq->q.lock);
-	n = rq->nusers;
+	used = rq->nusers != 0;
 	pthread_mutex_unlock(&rq->q.lock);
-	return n;
-}
-
-/* Until no recv/recv_bin file of rq is open, or timeout_ms.  The caller
- * checks again under q.lock. */
-static void wait_unused(struct rq *rq, int timeout_ms)
-{
-	struct timespec until;
-	int r = 0;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += (long)timeout_ms * 1000000L;
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
-	pthread_mutex_lock(&users_lock);
-	while (users_of(rq) && r != ETIMEDOUT)
-		r = pthread_cond_timedwait(&users_gone, &users_lock, &until);
-	pthread_mutex_unlock(&users_lock);
+	return used;
 }
 
 static int rq_rmdir(struct node *dir, struct node *child)
@@ -1382,7 +1357,8 @@ static int rq_rmdir(struct node *dir, struct node *child)
 
 	/* child is alive (the kernel holds it for the rmdir), so is rq. */
 	rq_get(rq);
-	wait_unused(rq, RMDIR_WAIT_MS);
+	/* Files closed just before: their RELEASE may still be coming. */
+	readq_wait_released(rq_in_use, rq, READQ_RELEASE_WAIT_MS);
 	pthread_mutex_lock(&rq->q.lock);
 	if (rq->shut) {
 		pthread_mutex_unlock(&rq->q.lock);

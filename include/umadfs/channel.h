@@ -73,11 +73,9 @@ void channel_put(struct channel *ch);
 /* Stops a channel now (rmdir): agents unregistered, reads fail with
  * ENODEV, nothing more delivered.  The memory stays until the last put. */
 void channel_shut(struct channel *ch);
-/* 0 once no send/recv/umad file of ch is open, or -EBUSY after timeout_ms.
- * close(2) returns before the kernel sends the file's RELEASE, so a
- * script that closes its files and removes the channel at once finds
- * them still counted for a moment. */
-int channel_wait_unused(struct channel *ch, int timeout_ms);
+/* 0 once no send/recv/umad file of ch is open, or -EBUSY after
+ * READQ_RELEASE_WAIT_MS (see readq.h: files closed just before rmdir). */
+int channel_wait_unused(struct channel *ch);
 /* Shutdown of the daemon: every parked read of every channel gets ENODEV,
  * later reads too.  Runs on the supervisor thread. */
 void channels_release_all(void);

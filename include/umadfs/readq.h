@@ -64,6 +64,19 @@ void readq_poll(fuse_req_t req, struct readq_open *of, struct fuse_pollhandle *p
 /* After the owner queued data (q->lock not held): answers parked reads or
  * wakes pollers.  Call from a thread that handles no FUSE request. */
 void readq_wake(struct readq *q);
+
+/* rmdir of a directory whose files are open fails with EBUSY, but close(2)
+ * returns before the kernel sends the file's RELEASE: a script that closes
+ * and removes at once would find its files still counted.  So rmdir waits
+ * this long for files just closed, woken by readq_released(). */
+#define READQ_RELEASE_WAIT_MS 500
+
+/* An owner's count of open files fell to 0 (after RELEASE). */
+void readq_released(void);
+/* Waits until busy(ctx) is false or timeout_ms passed; returns busy(ctx).
+ * busy runs under the wait's own lock and may take its owner's lock;
+ * readq_released() must be called with the owner's lock dropped. */
+bool readq_wait_released(bool (*busy)(void *ctx), void *ctx, int timeout_ms);
 /* True when reads are waiting (q->lock held): the owner may then queue
  * past its limit, as the data leaves at once. */
 bool readq_has_parked(const struct readq *q);
