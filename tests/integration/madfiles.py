@@ -56,15 +56,10 @@ def write_send(m, text, fd=None, path=None):
     return write_text(path or pdir(m) / "send", text)
 
 
-class Recv:
-    """A recv file (the port's, of a Mount, or a path) read as a stream of
-    parsed lines, with poll() timeouts."""
+class OpenFile:
+    """An fd closed once, by close() or at the end of a with block."""
 
-    def __init__(self, where, bufsize=1 << 20):
-        path = where if isinstance(where, (str, os.PathLike)) else pdir(where) / "recv"
-        self.fd = os.open(path, os.O_RDONLY)
-        self.buf = b""
-        self.bufsize = bufsize
+    fd = None
 
     def close(self):
         if self.fd is not None:
@@ -76,6 +71,17 @@ class Recv:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class Recv(OpenFile):
+    """A recv file (the port's, of a Mount, or a path) read as a stream of
+    parsed lines, with poll() timeouts."""
+
+    def __init__(self, where, bufsize=1 << 20):
+        path = where if isinstance(where, (str, os.PathLike)) else pdir(where) / "recv"
+        self.fd = os.open(path, os.O_RDONLY)
+        self.buf = b""
+        self.bufsize = bufsize
 
     def ready(self, timeout):
         p = select.poll()

@@ -41,7 +41,7 @@ from pathlib import Path
 import pytest
 
 import fabric as fab
-from madfiles import last_error, pdir, read_text, stats, write_text
+from madfiles import OpenFile, last_error, pdir, read_text, stats, write_text
 
 HERE = Path(__file__).resolve().parent
 SIM_ISSM_SRC = HERE.parent / "tools" / "sim_issm.c"
@@ -92,24 +92,13 @@ def parse_line(text):
     return d
 
 
-class Lines:
+class Lines(OpenFile):
     """A channel's recv file read as lines, with poll() timeouts."""
 
     def __init__(self, path):
         self.path = path
         self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         self.buf = b""
-
-    def close(self):
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def _fill(self, timeout):
         p = select.poll()
@@ -211,6 +200,19 @@ def ping_stats(out):
                    r"(\d+)% packet loss", out)
     assert mm, out
     return tuple(int(x) for x in mm.groups())
+
+
+def ibping_served(f, chan, m, count=3, host="Hca2"):
+    """`ibping -c count -f` from host to the mount's LID, answered by a
+    Responder on channel dir chan; returns ibping's CompletedProcess."""
+    resp = Responder(chan)
+    resp.start()
+    try:
+        cp = f.run_tool(["ibping", "-c", str(count), "-f", str(mount_lid(m))],
+                        host, check=False)
+    finally:
+        resp.stop()
+    return cp
 
 
 # ---------------------------------------------------------------------------
@@ -348,13 +350,7 @@ def test_register_survives_sm_probe(make_fabric, mount):
         time.sleep(0.05)
     assert registrations(c)[0]["class"] == "0x32"
     # ... and still serves.
-    resp = Responder(c)
-    resp.start()
-    try:
-        cp = f.run_tool(["ibping", "-c", "3", "-f", str(mount_lid(m))],
-                        "Hca2", check=False)
-    finally:
-        resp.stop()
+    cp = ibping_served(f, c, m)
     assert ping_stats(cp.stdout) == (3, 3, 0), cp.stdout + cp.stderr
     assert_daemon_alive(m)
 
@@ -608,13 +604,7 @@ def test_rmdir_keeps_other_registrations_of_the_class(fabric, mount):
     register(a / "gone", "class=0x32 methods=set oui=0x1405\n")
     register(a / "keep", PING_REG)
     os.rmdir(a / "gone")
-    resp = Responder(a / "keep")
-    resp.start()
-    try:
-        cp = fabric.run_tool(["ibping", "-c", "3", "-f", str(mount_lid(m))],
-                             "Hca2", check=False)
-    finally:
-        resp.stop()
+    cp = ibping_served(fabric, a / "keep", m)
     assert ping_stats(cp.stdout) == (3, 3, 0), cp.stdout + cp.stderr
     assert_daemon_alive(m)
 
