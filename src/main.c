@@ -16,15 +16,15 @@
 #include <fuse_lowlevel.h>
 
 #include "config.h"
-#include "umadfs/access.h"
-#include "umadfs/channel.h"
-#include "umadfs/device.h"
-#include "umadfs/fs.h"
-#include "umadfs/log.h"
-#include "umadfs/rq.h"
+#include "umadfs/channel/access.h"
+#include "umadfs/channel/channel.h"
+#include "umadfs/ca/device.h"
+#include "umadfs/fuse/fs.h"
+#include "umadfs/base/log.h"
+#include "umadfs/rq/rq.h"
 #include "umadfs/supervisor.h"
-#include "umadfs/textfile.h"
-#include "umadfs/tree.h"
+#include "umadfs/fuse/textfile.h"
+#include "umadfs/fuse/tree.h"
 
 struct umadfs_options {
 	char *first_arg;    /* the first non-option: source or mount point */

@@ -21,7 +21,7 @@
 
 #include <fuse_lowlevel.h>
 
-#include "umadfs/log.h"
+#include "umadfs/base/log.h"
 #include "umadfs/supervisor.h"
 
 #define GRACE_MS 800 /* open files get this long before the abort */

@@ -15,7 +15,7 @@
 
 #include <infiniband/umad.h>
 
-#include "umadfs/madtext.h"
+#include "umadfs/mad/madtext.h"
 
 /* As text_write() sizes it: the longest line's mad= plus one MAD. */
 #define FRAME_CAP	(MADTEXT_FRAME_HDR_SIZE + MADTEXT_LINE_MAX / 2 + MADTEXT_MAD_SIZE)

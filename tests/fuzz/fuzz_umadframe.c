@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "umadfs/madtext.h"
-#include "umadfs/umadframe.h"
+#include "umadfs/mad/madtext.h"
+#include "umadfs/mad/umadframe.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "umadfs/access.h"
+#include "umadfs/channel/access.h"
 
 static void test_every_class_and_method(void)
 {

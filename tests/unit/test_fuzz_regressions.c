@@ -11,7 +11,7 @@
 
 #include <infiniband/mad.h>
 
-#include "umadfs/madtext.h"
+#include "umadfs/mad/madtext.h"
 
 #define FRAME_CAP (MADTEXT_FRAME_HDR_SIZE + MADTEXT_LINE_MAX / 2 + MADTEXT_MAD_SIZE)
 

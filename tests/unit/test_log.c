@@ -12,7 +12,7 @@
 #include <fuse_log.h>
 
 #include "check.h"
-#include "umadfs/log.h"
+#include "umadfs/base/log.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;

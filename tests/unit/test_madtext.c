@@ -17,7 +17,7 @@
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
-#include "umadfs/madtext.h"
+#include "umadfs/mad/madtext.h"
 
 #define FRAME_CAP (MADTEXT_FRAME_HDR_SIZE + 8192)
 

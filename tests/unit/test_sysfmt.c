@@ -2,7 +2,7 @@
 #include <errno.h>
 
 #include "check.h"
-#include "umadfs/sysfmt.h"
+#include "umadfs/ca/sysfmt.h"
 
 int main(void)
 {

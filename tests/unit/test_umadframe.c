@@ -11,7 +11,7 @@
 
 #include <infiniband/mad.h>
 
-#include "umadfs/umadframe.h"
+#include "umadfs/mad/umadframe.h"
 
 static uint8_t buf[UMADFRAME_MAX + 64];
 static char why[256];

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "umadfs/readq.h"
+#include "umadfs/fuse/readq.h"
 
 struct parked_read {
 	struct parked_read *next;

@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "umadfs/sysfmt.h"
+#include "umadfs/ca/sysfmt.h"
 
 static int emit(char *buf, size_t cap, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -6,12 +6,12 @@
 
 #include <infiniband/mad.h>
 
-#include "umadfs/attr.h"
-#include "umadfs/counters.h"
-#include "umadfs/device.h"
-#include "umadfs/localmad.h"
-#include "umadfs/textfile.h"
-#include "umadfs/tree.h"
+#include "umadfs/ca/attr.h"
+#include "umadfs/ca/counters.h"
+#include "umadfs/ca/device.h"
+#include "umadfs/engine/localmad.h"
+#include "umadfs/fuse/textfile.h"
+#include "umadfs/fuse/tree.h"
 
 /* PMA ClassPortInfo CapabilityMask bits (IBA 16.1.3.1, as perfquery). */
 #define PM_EXT_WIDTH_SUPPORTED 0x0200 /* all 64-bit counters */

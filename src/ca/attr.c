@@ -16,13 +16,13 @@
 
 #include <infiniband/mad.h>
 
-#include "umadfs/attr.h"
-#include "umadfs/device.h"
-#include "umadfs/ibumad.h"
-#include "umadfs/localmad.h"
-#include "umadfs/sysfmt.h"
-#include "umadfs/textfile.h"
-#include "umadfs/tree.h"
+#include "umadfs/ca/attr.h"
+#include "umadfs/ca/device.h"
+#include "umadfs/engine/ibumad.h"
+#include "umadfs/engine/localmad.h"
+#include "umadfs/ca/sysfmt.h"
+#include "umadfs/fuse/textfile.h"
+#include "umadfs/fuse/tree.h"
 
 #define CAP_EXT_SPEEDS 0x4000 /* PortInfo CapabilityMask.IsExtendedSpeedsSupported */
 

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "umadfs/access.h"
-#include "umadfs/madtext.h"
-#include "umadfs/tree.h"
+#include "umadfs/channel/access.h"
+#include "umadfs/mad/madtext.h"
+#include "umadfs/fuse/tree.h"
 
 /* Set once by main() before the tree is built, read-only afterwards. */
 static bool group_set, group_smi;

@@ -9,16 +9,16 @@
 
 #include <linux/fuse.h> /* FOPEN_STREAM: libfuse 3.14 has no field for it */
 
-#include "umadfs/access.h"
-#include "umadfs/channel.h"
-#include "umadfs/device.h"
-#include "umadfs/ibumad.h"
-#include "umadfs/madfile.h"
-#include "umadfs/madtext.h"
-#include "umadfs/port.h"
-#include "umadfs/textfile.h"
-#include "umadfs/tree.h"
-#include "umadfs/umadframe.h"
+#include "umadfs/channel/access.h"
+#include "umadfs/channel/channel.h"
+#include "umadfs/ca/device.h"
+#include "umadfs/engine/ibumad.h"
+#include "umadfs/channel/madfile.h"
+#include "umadfs/mad/madtext.h"
+#include "umadfs/engine/port.h"
+#include "umadfs/fuse/textfile.h"
+#include "umadfs/fuse/tree.h"
+#include "umadfs/mad/umadframe.h"
 
 enum madfile_kind { MF_SEND, MF_RECV, MF_UMAD };
 

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "umadfs/channel.h"
-#include "umadfs/device.h"
-#include "umadfs/ibumad.h"
-#include "umadfs/log.h"
-#include "umadfs/madtext.h"
+#include "umadfs/channel/channel.h"
+#include "umadfs/ca/device.h"
+#include "umadfs/engine/ibumad.h"
+#include "umadfs/base/log.h"
+#include "umadfs/mad/madtext.h"
 
 struct channel_item {
 	struct channel_item *next;

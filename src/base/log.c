@@ -7,7 +7,7 @@
 
 #include <fuse_log.h>
 
-#include "umadfs/log.h"
+#include "umadfs/base/log.h"
 
 static bool log_debug_on;
 static bool log_to_syslog;

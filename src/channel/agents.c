@@ -6,15 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "umadfs/access.h"
-#include "umadfs/agents.h"
-#include "umadfs/channel.h"
-#include "umadfs/device.h"
-#include "umadfs/madfile.h"
-#include "umadfs/madtext.h"
-#include "umadfs/port.h"
-#include "umadfs/textfile.h"
-#include "umadfs/tree.h"
+#include "umadfs/channel/access.h"
+#include "umadfs/channel/agents.h"
+#include "umadfs/channel/channel.h"
+#include "umadfs/ca/device.h"
+#include "umadfs/channel/madfile.h"
+#include "umadfs/mad/madtext.h"
+#include "umadfs/engine/port.h"
+#include "umadfs/fuse/textfile.h"
+#include "umadfs/fuse/tree.h"
 
 #define AGENT_NAME_MAX 63
 

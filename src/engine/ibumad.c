@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "umadfs/ibumad.h"
+#include "umadfs/engine/ibumad.h"
 
 /* libibumad sometimes returns a fixed code and leaves the cause in errno. */
 static int errno_or(int fallback)

@@ -4,17 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "umadfs/agents.h"
-#include "umadfs/attr.h"
-#include "umadfs/channel.h"
-#include "umadfs/counters.h"
-#include "umadfs/madfile.h"
-#include "umadfs/device.h"
-#include "umadfs/ibumad.h"
-#include "umadfs/log.h"
-#include "umadfs/port.h"
-#include "umadfs/rq.h"
-#include "umadfs/tree.h"
+#include "umadfs/channel/agents.h"
+#include "umadfs/ca/attr.h"
+#include "umadfs/channel/channel.h"
+#include "umadfs/ca/counters.h"
+#include "umadfs/channel/madfile.h"
+#include "umadfs/ca/device.h"
+#include "umadfs/engine/ibumad.h"
+#include "umadfs/base/log.h"
+#include "umadfs/engine/port.h"
+#include "umadfs/rq/rq.h"
+#include "umadfs/fuse/tree.h"
 
 #define MAX_CAS UMAD_MAX_DEVICES
 

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "umadfs/access.h"
-#include "umadfs/textfile.h"
-#include "umadfs/tree.h"
+#include "umadfs/channel/access.h"
+#include "umadfs/fuse/textfile.h"
+#include "umadfs/fuse/tree.h"
 
 struct snapshot {
 	struct snapshot *prev, *next; /* on the open list (open_lock) */

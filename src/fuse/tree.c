@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "umadfs/tree.h"
+#include "umadfs/fuse/tree.h"
 
 static pthread_rwlock_t tree_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct node **nodes; /* nodes[ino - 1]; guarded by tree_lock */

@@ -32,12 +32,12 @@
 
 #include <infiniband/verbs.h>
 
-#include "umadfs/device.h"
-#include "umadfs/log.h"
-#include "umadfs/readq.h"
-#include "umadfs/rq.h"
-#include "umadfs/textfile.h"
-#include "umadfs/tree.h"
+#include "umadfs/ca/device.h"
+#include "umadfs/base/log.h"
+#include "umadfs/fuse/readq.h"
+#include "umadfs/rq/rq.h"
+#include "umadfs/fuse/textfile.h"
+#include "umadfs/fuse/tree.h"
 
 #define RQ_NAME_MAX 63
 #define RQ_POLL_MS 200   /* the completion thread sees its stop flag this often */

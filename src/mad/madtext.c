@@ -14,7 +14,7 @@
  * (IB_MAD_*_F, IB_DRSMP_*_F, IB_SA_*_F, IB_VEND2_OUI_F) so that the byte
  * positions come from one place; the codec never looks inside attributes.
  */
-#include "umadfs/madtext.h"
+#include "umadfs/mad/madtext.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

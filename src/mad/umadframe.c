@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* umadframe: checks of a binary frame written to `umad`.  See umadframe.h. */
-#include "umadfs/umadframe.h"
+#include "umadfs/mad/umadframe.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "umadfs/madtext.h"
+#include "umadfs/mad/madtext.h"
 
 _Static_assert(UMADFRAME_MIN == MADTEXT_FRAME_HDR_SIZE + 24,
 	       "umad header + common MAD header");

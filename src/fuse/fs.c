@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "umadfs/fs.h"
-#include "umadfs/tree.h"
+#include "umadfs/fuse/fs.h"
+#include "umadfs/fuse/tree.h"
 
 /* The CA tree is fixed while mounted: names may be cached.  Attributes
  * (sizes of live files) may not. */

@@ -2,9 +2,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "umadfs/ibumad.h"
-#include "umadfs/localmad.h"
-#include "umadfs/port.h"
+#include "umadfs/engine/ibumad.h"
+#include "umadfs/engine/localmad.h"
+#include "umadfs/engine/port.h"
 
 static void mad_header(uint8_t *mad, unsigned mgmt_class, unsigned version,
 		       unsigned attr_id, unsigned attr_mod)

@@ -16,8 +16,8 @@
 
 #include <fuse_lowlevel.h>
 
-#include "umadfs/port.h"
-#include "umadfs/readq.h"
+#include "umadfs/engine/port.h"
+#include "umadfs/fuse/readq.h"
 
 #define CHANNEL_QUEUE_DEFAULT 4096 /* items; -o queue_len= */
 #define CHANNEL_TIMEOUT_DEFAULT 1000 /* ms, libibmad's default */

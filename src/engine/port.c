@@ -20,10 +20,10 @@
 
 #include <infiniband/mad.h>
 
-#include "umadfs/ibumad.h"
-#include "umadfs/localmad.h"
-#include "umadfs/log.h"
-#include "umadfs/port.h"
+#include "umadfs/engine/ibumad.h"
+#include "umadfs/engine/localmad.h"
+#include "umadfs/base/log.h"
+#include "umadfs/engine/port.h"
 
 #define PENDING_BITS 12
 #define PENDING_MAX (1u << PENDING_BITS) /* requests in flight per port */
