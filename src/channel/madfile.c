@@ -14,6 +14,7 @@
 #include "umadfs/ca/device.h"
 #include "umadfs/engine/ibumad.h"
 #include "umadfs/channel/madfile.h"
+#include "umadfs/mad/mad.h"
 #include "umadfs/mad/madtext.h"
 #include "umadfs/engine/port.h"
 #include "umadfs/fuse/textfile.h"

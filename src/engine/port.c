@@ -24,6 +24,7 @@
 #include "umadfs/engine/localmad.h"
 #include "umadfs/base/log.h"
 #include "umadfs/engine/port.h"
+#include "umadfs/mad/mad.h"
 
 #define PENDING_BITS 12
 #define PENDING_MAX (1u << PENDING_BITS) /* requests in flight per port */
@@ -117,34 +118,6 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint64_t mad_tid(const uint8_t *mad)
-{
-	uint64_t be;
-
-	memcpy(&be, mad + 8, sizeof(be));
-	return be64toh(be);
-}
-
-static void mad_set_tid(uint8_t *mad, uint64_t tid)
-{
-	uint64_t be = htobe64(tid);
-
-	memcpy(mad + 8, &be, sizeof(be));
-}
-
-bool mad_is_response(const uint8_t *mad)
-{
-	/* Byte 3 whole: libibmad's IB_MAD_METHOD_F leaves out the R bit. */
-	unsigned method = mad[3];
-	unsigned mgmt_class = mad[1];
-
-	if (method & IB_MAD_RESPONSE || method == IB_MAD_METHOD_TRAP_REPRESS)
-		return true;
-	/* Baseboard management marks responses in the attribute modifier. */
-	return mgmt_class == IB_BOARD_MGMT_CLASS &&
-	       (mad_get_field((void *)mad, 0, IB_MAD_ATTRMOD_F) & 0x80000000u);
 }
 
 /* The kernel's ib_is_mad_class_rmpp(): classes whose agents may use RMPP. */

@@ -95,8 +95,4 @@ int port_transport(struct port *p, char *why, size_t len);
 
 void port_get_stats(struct port *p, struct port_stats *out);
 
-/* True for the methods that answer a request (the kernel's
- * ib_response_mad()): such MADs are never matched to a pending request. */
-bool mad_is_response(const uint8_t *mad);
-
 #endif

@@ -1,0 +1,16 @@
+/* The hand-built FOPEN_STREAM open reply (stream.h). */
+#include <string.h>
+
+#include <linux/fuse.h>
+
+#include "umadfs/fuse/stream.h"
+
+int reply_open_stream(fuse_req_t req, const struct fuse_file_info *fi)
+{
+	struct fuse_open_out out;
+
+	memset(&out, 0, sizeof(out));
+	out.fh = fi->fh;
+	out.open_flags = FOPEN_DIRECT_IO | FOPEN_NONSEEKABLE | FOPEN_STREAM;
+	return fuse_reply_buf(req, (const char *)&out, sizeof(out));
+}

@@ -1,0 +1,46 @@
+/* The questions every layer asks of a MAD's header (mad.h). */
+#include <endian.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+
+#include "umadfs/mad/mad.h"
+
+bool mad_method_is_response(unsigned method)
+{
+	return (method & IB_MAD_RESPONSE) || method == IB_MAD_METHOD_TRAP_REPRESS;
+}
+
+bool mad_is_response(const uint8_t *mad)
+{
+	/* Byte 3 whole: libibmad's IB_MAD_METHOD_F leaves out the R bit. */
+	if (mad_method_is_response(mad[3]))
+		return true;
+	return mad[1] == IB_BOARD_MGMT_CLASS &&
+	       (mad_get_field((void *)mad, 0, IB_MAD_ATTRMOD_F) & 0x80000000u);
+}
+
+bool mad_class_is_smi(unsigned mgmt_class)
+{
+	return mgmt_class == IB_SMI_CLASS || mgmt_class == IB_SMI_DIRECT_CLASS;
+}
+
+bool mad_method_changes_state(unsigned method)
+{
+	return method == IB_MAD_METHOD_SET || method == IB_MAD_METHOD_DELETE;
+}
+
+uint64_t mad_tid(const uint8_t *mad)
+{
+	uint64_t be;
+
+	memcpy(&be, mad + 8, sizeof(be));
+	return be64toh(be);
+}
+
+void mad_set_tid(uint8_t *mad, uint64_t tid)
+{
+	uint64_t be = htobe64(tid);
+
+	memcpy(mad + 8, &be, sizeof(be));
+}
