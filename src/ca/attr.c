@@ -100,7 +100,7 @@ static const struct {
 
 static int ca_attr_show(struct node *n, char *buf, size_t cap)
 {
-	struct ca_dev *dev = n->owner;
+	struct ca *dev = n->owner;
 	umad_ca_t ca;
 	int r = ibumad_get_ca(dev->name, &ca);
 
@@ -155,7 +155,7 @@ static void read_sysfs_rate(const umad_port_t *up, char *rate, size_t cap)
 	}
 }
 
-static int port_snapshot(struct port_dev *pd, struct port_snap *s)
+static int port_snapshot(struct ca_port *pd, struct port_snap *s)
 {
 	uint8_t pi[IB_SMP_DATA_SIZE];
 	unsigned capmask;
@@ -301,7 +301,7 @@ static off_t port_attr_size(struct node *n)
 /* pkeys/N: P_Key table entry N, "0xffff\n" as in sysfs. */
 static int pkey_show(struct node *n, char *buf, size_t cap)
 {
-	struct port_dev *pd = n->owner;
+	struct ca_port *pd = n->owner;
 	umad_port_t up;
 	int r = ibumad_get_port(pd->ca->name, pd->portnum, &up);
 
@@ -325,7 +325,7 @@ static off_t pkey_size(struct node *n)
 	return textfile_size(n, pkey_show);
 }
 
-int attr_port_lid(struct port_dev *pd)
+int attr_port_lid(struct ca_port *pd)
 {
 	struct port_snap s;
 	int r = port_snapshot(pd, &s);
@@ -341,14 +341,14 @@ int attr_port_lid(struct port_dev *pd)
  * where there is no SMI, as on RoCE). */
 static int node_desc_show(struct node *n, char *buf, size_t cap)
 {
-	struct ca_dev *ca = n->owner;
+	struct ca *ca = n->owner;
 	uint8_t data[IB_SMP_DATA_SIZE];
 	char path[256];
 	ssize_t len;
 	int fd;
 
 	for (int i = 0; i < UMAD_CA_MAX_PORTS; i++) {
-		struct port_dev *pd = ca->ports[i];
+		struct ca_port *pd = ca->ports[i];
 
 		if (!pd || !pd->engine || !strcmp(pd->link_layer, "Ethernet"))
 			continue;
@@ -405,7 +405,7 @@ static const struct node_ops pkey_ops = {
 	.release = snapshot_release, .size = pkey_size,
 };
 
-int attr_add_ca_files(struct node *dir, struct ca_dev *ca)
+int attr_add_ca_files(struct node *dir, struct ca *ca)
 {
 	for (size_t i = 0; i < sizeof(ca_attrs) / sizeof(ca_attrs[0]); i++)
 		if (!tree_add(dir, ca_attrs[i].name, S_IFREG | 0444,
@@ -416,7 +416,7 @@ int attr_add_ca_files(struct node *dir, struct ca_dev *ca)
 	return 0;
 }
 
-int attr_add_port_files(struct node *dir, struct port_dev *pd)
+int attr_add_port_files(struct node *dir, struct ca_port *pd)
 {
 	struct node *pkeys;
 	char name[16];

@@ -49,7 +49,7 @@ static const struct {
 
 static int counter_show(struct node *n, char *buf, size_t cap)
 {
-	struct port_dev *pd = n->owner;
+	struct ca_port *pd = n->owner;
 	uint8_t data[IB_PC_DATA_SZ];
 	unsigned capmask;
 	int lid, r;
@@ -112,7 +112,7 @@ static const struct node_ops counter_ops = {
 	.open = counter_open, .read = counter_read, .release = counter_release,
 };
 
-int counters_add_files(struct node *port_dir, struct port_dev *pd)
+int counters_add_files(struct node *port_dir, struct ca_port *pd)
 {
 	struct node *dir = tree_add(port_dir, "counters", S_IFDIR | 0555, NULL, pd, 0);
 

@@ -12,19 +12,19 @@
 #include "umadfs/ca/device.h"
 #include "umadfs/engine/ibumad.h"
 #include "umadfs/base/log.h"
-#include "umadfs/engine/port.h"
+#include "umadfs/engine/engine.h"
 #include "umadfs/rq/rq.h"
 #include "umadfs/fuse/tree.h"
 
 #define MAX_CAS UMAD_MAX_DEVICES
 
-static struct ca_dev *cas[MAX_CAS]; /* written by devices_scan only */
+static struct ca *cas[MAX_CAS]; /* written by devices_scan only */
 static int ncas;
 
-static int port_setup(struct ca_dev *ca, int portnum, const umad_port_t *up,
+static int port_setup(struct ca *ca, int portnum, const umad_port_t *up,
 		      enum attr_source source)
 {
-	struct port_dev *pd = calloc(1, sizeof(*pd));
+	struct ca_port *pd = calloc(1, sizeof(*pd));
 	struct node *ports = tree_child(ca->dir, "ports");
 	char name[16];
 	int r;
@@ -65,7 +65,7 @@ static int port_setup(struct ca_dev *ca, int portnum, const umad_port_t *up,
 static int ca_setup(struct node *root, const char name[UMAD_CA_NAME_LEN],
 		    enum attr_source source)
 {
-	struct ca_dev *ca;
+	struct ca *ca;
 	umad_ca_t info;
 	int r = ibumad_get_ca(name, &info);
 
@@ -120,9 +120,9 @@ static void port_transport_changed(void *ctx, int err)
 	channels_set_transport(ctx, err);
 }
 
-static void port_start(struct port_dev *pd)
+static void port_start(struct ca_port *pd)
 {
-	int r = port_open(&pd->engine, pd->ca->name, pd->portnum,
+	int r = engine_open(&pd->engine, pd->ca->name, pd->portnum,
 			  port_transport_changed, pd);
 
 	if (r < 0) {
@@ -166,12 +166,12 @@ void devices_close(void)
 {
 	for (int i = 0; i < ncas; i++) {
 		for (int p = 0; p < UMAD_CA_MAX_PORTS; p++) {
-			struct port_dev *pd = cas[i]->ports[p];
+			struct ca_port *pd = cas[i]->ports[p];
 
 			if (!pd)
 				continue;
 			/* The engine first: no delivery may reach a freed channel. */
-			port_close(pd->engine);
+			engine_close(pd->engine);
 			pd->engine = NULL;
 			if (pd->default_ch)
 				channel_put(pd->default_ch);

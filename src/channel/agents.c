@@ -12,7 +12,7 @@
 #include "umadfs/ca/device.h"
 #include "umadfs/channel/madfile.h"
 #include "umadfs/mad/madtext.h"
-#include "umadfs/engine/port.h"
+#include "umadfs/engine/engine.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 
@@ -22,7 +22,7 @@
 
 /* Parses "class=... version=... methods=get,set [oui=0x...] [rmpp=1]". */
 static int parse_registration(const char *line, size_t len,
-			      struct port_registration *reg, char *why, size_t whylen)
+			      struct engine_registration *reg, char *why, size_t whylen)
 {
 	char buf[512], *save = NULL, *tok;
 	bool have_class = false, have_version = false;
@@ -137,7 +137,7 @@ static void register_write(fuse_req_t req, struct node *n, const char *buf,
 	while (start < size) {
 		const char *nl = memchr(buf + start, '\n', size - start);
 		size_t len = nl ? (size_t)(nl - (buf + start)) : size - start;
-		struct port_registration reg;
+		struct engine_registration reg;
 		int r;
 
 		lineno++;
@@ -147,7 +147,7 @@ static void register_write(fuse_req_t req, struct node *n, const char *buf,
 			if (r == 0 && !privileged)
 				r = access_check_class(reg.mgmt_class, why, sizeof(why));
 			if (r == 0)
-				r = port_register(ch->pd->engine, &ch->sink, &reg, why,
+				r = engine_register(ch->pd->engine, &ch->sink, &reg, why,
 						  sizeof(why));
 			if (r < 0) {
 				channel_set_error(ch, "register line %zu: %s", lineno, why);
@@ -166,13 +166,13 @@ static void register_write(fuse_req_t req, struct node *n, const char *buf,
 static int register_show(struct node *n, char *buf, size_t cap)
 {
 	struct channel *ch = n->owner;
-	struct port_registration regs[32];
+	struct engine_registration regs[32];
 	int ids[32], count;
 	size_t used = 0;
 
 	if (!ch->pd->engine)
 		return 0;
-	count = port_list_registrations(ch->pd->engine, &ch->sink, regs, ids, 32);
+	count = engine_list_registrations(ch->pd->engine, &ch->sink, regs, ids, 32);
 	for (int i = 0; i < count; i++) {
 		int w = snprintf(buf + used, cap - used,
 				 "agent=%d class=0x%02x version=%u methods=", ids[i],
@@ -250,7 +250,7 @@ static void channel_node_free(struct node *n)
 static int agents_mkdir(struct node *dir, const char *name, uid_t creator,
 			struct node **out)
 {
-	struct port_dev *pd = dir->owner;
+	struct ca_port *pd = dir->owner;
 	struct channel *ch;
 	struct node *cdir;
 	int r = -ENOMEM;
@@ -318,7 +318,7 @@ static const struct dir_ops agents_dir_ops = {
 	.mkdir = agents_mkdir, .rmdir = agents_rmdir,
 };
 
-int agents_add_dir(struct node *port_dir, struct port_dev *pd)
+int agents_add_dir(struct node *port_dir, struct ca_port *pd)
 {
 	struct node *dir = tree_add(port_dir, "agents", S_IFDIR | 0755, NULL, pd, 0);
 

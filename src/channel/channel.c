@@ -57,7 +57,7 @@ static const struct readq_ops channel_readq_ops = {
 	.fill = channel_fill, .readable = channel_readable,
 };
 
-struct channel *channel_new(struct port_dev *pd, const char *name)
+struct channel *channel_new(struct ca_port *pd, const char *name)
 {
 	struct channel *ch = calloc(1, sizeof(*ch));
 
@@ -74,7 +74,7 @@ struct channel *channel_new(struct port_dev *pd, const char *name)
 	pthread_mutex_lock(&all_lock);
 	ch->q.dead = all_released;
 	if (pd && pd->engine)
-		ch->q.err = port_transport(pd->engine, NULL, 0);
+		ch->q.err = engine_transport(pd->engine, NULL, 0);
 	ch->next_all = all_channels;
 	all_channels = ch;
 	pthread_mutex_unlock(&all_lock);
@@ -84,7 +84,7 @@ struct channel *channel_new(struct port_dev *pd, const char *name)
 void channel_shut(struct channel *ch)
 {
 	if (ch->pd && ch->pd->engine)
-		port_unregister_sink(ch->pd->engine, &ch->sink);
+		engine_unregister_sink(ch->pd->engine, &ch->sink);
 	readq_kill(&ch->q, ENODEV);
 }
 
@@ -98,7 +98,7 @@ static void channel_free(struct channel *ch)
 	struct channel **pp;
 
 	if (ch->pd && ch->pd->engine)
-		port_unregister_sink(ch->pd->engine, &ch->sink);
+		engine_unregister_sink(ch->pd->engine, &ch->sink);
 	pthread_mutex_lock(&all_lock);
 	for (pp = &all_channels; *pp; pp = &(*pp)->next_all) {
 		if (*pp == ch) {
@@ -153,7 +153,7 @@ void channels_release_all(void)
 	pthread_mutex_unlock(&all_lock);
 }
 
-void channels_set_transport(struct port_dev *pd, int err)
+void channels_set_transport(struct ca_port *pd, int err)
 {
 	pthread_mutex_lock(&all_lock);
 	for (struct channel *ch = all_channels; ch; ch = ch->next_all)
@@ -226,7 +226,7 @@ int channel_send(struct channel *ch, void *frame, size_t mad_len,
 
 	if (!ch->pd || !ch->pd->engine)
 		return -EIO;
-	r = port_send(ch->pd->engine, &ch->sink, frame, mad_len, timeout_ms,
+	r = engine_send(ch->pd->engine, &ch->sink, frame, mad_len, timeout_ms,
 		      retries);
 	/* Not under q.lock, which the receiver takes for every answer. */
 	if (r == 0)
@@ -239,7 +239,7 @@ void channel_strerror(struct channel *ch, int r, char *buf, size_t len)
 	char why[320] = "";
 
 	if (r == -EIO && ch->pd && ch->pd->engine) {
-		if (port_transport(ch->pd->engine, why, sizeof(why)))
+		if (engine_transport(ch->pd->engine, why, sizeof(why)))
 			snprintf(buf, len, "%s (the port's transport is down: %s)",
 				 strerror(EIO), why);
 		else if (why[0])

@@ -16,7 +16,7 @@
 #include "umadfs/channel/madfile.h"
 #include "umadfs/mad/mad.h"
 #include "umadfs/mad/madtext.h"
-#include "umadfs/engine/port.h"
+#include "umadfs/engine/engine.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 #include "umadfs/mad/umadframe.h"

@@ -4,7 +4,7 @@
 
 #include "umadfs/engine/ibumad.h"
 #include "umadfs/engine/localmad.h"
-#include "umadfs/engine/port.h"
+#include "umadfs/engine/engine.h"
 
 static void mad_header(uint8_t *mad, unsigned mgmt_class, unsigned version,
 		       unsigned attr_id, unsigned attr_mod)
@@ -17,7 +17,7 @@ static void mad_header(uint8_t *mad, unsigned mgmt_class, unsigned version,
 	mad_set_field(mad, 0, IB_MAD_ATTRMOD_F, attr_mod);
 }
 
-int localmad_pma_get(struct port *engine, unsigned lid, unsigned attr_id,
+int localmad_pma_get(struct mad_engine *engine, unsigned lid, unsigned attr_id,
 		     uint8_t data[IB_PC_DATA_SZ])
 {
 	uint8_t frame[IBUMAD_HDR_SIZE + IBUMAD_MAD_SIZE];
@@ -33,7 +33,7 @@ int localmad_pma_get(struct port *engine, unsigned lid, unsigned attr_id,
 	umad_set_addr(frame, (int)lid, 1, 0, IB_DEFAULT_QP1_QKEY);
 	mad_header(mad, IB_PERFORMANCE_CLASS, 1, attr_id, 0);
 	memcpy(mad + IB_PC_DATA_OFFS, data, IB_PC_DATA_SZ);
-	r = port_query(engine, frame, sizeof(frame), &mad_len,
+	r = engine_query(engine, frame, sizeof(frame), &mad_len,
 		       LOCALMAD_TIMEOUT_MS, LOCALMAD_RETRIES);
 	if (r < 0)
 		return r;
@@ -57,7 +57,7 @@ void localmad_smp_frame(uint8_t *frame, unsigned attr_id, unsigned attr_mod)
 	mad_set_field(mad, 0, IB_DRSMP_DRDLID_F, 0xffff);
 }
 
-int localmad_smp_get(struct port *engine, unsigned attr_id, unsigned attr_mod,
+int localmad_smp_get(struct mad_engine *engine, unsigned attr_id, unsigned attr_mod,
 		     uint8_t data[IB_SMP_DATA_SIZE])
 {
 	uint8_t frame[IBUMAD_HDR_SIZE + IBUMAD_MAD_SIZE];
@@ -68,7 +68,7 @@ int localmad_smp_get(struct port *engine, unsigned attr_id, unsigned attr_mod,
 	if (!engine)
 		return -ENODEV;
 	localmad_smp_frame(frame, attr_id, attr_mod);
-	r = port_query(engine, frame, sizeof(frame), &mad_len,
+	r = engine_query(engine, frame, sizeof(frame), &mad_len,
 		       LOCALMAD_TIMEOUT_MS, LOCALMAD_RETRIES);
 	if (r < 0)
 		return r;

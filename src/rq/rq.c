@@ -609,7 +609,7 @@ static void rq_put(struct rq *rq)
 
 /* The verbs side of mkdir: everything up to the first posted buffers
  * and the running completion thread. */
-static int rq_create(struct port_dev *pd, const char *name, struct rq **out)
+static int rq_create(struct ca_port *pd, const char *name, struct rq **out)
 {
 	struct ibv_qp_init_attr init;
 	struct ibv_device_attr dattr;
@@ -1287,7 +1287,7 @@ static bool name_ok(const char *name)
 static int rq_mkdir(struct node *dir, const char *name, uid_t creator,
 		    struct node **out)
 {
-	struct port_dev *pd = dir->owner;
+	struct ca_port *pd = dir->owner;
 	struct node *qdir;
 	struct rq *rq;
 	bool exists;
@@ -1385,7 +1385,7 @@ static const struct dir_ops rq_dir_ops = {
 	.mkdir = rq_mkdir, .rmdir = rq_rmdir,
 };
 
-int rq_add_dir(struct node *port_dir, struct port_dev *pd)
+int rq_add_dir(struct node *port_dir, struct ca_port *pd)
 {
 	struct node *dir;
 

@@ -4,12 +4,12 @@
 #define UMADFS_ATTR_H
 
 struct node;
-struct ca_dev;
-struct port_dev;
+struct ca;
+struct ca_port;
 
-int attr_add_ca_files(struct node *dir, struct ca_dev *ca);
-int attr_add_port_files(struct node *dir, struct port_dev *port);
+int attr_add_ca_files(struct node *dir, struct ca *ca);
+int attr_add_port_files(struct node *dir, struct ca_port *port);
 /* The port's LID now (live, as its `lid` file shows), or -errno. */
-int attr_port_lid(struct port_dev *port);
+int attr_port_lid(struct ca_port *port);
 
 #endif

@@ -5,8 +5,8 @@
 #define UMADFS_COUNTERS_H
 
 struct node;
-struct port_dev;
+struct ca_port;
 
-int counters_add_files(struct node *port_dir, struct port_dev *pd);
+int counters_add_files(struct node *port_dir, struct ca_port *pd);
 
 #endif

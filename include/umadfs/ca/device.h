@@ -8,7 +8,7 @@
 #include <infiniband/umad.h>
 
 struct node;
-struct port;
+struct mad_engine;
 struct channel;
 
 /* Where port attribute values come from. */
@@ -18,20 +18,20 @@ enum attr_source {
 	ATTR_SOURCE_SMP,   /* live PortInfo from the port's own SMA */
 };
 
-struct ca_dev {
+struct ca {
 	char name[UMAD_CA_NAME_LEN];
-	struct port_dev *ports[UMAD_CA_MAX_PORTS]; /* by port number */
+	struct ca_port *ports[UMAD_CA_MAX_PORTS]; /* by port number */
 	struct node *dir;
 };
 
-struct port_dev {
-	struct ca_dev *ca;
+struct ca_port {
+	struct ca *ca;
 	int portnum;
 	unsigned npkeys;     /* pkeys/ files made at mount */
 	enum attr_source source;
 	char link_layer[UMAD_CA_NAME_LEN];
 	bool attrs_from_smp; /* overlay PortInfo from an SMP on each read */
-	struct port *engine; /* NULL when the umad device could not be opened */
+	struct mad_engine *engine; /* NULL when the umad device could not be opened */
 	struct channel *default_ch; /* the port's own send/recv/umad */
 	int engine_err;      /* why not, as -errno */
 	struct node *dir;

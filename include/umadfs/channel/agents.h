@@ -7,10 +7,10 @@
 #include <sys/types.h>
 
 struct node;
-struct port_dev;
+struct ca_port;
 struct channel;
 
-int agents_add_dir(struct node *port_dir, struct port_dev *pd);
+int agents_add_dir(struct node *port_dir, struct ca_port *pd);
 /* The `register` file of a channel directory made by owner. */
 int agents_add_register_file(struct node *dir, struct channel *ch, uid_t owner);
 

@@ -16,14 +16,14 @@
 
 #include <fuse_lowlevel.h>
 
-#include "umadfs/engine/port.h"
+#include "umadfs/engine/engine.h"
 #include "umadfs/fuse/readq.h"
 
 #define CHANNEL_QUEUE_DEFAULT 4096 /* items; -o queue_len= */
 #define CHANNEL_TIMEOUT_DEFAULT 1000 /* ms, libibmad's default */
 #define CHANNEL_RETRIES_DEFAULT 3
 
-struct port_dev;
+struct ca_port;
 struct channel_item;
 
 struct channel_stats {
@@ -32,7 +32,7 @@ struct channel_stats {
 
 struct channel {
 	struct mad_sink sink; /* first: the engine delivers to &ch->sink */
-	struct port_dev *pd;
+	struct ca_port *pd;
 	char name[64];
 
 	struct readq q; /* readers; q.lock guards everything below too */
@@ -65,7 +65,7 @@ struct chan_open {
 extern unsigned channel_queue_limit; /* for new channels; -o queue_len= */
 
 /* A new channel, with one reference for its creator. */
-struct channel *channel_new(struct port_dev *pd, const char *name);
+struct channel *channel_new(struct ca_port *pd, const char *name);
 void channel_get(struct channel *ch);
 /* Drops a reference; the last one unregisters its agents, fails parked
  * reads, forgets pending requests and frees it. */
@@ -82,7 +82,7 @@ void channels_release_all(void);
 /* The engine of pd found its transport dead (err EIO) or back (0): every
  * channel of the port fails its reads with err, or serves them again (see
  * readq_set_error).  Receiver thread. */
-void channels_set_transport(struct port_dev *pd, int err);
+void channels_set_transport(struct ca_port *pd, int err);
 /* At exit after an aborted connection: frees the open files the kernel
  * will never release (and the private channels they own). */
 void channels_drop_opens(void);

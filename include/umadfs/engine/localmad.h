@@ -8,7 +8,7 @@
 
 #include <infiniband/mad.h>
 
-struct port;
+struct mad_engine;
 
 #define LOCALMAD_TIMEOUT_MS 200
 #define LOCALMAD_RETRIES 2
@@ -19,13 +19,13 @@ void localmad_smp_frame(uint8_t *frame, unsigned attr_id, unsigned attr_mod);
 
 /* SubnGet(attr_id, attr_mod) to the local port; copies the 64-byte SMP data
  * into data.  Returns 0, -errno, or -EPROTO for a non-zero MAD status. */
-int localmad_smp_get(struct port *engine, unsigned attr_id, unsigned attr_mod,
+int localmad_smp_get(struct mad_engine *engine, unsigned attr_id, unsigned attr_mod,
 		     uint8_t data[IB_SMP_DATA_SIZE]);
 
 /* PerfMgt Get(attr_id) to the local port's PMA (GSI, LID-routed to the
  * port's own LID); data is the 192-byte PMA data area, whose first bytes
  * (PortSelect...) the caller fills and gets back the answer in. */
-int localmad_pma_get(struct port *engine, unsigned lid, unsigned attr_id,
+int localmad_pma_get(struct mad_engine *engine, unsigned lid, unsigned attr_id,
 		     uint8_t data[IB_PC_DATA_SZ]);
 
 #endif

@@ -23,7 +23,7 @@
 #include "umadfs/engine/ibumad.h"
 #include "umadfs/engine/localmad.h"
 #include "umadfs/base/log.h"
-#include "umadfs/engine/port.h"
+#include "umadfs/engine/engine.h"
 #include "umadfs/mad/mad.h"
 
 #define PENDING_BITS 12
@@ -73,17 +73,17 @@ struct agent {
 	bool rmpp;
 };
 
-struct port {
+struct mad_engine {
 	char ca[UMAD_CA_NAME_LEN];
 	int portnum;
 	int fd; /* umad "portid"; set before the receiver starts, then fixed */
 	int issm_fd; /* umad2sim only, while agents are registered (lock) */
 	pthread_t receiver;
-	volatile int stopping; /* written once by port_close */
+	volatile int stopping; /* written once by engine_close */
 	struct held *held;     /* by due time; receiver thread only */
 
 	/* Held by the receiver from looking up a pending entry until its sink
-	 * has been called and flushed, so port_cancel_sink can wait a delivery
+	 * has been called and flushed, so engine_cancel_sink can wait a delivery
 	 * out.  It also guards touched[]: the sinks given frames since their
 	 * last flush, empty whenever the lock is free. */
 	pthread_mutex_t dispatch_lock;
@@ -91,7 +91,7 @@ struct port {
 	unsigned ntouched;
 
 	/* Liveness of the transport (see liveness_step()); receiver only. */
-	port_transport_fn on_transport;
+	engine_transport_fn on_transport;
 	void *transport_ctx;
 	struct mad_sink probe_sink;
 	bool probe_sent;
@@ -109,7 +109,7 @@ struct port {
 	uint32_t generation;
 	struct agent agents[AGENTS_MAX];
 	unsigned nagents;
-	struct port_stats stats;
+	struct engine_stats stats;
 };
 
 static int64_t now_ms(void)
@@ -140,7 +140,7 @@ static uint32_t mad_oui(const uint8_t *mad)
  * which must be the one sending.  Anything else goes through the shared
  * send-only agent of its class and version (and OUI, for vendor classes
  * 0x30-0x4F), registered when first needed.  p->lock held. */
-static int agent_for(struct port *p, struct mad_sink *sink, const uint8_t *mad)
+static int agent_for(struct mad_engine *p, struct mad_sink *sink, const uint8_t *mad)
 {
 	unsigned mgmt_class = mad[1], version = mad[2];
 	uint32_t oui = mgmt_class >= 0x30 && mgmt_class <= 0x4f ? mad_oui(mad) : 0;
@@ -186,8 +186,8 @@ static bool is_vendor2(unsigned mgmt_class)
 	return mgmt_class >= 0x30 && mgmt_class <= 0x4f;
 }
 
-int port_register(struct port *p, struct mad_sink *sink,
-		  const struct port_registration *reg, char *why, size_t whylen)
+int engine_register(struct mad_engine *p, struct mad_sink *sink,
+		  const struct engine_registration *reg, char *why, size_t whylen)
 {
 	struct agent *a;
 	int id;
@@ -271,7 +271,7 @@ int port_register(struct port *p, struct mad_sink *sink,
 
 /* umad2sim forgets a whole class when one of its agents goes: register
  * the class's other agents again (new ids).  p->lock held. */
-static void reregister_class(struct port *p, struct mad_sink *leaving,
+static void reregister_class(struct mad_engine *p, struct mad_sink *leaving,
 			     unsigned mgmt_class)
 {
 	for (unsigned j = 0; j < p->nagents; j++) {
@@ -292,7 +292,7 @@ static void reregister_class(struct port *p, struct mad_sink *leaving,
 	}
 }
 
-void port_unregister_sink(struct port *p, struct mad_sink *sink)
+void engine_unregister_sink(struct mad_engine *p, struct mad_sink *sink)
 {
 	bool registered = false;
 
@@ -316,11 +316,11 @@ void port_unregister_sink(struct port *p, struct mad_sink *sink)
 		p->issm_fd = -1;
 	}
 	pthread_mutex_unlock(&p->lock);
-	port_cancel_sink(p, sink);
+	engine_cancel_sink(p, sink);
 }
 
-int port_list_registrations(struct port *p, struct mad_sink *sink,
-			    struct port_registration *out, int *ids, int max)
+int engine_list_registrations(struct mad_engine *p, struct mad_sink *sink,
+			    struct engine_registration *out, int *ids, int max)
 {
 	int n = 0;
 
@@ -344,7 +344,7 @@ int port_list_registrations(struct port *p, struct mad_sink *sink,
 
 /* The sink registered for an unsolicited MAD, as the kernel matches it:
  * class, version, method (and OUI in vendor range 2).  p->lock held. */
-static struct mad_sink *registered_sink(struct port *p, const uint8_t *mad)
+static struct mad_sink *registered_sink(struct mad_engine *p, const uint8_t *mad)
 {
 	unsigned mgmt_class = mad[1], version = mad[2], method = mad[3] & 0x7f;
 	uint32_t oui = is_vendor2(mgmt_class) ? mad_oui(mad) : 0;
@@ -375,10 +375,10 @@ static bool transient(int err)
 }
 
 /* Asks the receiver thread for a liveness probe, saying why.  Any thread. */
-static void want_probe(struct port *p, const char *fmt, ...)
+static void want_probe(struct mad_engine *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static void want_probe(struct port *p, const char *fmt, ...)
+static void want_probe(struct mad_engine *p, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -392,8 +392,8 @@ static void want_probe(struct port *p, const char *fmt, ...)
 	__atomic_store_n(&p->probe_wanted, 1, __ATOMIC_RELEASE);
 }
 
-/* port_send(), and the probe's own send (probe: even while down). */
-static int send_request(struct port *p, struct mad_sink *sink, void *frame,
+/* engine_send(), and the probe's own send (probe: even while down). */
+static int send_request(struct mad_engine *p, struct mad_sink *sink, void *frame,
 			size_t mad_len, int timeout_ms, int retries, bool probe)
 {
 	uint8_t *mad = (uint8_t *)frame + IBUMAD_HDR_SIZE;
@@ -458,13 +458,13 @@ static int send_request(struct port *p, struct mad_sink *sink, void *frame,
 	return r;
 }
 
-int port_send(struct port *p, struct mad_sink *sink, void *frame,
+int engine_send(struct mad_engine *p, struct mad_sink *sink, void *frame,
 	      size_t mad_len, int timeout_ms, int retries)
 {
 	return send_request(p, sink, frame, mad_len, timeout_ms, retries, false);
 }
 
-void port_cancel_sink(struct port *p, struct mad_sink *sink)
+void engine_cancel_sink(struct mad_engine *p, struct mad_sink *sink)
 {
 	pthread_mutex_lock(&p->lock);
 	for (uint32_t i = 0; i < PENDING_MAX; i++) {
@@ -492,7 +492,7 @@ void port_cancel_sink(struct port *p, struct mad_sink *sink)
 
 /* Wakes the readers of every sink given frames since the last flush.
  * dispatch_lock held. */
-static void flush_touched(struct port *p)
+static void flush_touched(struct mad_engine *p)
 {
 	for (unsigned i = 0; i < p->ntouched; i++)
 		p->touched[i]->ops->flush(p->touched[i]);
@@ -502,7 +502,7 @@ static void flush_touched(struct port *p)
 /* Hands a frame to its sink.  A sink with a flush op is woken later, once
  * for all the frames of a drain (one FUSE reply with many lines instead of
  * one per MAD).  dispatch_lock held. */
-static void deliver(struct port *p, struct mad_sink *sink, const void *frame,
+static void deliver(struct mad_engine *p, struct mad_sink *sink, const void *frame,
 		    size_t mad_len)
 {
 	sink->ops->deliver(sink, frame, mad_len);
@@ -518,7 +518,7 @@ static void deliver(struct port *p, struct mad_sink *sink, const void *frame,
 }
 
 /* Keeps a timeout that came early until its deadline.  dispatch_lock held. */
-static void hold(struct port *p, struct mad_sink *sink, const uint8_t *frame,
+static void hold(struct mad_engine *p, struct mad_sink *sink, const uint8_t *frame,
 		 size_t mad_len, int64_t due_ms)
 {
 	struct held *h = malloc(sizeof(*h) + IBUMAD_HDR_SIZE + mad_len), **hp;
@@ -543,7 +543,7 @@ static void hold(struct port *p, struct mad_sink *sink, const uint8_t *frame,
  * request's headers with status ETIMEDOUT, as the kernel's.  all: every
  * pending request, now (the transport went down).  Returns how many
  * requests other than the probe it ended.  Receiver thread. */
-static unsigned expire_pending(struct port *p, bool all)
+static unsigned expire_pending(struct mad_engine *p, bool all)
 {
 	int64_t now = now_ms();
 	uint8_t frame[IBUMAD_HDR_SIZE + 24];
@@ -580,7 +580,7 @@ static unsigned expire_pending(struct port *p, bool all)
 
 /* Delivers the held timeouts that are due (all: every one, now); returns
  * ms until the next. */
-static int release_held(struct port *p, bool all)
+static int release_held(struct mad_engine *p, bool all)
 {
 	int64_t now = now_ms();
 	int wait = RECV_POLL_MS;
@@ -601,7 +601,7 @@ static int release_held(struct port *p, bool all)
 }
 
 /* A resend failed: deliver the timeout now.  dispatch_lock held. */
-static void resend_failed(struct port *p, uint8_t *frame, size_t mad_len, uint32_t wire)
+static void resend_failed(struct mad_engine *p, uint8_t *frame, size_t mad_len, uint32_t wire)
 {
 	uint32_t slot = wire & (PENDING_MAX - 1);
 	struct mad_sink *sink = NULL;
@@ -622,7 +622,7 @@ static void resend_failed(struct port *p, uint8_t *frame, size_t mad_len, uint32
 
 /* Hands one received frame to the sink of its request, if any.
  * dispatch_lock held. */
-static void dispatch(struct port *p, uint8_t *frame, size_t mad_len)
+static void dispatch(struct mad_engine *p, uint8_t *frame, size_t mad_len)
 {
 	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
 	uint8_t *mad = frame + IBUMAD_HDR_SIZE;
@@ -717,7 +717,7 @@ static void dispatch(struct port *p, uint8_t *frame, size_t mad_len)
 
 static void probe_deliver(struct mad_sink *s, const void *frame, size_t mad_len)
 {
-	struct port *p = (struct port *)((char *)s - offsetof(struct port, probe_sink));
+	struct mad_engine *p = (struct mad_engine *)((char *)s - offsetof(struct mad_engine, probe_sink));
 	const struct ib_user_mad *hdr = frame;
 
 	p->probe_result = !hdr->status && mad_len >= 24 &&
@@ -727,7 +727,7 @@ static void probe_deliver(struct mad_sink *s, const void *frame, size_t mad_len)
 static const struct mad_sink_ops probe_sink_ops = { .deliver = probe_deliver };
 
 /* Receiver thread only.  how: what became of the probe, when down. */
-static void set_transport(struct port *p, bool up, const char *how)
+static void set_transport(struct mad_engine *p, bool up, const char *how)
 {
 	char why[sizeof(p->why)];
 
@@ -757,7 +757,7 @@ static void set_transport(struct port *p, bool up, const char *how)
 }
 
 /* One step of the probe's life, each turn of the receiver loop. */
-static void liveness_step(struct port *p)
+static void liveness_step(struct mad_engine *p)
 {
 	uint8_t frame[IBUMAD_HDR_SIZE + IBUMAD_MAD_SIZE];
 	bool down = p->down; /* written by this thread only */
@@ -794,7 +794,7 @@ static void liveness_step(struct port *p)
 	}
 }
 
-int port_transport(struct port *p, char *why, size_t len)
+int engine_transport(struct mad_engine *p, char *why, size_t len)
 {
 	int err;
 
@@ -808,7 +808,7 @@ int port_transport(struct port *p, char *why, size_t len)
 
 static void *receiver_main(void *arg)
 {
-	struct port *p = arg;
+	struct mad_engine *p = arg;
 	size_t cap = IBUMAD_MAD_SIZE;
 	uint8_t *buf = malloc(IBUMAD_HDR_SIZE + cap);
 	int64_t next_expiry = 0;
@@ -893,10 +893,10 @@ static void *receiver_main(void *arg)
 	return NULL;
 }
 
-int port_open(struct port **out, const char *ca, int portnum,
-	      port_transport_fn on_transport, void *ctx)
+int engine_open(struct mad_engine **out, const char *ca, int portnum,
+	      engine_transport_fn on_transport, void *ctx)
 {
-	struct port *p = calloc(1, sizeof(*p));
+	struct mad_engine *p = calloc(1, sizeof(*p));
 	int r;
 
 	if (!p)
@@ -933,7 +933,7 @@ err_free:
 	return r;
 }
 
-void port_close(struct port *p)
+void engine_close(struct mad_engine *p)
 {
 	if (!p)
 		return;
@@ -953,14 +953,14 @@ void port_close(struct port *p)
 	free(p);
 }
 
-void port_get_stats(struct port *p, struct port_stats *out)
+void engine_get_stats(struct mad_engine *p, struct engine_stats *out)
 {
 	pthread_mutex_lock(&p->lock);
 	*out = p->stats;
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* A one-shot sink for port_query's caller, who waits on it. */
+/* A one-shot sink for engine_query's caller, who waits on it. */
 struct query_sink {
 	struct mad_sink sink;
 	pthread_mutex_t lock;
@@ -990,7 +990,7 @@ static void query_deliver(struct mad_sink *s, const void *frame, size_t mad_len)
 
 static const struct mad_sink_ops query_sink_ops = { .deliver = query_deliver };
 
-int port_query(struct port *p, void *frame, size_t cap, size_t *mad_len,
+int engine_query(struct mad_engine *p, void *frame, size_t cap, size_t *mad_len,
 	       int timeout_ms, int retries)
 {
 	struct query_sink q = {
@@ -1010,7 +1010,7 @@ int port_query(struct port *p, void *frame, size_t cap, size_t *mad_len,
 	pthread_cond_init(&q.done_cond, &ca);
 	pthread_condattr_destroy(&ca);
 
-	r = port_send(p, &q.sink, frame, *mad_len, timeout_ms, retries);
+	r = engine_send(p, &q.sink, frame, *mad_len, timeout_ms, retries);
 	if (r < 0)
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -1026,7 +1026,7 @@ int port_query(struct port *p, void *frame, size_t cap, size_t *mad_len,
 			break;
 	}
 	pthread_mutex_unlock(&q.lock);
-	port_cancel_sink(p, &q.sink);
+	engine_cancel_sink(p, &q.sink);
 	if (!q.done && !p->stopping)
 		want_probe(p, "a query of the port got no answer");
 	if (!q.done)

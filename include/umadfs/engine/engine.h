@@ -5,14 +5,14 @@
  * Every request that expects a response (timeout > 0) ends in exactly one
  * delivery to its sink: the response, or the request itself returned with a
  * umad status (ETIMEDOUT) - both through the same code path. */
-#ifndef UMADFS_PORT_H
-#define UMADFS_PORT_H
+#ifndef UMADFS_ENGINE_H
+#define UMADFS_ENGINE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct port;
+struct mad_engine;
 struct mad_sink;
 
 struct mad_sink_ops {
@@ -30,12 +30,12 @@ struct mad_sink {
 	const struct mad_sink_ops *ops;
 };
 
-struct port_stats {
+struct engine_stats {
 	uint64_t sent, answered, timeouts, unsolicited, unmatched, send_errors;
 };
 
 /* An agent for unsolicited MADs (umad_register / umad_register_oui). */
-struct port_registration {
+struct engine_registration {
 	unsigned mgmt_class, class_version;
 	uint32_t oui;        /* vendor classes 0x30-0x4F only, 24 bits */
 	bool rmpp;
@@ -44,16 +44,16 @@ struct port_registration {
 
 /* Called from the receiver thread, no lock held, when the engine finds the
  * port's transport dead (err EIO) or alive again (err 0): see "liveness"
- * in port.c. */
-typedef void (*port_transport_fn)(void *ctx, int err);
+ * in engine.c. */
+typedef void (*engine_transport_fn)(void *ctx, int err);
 
 /* Opens ca/portnum's umad device and starts its receiver thread.  The caller
  * must have blocked the signals the daemon handles (umad2sim's own thread
  * inherits the mask). */
-int port_open(struct port **out, const char *ca, int portnum,
-	      port_transport_fn on_transport, void *ctx);
+int engine_open(struct mad_engine **out, const char *ca, int portnum,
+	      engine_transport_fn on_transport, void *ctx);
 /* Stops the receiver, drops pending requests, closes the fd. */
-void port_close(struct port *p);
+void engine_close(struct mad_engine *p);
 
 /* Sends one request frame (header + mad_len bytes of MAD).  A request that
  * expects an answer (timeout_ms > 0 and not a response method) is answered
@@ -61,38 +61,38 @@ void port_close(struct port *p);
  * daemon-unique one and restored on delivery.  Returns 0 or -errno:
  * -EBUSY when the in-flight table is full, -ENOSPC when no agent slot is
  * left, -EIO while the transport is down or when the device refused the
- * send for a reason not about this MAD (port_transport() says which),
+ * send for a reason not about this MAD (engine_transport() says which),
  * -errno from the device otherwise.  While the transport is down, pending
  * requests have ended with their timeout items. */
-int port_send(struct port *p, struct mad_sink *sink, void *frame,
+int engine_send(struct mad_engine *p, struct mad_sink *sink, void *frame,
 	      size_t mad_len, int timeout_ms, int retries);
 /* Forgets every pending request of sink; when it returns, no delivery to
  * sink runs or will run.  Must not be called from a deliver callback. */
-void port_cancel_sink(struct port *p, struct mad_sink *sink);
+void engine_cancel_sink(struct mad_engine *p, struct mad_sink *sink);
 
 /* Sends a request and waits for its answer, for the daemon's own queries
  * (attributes, counters).  frame holds the request on entry and the answer
  * on return (cap bytes of room, *mad_len set).  Returns 0, or -ETIMEDOUT,
  * -ENODEV, or the answer's umad status as -errno. */
-int port_query(struct port *p, void *frame, size_t cap, size_t *mad_len,
+int engine_query(struct mad_engine *p, void *frame, size_t cap, size_t *mad_len,
 	       int timeout_ms, int retries);
 
 /* Registers an agent whose unsolicited MADs go to sink.  Returns its
  * agent id, or -EINVAL (a method already held on the port, a vendor class
  * without OUI, RMPP on a class without it: the kernel's errors) or
  * -ENOSPC (the fd's 32 agents are used up), with a reason in why. */
-int port_register(struct port *p, struct mad_sink *sink,
-		  const struct port_registration *reg, char *why, size_t whylen);
+int engine_register(struct mad_engine *p, struct mad_sink *sink,
+		  const struct engine_registration *reg, char *why, size_t whylen);
 /* Unregisters sink's agents and forgets its pending requests. */
-void port_unregister_sink(struct port *p, struct mad_sink *sink);
+void engine_unregister_sink(struct mad_engine *p, struct mad_sink *sink);
 /* Copies up to max of sink's registrations and agent ids; returns how many. */
-int port_list_registrations(struct port *p, struct mad_sink *sink,
-			    struct port_registration *out, int *ids, int max);
+int engine_list_registrations(struct mad_engine *p, struct mad_sink *sink,
+			    struct engine_registration *out, int *ids, int max);
 
 /* EIO while the engine holds the transport for dead, else 0; why gets the
  * reason (or what last made it probe, "" if nothing). */
-int port_transport(struct port *p, char *why, size_t len);
+int engine_transport(struct mad_engine *p, char *why, size_t len);
 
-void port_get_stats(struct port *p, struct port_stats *out);
+void engine_get_stats(struct mad_engine *p, struct engine_stats *out);
 
 #endif
