@@ -77,6 +77,11 @@ static char *read_buf(size_t size, bool *owned)
 	return *owned ? malloc(size) : thread_buf(size);
 }
 
+/* Every queue, for readq_release_all() and readq_for_each(). */
+static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct readq *all_queues; /* guarded by all_lock */
+static bool all_released;        /* guarded by all_lock */
+
 void readq_init(struct readq *q, const struct readq_ops *ops)
 {
 	pthread_mutex_init(&q->lock, NULL);
@@ -84,8 +89,24 @@ void readq_init(struct readq *q, const struct readq_ops *ops)
 	q->parked_head = q->parked_tail = NULL;
 	q->opens = NULL;
 	q->nopen = 0;
-	q->dead = false;
-	q->err = 0;
+	pthread_mutex_lock(&all_lock);
+	q->dead = all_released;
+	q->err = ops->initial_error ? ops->initial_error(q) : 0;
+	q->next_all = all_queues;
+	all_queues = q;
+	pthread_mutex_unlock(&all_lock);
+}
+
+static void readq_unlist(struct readq *q)
+{
+	pthread_mutex_lock(&all_lock);
+	for (struct readq **pp = &all_queues; *pp; pp = &(*pp)->next_all) {
+		if (*pp == q) {
+			*pp = q->next_all;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&all_lock);
 }
 
 static void unlink_parked(struct readq *q, struct parked_read *pr)
@@ -188,8 +209,46 @@ void readq_set_error(struct readq *q, int err)
 
 void readq_destroy(struct readq *q)
 {
+	readq_unlist(q);
 	readq_kill(q, ENODEV);
 	pthread_mutex_destroy(&q->lock);
+}
+
+void readq_release_all(void)
+{
+	pthread_mutex_lock(&all_lock);
+	all_released = true;
+	for (struct readq *q = all_queues; q; q = q->next_all)
+		readq_kill(q, ENODEV);
+	pthread_mutex_unlock(&all_lock);
+}
+
+void readq_for_each(const struct readq_ops *ops,
+		    void (*fn)(struct readq *q, void *ctx), void *ctx)
+{
+	pthread_mutex_lock(&all_lock);
+	for (struct readq *q = all_queues; q; q = q->next_all)
+		if (q->ops == ops)
+			fn(q, ctx);
+	pthread_mutex_unlock(&all_lock);
+}
+
+void readq_drop_opens(void)
+{
+	for (;;) {
+		struct readq_open *of = NULL;
+		struct readq *q;
+
+		/* Dropping an open file may destroy its queue: unlocked. */
+		pthread_mutex_lock(&all_lock);
+		for (q = all_queues; q && !of; q = q->next_all)
+			if (q->ops->drop_open)
+				of = q->opens;
+		pthread_mutex_unlock(&all_lock);
+		if (!of)
+			return;
+		of->q->ops->drop_open(of);
+	}
 }
 
 void readq_open_link(struct readq *q, struct readq_open *of)

@@ -116,8 +116,6 @@ struct rq {
 	struct rq_buf *head, *tail;
 	unsigned nposted, nqueued, nbufs; /* nbufs: of current chunks */
 	struct rq_stats stats;
-
-	struct rq *next_all;    /* all queues (all_lock) */
 };
 
 /* What an open recv or recv_bin keeps. */
@@ -127,11 +125,6 @@ struct rq_open {
 	bool bin;
 	struct line_rest rest;  /* of a line a short read cut (q.lock) */
 };
-
-static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static struct rq *all_rqs; /* guarded by all_lock */
-static bool all_released;  /* guarded by all_lock */
 
 static double now_s(void)
 {
@@ -566,17 +559,6 @@ static bool rq_mark_shut(struct rq *rq)
  * at it. */
 static void rq_teardown(struct rq *rq)
 {
-	struct rq **pp;
-
-	pthread_mutex_lock(&all_lock);
-	for (pp = &all_rqs; *pp; pp = &(*pp)->next_all) {
-		if (*pp == rq) {
-			*pp = rq->next_all;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&all_lock);
-
 	if (rq->thread_started) {
 		__atomic_store_n(&rq->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(rq->thread, NULL);
@@ -693,16 +675,9 @@ static int rq_create(struct ca_port *pd, const char *name, struct rq **out)
 	if (ibv_req_notify_cq(rq->cq, 0))
 		goto err_errno;
 
-	pthread_mutex_lock(&all_lock);
-	if (all_released)
-		readq_kill(&rq->q, ENODEV);
-	rq->next_all = all_rqs;
-	all_rqs = rq;
-	pthread_mutex_unlock(&all_lock);
-
 	r = -pthread_create(&rq->thread, NULL, cq_thread, rq);
 	if (r < 0)
-		goto err_unlist;
+		goto err_teardown;
 	rq->thread_started = true;
 	log_info("%s/%d rq %s: QPN %u qkey 0x%08x depth %u msg_size %u",
 		 rq->ca, rq->portnum, name, rq->qpn, rq->qkey, rq->depth,
@@ -710,9 +685,9 @@ static int rq_create(struct ca_port *pd, const char *name, struct rq **out)
 	*out = rq;
 	return 0;
 
-err_unlist:
+err_teardown:
 	rq_mark_shut(rq);
-	rq_teardown(rq); /* unlists, destroys the verbs objects */
+	rq_teardown(rq); /* destroys the verbs objects */
 	rq_free(rq);
 	return r;
 err_errno:
@@ -722,15 +697,6 @@ err:
 	verbs_destroy(rq);
 	rq_free(rq);
 	return r;
-}
-
-void rq_release_all(void)
-{
-	pthread_mutex_lock(&all_lock);
-	all_released = true;
-	for (struct rq *rq = all_rqs; rq; rq = rq->next_all)
-		readq_kill(&rq->q, ENODEV);
-	pthread_mutex_unlock(&all_lock);
 }
 
 /* ---- recv and recv_bin ---- */
