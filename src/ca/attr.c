@@ -372,37 +372,25 @@ static void node_desc_open(fuse_req_t req, struct node *n, struct fuse_file_info
 	textfile_open(req, n, fi, node_desc_show);
 }
 
-static void snapshot_read(fuse_req_t req, struct node *n, size_t size,
-			  off_t off, struct fuse_file_info *fi)
-{
-	textfile_read(req, size, off, fi);
-}
-
-static void snapshot_release(fuse_req_t req, struct node *n,
-			     struct fuse_file_info *fi)
-{
-	textfile_release(req, fi);
-}
-
 static const struct node_ops ca_attr_ops = {
-	.open = ca_attr_open, .read = snapshot_read,
-	.release = snapshot_release, .size = ca_attr_size,
+	.open = ca_attr_open, .read = textfile_read,
+	.release = textfile_release, .size = ca_attr_size,
 };
 
 /* Sizes would cost a MAD per stat: 0, with reads complete. */
 static const struct node_ops node_desc_ops = {
-	.open = node_desc_open, .read = snapshot_read,
-	.release = snapshot_release,
+	.open = node_desc_open, .read = textfile_read,
+	.release = textfile_release,
 };
 
 static const struct node_ops port_attr_ops = {
-	.open = port_attr_open, .read = snapshot_read,
-	.release = snapshot_release, .size = port_attr_size,
+	.open = port_attr_open, .read = textfile_read,
+	.release = textfile_release, .size = port_attr_size,
 };
 
 static const struct node_ops pkey_ops = {
-	.open = pkey_open, .read = snapshot_read,
-	.release = snapshot_release, .size = pkey_size,
+	.open = pkey_open, .read = textfile_read,
+	.release = textfile_release, .size = pkey_size,
 };
 
 int attr_add_ca_files(struct node *dir, struct ca *ca)

@@ -209,24 +209,13 @@ static int register_show(struct node *n, char *buf, size_t cap)
 
 static void register_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	textfile_open_settable(req, n, fi, register_show);
-}
-
-static void register_read(fuse_req_t req, struct node *n, size_t size,
-			  off_t off, struct fuse_file_info *fi)
-{
-	textfile_read(req, size, off, fi);
-}
-
-static void register_release(fuse_req_t req, struct node *n,
-			     struct fuse_file_info *fi)
-{
-	textfile_release(req, fi);
+	textfile_open_settable(req, n, fi, register_show,
+			       access_opener_privileged);
 }
 
 static const struct node_ops register_ops = {
-	.open = register_open, .read = register_read, .write = register_write,
-	.release = register_release,
+	.open = register_open, .read = textfile_read, .write = register_write,
+	.release = textfile_release,
 };
 
 int agents_add_register_file(struct node *dir, struct channel *ch, uid_t owner)

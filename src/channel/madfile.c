@@ -419,13 +419,7 @@ static int setting_show(struct node *n, char *buf, size_t cap)
 
 static void setting_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	textfile_open_settable(req, n, fi, setting_show);
-}
-
-static void setting_read(fuse_req_t req, struct node *n, size_t size, off_t off,
-			 struct fuse_file_info *fi)
-{
-	textfile_read(req, size, off, fi);
+	textfile_open_settable(req, n, fi, setting_show, NULL);
 }
 
 static void setting_write(fuse_req_t req, struct node *n, const char *buf,
@@ -463,19 +457,14 @@ static void setting_write(fuse_req_t req, struct node *n, const char *buf,
 	fuse_reply_write(req, size);
 }
 
-static void setting_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
-{
-	textfile_release(req, fi);
-}
-
 static off_t setting_size(struct node *n)
 {
 	return textfile_size(n, setting_show);
 }
 
 static const struct node_ops setting_ops = {
-	.open = setting_open, .read = setting_read, .write = setting_write,
-	.release = setting_release, .size = setting_size,
+	.open = setting_open, .read = textfile_read, .write = setting_write,
+	.release = textfile_release, .size = setting_size,
 };
 
 static int last_error_show(struct node *n, char *buf, size_t cap)
@@ -519,24 +508,13 @@ static void report_open(fuse_req_t req, struct node *n, struct fuse_file_info *f
 	textfile_open(req, n, fi, report_show);
 }
 
-static void report_read(fuse_req_t req, struct node *n, size_t size, off_t off,
-			struct fuse_file_info *fi)
-{
-	textfile_read(req, size, off, fi);
-}
-
-static void report_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
-{
-	textfile_release(req, fi);
-}
-
 static off_t report_size(struct node *n)
 {
 	return textfile_size(n, report_show);
 }
 
 static const struct node_ops report_ops = {
-	.open = report_open, .read = report_read, .release = report_release,
+	.open = report_open, .read = textfile_read, .release = textfile_release,
 	.size = report_size,
 };
 

@@ -1043,18 +1043,7 @@ out:
 /* Write opens keep no text; reads of them fail with EBADF. */
 static void value_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	textfile_open_settable(req, n, fi, value_show);
-}
-
-static void value_read(fuse_req_t req, struct node *n, size_t size, off_t off,
-		       struct fuse_file_info *fi)
-{
-	textfile_read(req, size, off, fi);
-}
-
-static void value_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
-{
-	textfile_release(req, fi);
+	textfile_open_settable(req, n, fi, value_show, NULL);
 }
 
 static off_t value_size(struct node *n)
@@ -1205,8 +1194,8 @@ static void value_write(fuse_req_t req, struct node *n, const char *buf,
 }
 
 static const struct node_ops value_ops = {
-	.open = value_open, .read = value_read, .write = value_write,
-	.release = value_release, .size = value_size,
+	.open = value_open, .read = textfile_read, .write = value_write,
+	.release = textfile_release, .size = value_size,
 };
 
 /* ---- rq/ ---- */
