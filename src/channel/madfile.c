@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <linux/fuse.h> /* FOPEN_STREAM: libfuse 3.14 has no field for it */
-
 #include "umadfs/channel/access.h"
 #include "umadfs/channel/channel.h"
 #include "umadfs/ca/device.h"
@@ -17,6 +15,7 @@
 #include "umadfs/mad/mad.h"
 #include "umadfs/mad/madtext.h"
 #include "umadfs/engine/engine.h"
+#include "umadfs/fuse/stream.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 #include "umadfs/mad/umadframe.h"
@@ -24,22 +23,6 @@
 enum madfile_kind { MF_SEND, MF_RECV, MF_UMAD };
 
 static uint64_t next_text_tid = 1; /* TIDs for lines that gave none */
-
-/* Opens without a file position at all (FOPEN_STREAM): a reader blocked
- * on one fd must not hold the position lock a writer on the same fd needs.
- * libfuse 3.14 cannot say it, so the open reply is built by hand. */
-static void reply_open_stream(fuse_req_t req, struct fuse_file_info *fi)
-{
-	struct fuse_open_out out;
-
-	memset(&out, 0, sizeof(out));
-	out.fh = fi->fh;
-	out.open_flags = FOPEN_DIRECT_IO | FOPEN_NONSEEKABLE | FOPEN_STREAM;
-	if (fuse_reply_buf(req, (const char *)&out, sizeof(out)) == -ENOENT) {
-		/* Interrupted open: no release will come for it. */
-		chan_open_free((struct chan_open *)(uintptr_t)fi->fh);
-	}
-}
 
 /* Root passes the kernel's checks; the mode bits still say what a file is
  * for, so an open against them fails as on a read-only sysfs file. */
@@ -90,7 +73,8 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	of->user_of = ch;
 	__atomic_add_fetch(&ch->nusers, 1, __ATOMIC_RELAXED);
 	fi->fh = (uintptr_t)of;
-	reply_open_stream(req, fi);
+	if (reply_open_stream(req, fi) == -ENOENT)
+		chan_open_free(of); /* interrupted: no release will come */
 }
 
 static void mad_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)

@@ -28,14 +28,13 @@
 #include <string.h>
 #include <time.h>
 
-#include <linux/fuse.h> /* FOPEN_STREAM: libfuse 3.14 has no field for it */
-
 #include <infiniband/verbs.h>
 
 #include "umadfs/ca/device.h"
 #include "umadfs/base/log.h"
 #include "umadfs/fuse/readq.h"
 #include "umadfs/rq/rq.h"
+#include "umadfs/fuse/stream.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 
@@ -916,21 +915,6 @@ static void rq_open_free(struct rq_open *of)
 	free(of);
 }
 
-/* Opens without a file position (FOPEN_STREAM), as madfile.c's
- * reply_open_stream (copied: that one frees a chan_open): a reader
- * blocked on one fd must not hold the position lock of another thread's
- * read on it. */
-static void reply_open_stream(fuse_req_t req, struct fuse_file_info *fi)
-{
-	struct fuse_open_out out;
-
-	memset(&out, 0, sizeof(out));
-	out.fh = fi->fh;
-	out.open_flags = FOPEN_DIRECT_IO | FOPEN_NONSEEKABLE | FOPEN_STREAM;
-	if (fuse_reply_buf(req, (const char *)&out, sizeof(out)) == -ENOENT)
-		rq_open_free((struct rq_open *)(uintptr_t)fi->fh); /* no release */
-}
-
 enum rq_file {
 	RF_RECV, RF_RECV_BIN, RF_QPN, RF_QKEY, RF_GID, RF_LID, RF_DEPTH,
 	RF_MSG_SIZE, RF_STATS,
@@ -964,7 +948,8 @@ static void recv_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	pthread_mutex_unlock(&rq->q.lock);
 	readq_open_link(&rq->q, &of->ro);
 	fi->fh = (uintptr_t)of;
-	reply_open_stream(req, fi);
+	if (reply_open_stream(req, fi) == -ENOENT)
+		rq_open_free(of); /* interrupted: no release will come */
 }
 
 static void recv_read(fuse_req_t req, struct node *n, size_t size, off_t off,
