@@ -151,6 +151,15 @@ void tree_forget(fuse_ino_t ino, uint64_t nlookup)
 	tree_unlock();
 }
 
+void tree_hold_owner(struct node *dir, void (*get)(struct node *n),
+		     void (*put)(struct node *n))
+{
+	get(dir);
+	dir->on_free = put;
+	for (struct node *c = dir->children; c; c = c->next_sibling)
+		tree_hold_owner(c, get, put);
+}
+
 void tree_unlink(struct node *n)
 {
 	struct node **pp;

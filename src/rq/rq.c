@@ -1202,7 +1202,12 @@ static const struct {
 	{ "stats", S_IFREG | 0444, &value_ops, RF_STATS },
 };
 
-static void rq_node_free(struct node *n)
+static void rq_node_get(struct node *n)
+{
+	rq_get(n->owner);
+}
+
+static void rq_node_put(struct node *n)
 {
 	rq_put(n->owner);
 }
@@ -1263,12 +1268,7 @@ static int rq_mkdir(struct node *dir, const char *name, uid_t creator,
 	}
 	/* Each node holds a reference from here: the struct outlives the
 	 * last node the kernel knows. */
-	qdir->on_free = rq_node_free;
-	rq_get(rq);
-	for (struct node *c = qdir->children; c; c = c->next_sibling) {
-		c->on_free = rq_node_free;
-		rq_get(rq);
-	}
+	tree_hold_owner(qdir, rq_node_get, rq_node_put);
 	tree_unlock();
 	rq_put(rq); /* the creator's */
 	*out = qdir;

@@ -79,5 +79,11 @@ void tree_forget(fuse_ino_t ino, uint64_t nlookup);
 /* Removes a node (and its subtree) from its directory; it is freed once
  * forgotten.  Caller holds the write lock. */
 void tree_unlink(struct node *n);
+/* For a directory mkdir made: from now on every node of its subtree holds
+ * a reference on its owner, so the owner outlives the last node the kernel
+ * knows.  Calls get(n) on each node and makes put its on_free.  Caller
+ * holds the write lock. */
+void tree_hold_owner(struct node *dir, void (*get)(struct node *n),
+		     void (*put)(struct node *n));
 
 #endif
