@@ -106,7 +106,7 @@ static int ca_attr_show(struct node *n, char *buf, size_t cap)
 
 	if (r < 0)
 		return r;
-	r = ca_attrs[n->index].show(&ca, buf, cap);
+	r = ca_attrs[n->attr].show(&ca, buf, cap);
 	ibumad_release_ca(&ca);
 	return r;
 }
@@ -283,7 +283,7 @@ static int port_attr_show(struct node *n, char *buf, size_t cap)
 
 	if (r < 0)
 		return r;
-	r = port_attrs[n->index].show(&s, buf, cap);
+	r = port_attrs[n->attr].show(&s, buf, cap);
 	ibumad_release_port(&s.up);
 	return r;
 }
@@ -307,8 +307,8 @@ static int pkey_show(struct node *n, char *buf, size_t cap)
 
 	if (r < 0)
 		return r;
-	if ((unsigned)n->index < up.pkeys_size)
-		r = show_line(buf, cap, "0x%04x\n", up.pkeys[n->index]);
+	if ((unsigned)n->pkey < up.pkeys_size)
+		r = show_line(buf, cap, "0x%04x\n", up.pkeys[n->pkey]);
 	else
 		r = -ENOENT;
 	ibumad_release_port(&up);

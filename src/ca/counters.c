@@ -63,10 +63,10 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 	if (r < 0)
 		return r == -ENODEV || r == -ENETDOWN ? r : -EIO;
 	capmask = mad_get_field(data, 0, IB_CPI_CAPMASK_F);
-	ext = counters[n->index].ext &&
-	      (capmask & (counters[n->index].ietf ? PM_EXT_WIDTH_SUPPORTED :
+	ext = counters[n->attr].ext &&
+	      (capmask & (counters[n->attr].ietf ? PM_EXT_WIDTH_SUPPORTED :
 			  PM_EXT_WIDTH_SUPPORTED | PM_EXT_WIDTH_NOIETF));
-	if (!ext && !counters[n->index].basic)
+	if (!ext && !counters[n->attr].basic)
 		return -EOPNOTSUPP;
 
 	memset(data, 0, sizeof(data));
@@ -86,9 +86,9 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 		return -EIO;
 	if (ext)
 		return snprintf(buf, cap, "%" PRIu64 "\n",
-				mad_get_field64(data, 0, counters[n->index].ext));
+				mad_get_field64(data, 0, counters[n->attr].ext));
 	return snprintf(buf, cap, "%u\n",
-			mad_get_field(data, 0, counters[n->index].basic));
+			mad_get_field(data, 0, counters[n->attr].basic));
 }
 
 static void counter_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)

@@ -46,7 +46,7 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	if (n->index == MF_UMAD) {
+	if (n->file == MF_UMAD) {
 		/* Answers to a request written on this fd come back on it. */
 		struct channel *priv = channel_new(ch->pd, "umad");
 
@@ -373,9 +373,9 @@ static void mad_write(fuse_req_t req, struct node *n, const char *buf,
 {
 	struct chan_open *of = (struct chan_open *)(uintptr_t)fi->fh;
 
-	if (n->index == MF_UMAD)
+	if (n->file == MF_UMAD)
 		umad_write(req, of, buf, size);
-	else if (n->index == MF_SEND)
+	else if (n->file == MF_SEND)
 		text_write(req, of, buf, size);
 	else
 		fuse_reply_err(req, EBADF);
@@ -396,7 +396,7 @@ static int setting_show(struct node *n, char *buf, size_t cap)
 	int v;
 
 	pthread_mutex_lock(&ch->q.lock);
-	v = n->index == SET_TIMEOUT ? ch->timeout_ms : ch->retries;
+	v = n->file == SET_TIMEOUT ? ch->timeout_ms : ch->retries;
 	pthread_mutex_unlock(&ch->q.lock);
 	return snprintf(buf, cap, "%d\n", v);
 }
@@ -410,7 +410,7 @@ static void setting_write(fuse_req_t req, struct node *n, const char *buf,
 			  size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct channel *ch = n->owner;
-	long long max = n->index == SET_TIMEOUT ? 3600000 : 100;
+	long long max = n->file == SET_TIMEOUT ? 3600000 : 100;
 	char text[32], *end;
 	long long v;
 	size_t len = size;
@@ -433,7 +433,7 @@ static void setting_write(fuse_req_t req, struct node *n, const char *buf,
 		return;
 	}
 	pthread_mutex_lock(&ch->q.lock);
-	if (n->index == SET_TIMEOUT)
+	if (n->file == SET_TIMEOUT)
 		ch->timeout_ms = (int)v;
 	else
 		ch->retries = (int)v;
@@ -484,7 +484,7 @@ static int stats_show(struct node *n, char *buf, size_t cap)
 
 static int report_show(struct node *n, char *buf, size_t cap)
 {
-	return n->index ? stats_show(n, buf, cap) : last_error_show(n, buf, cap);
+	return n->file ? stats_show(n, buf, cap) : last_error_show(n, buf, cap);
 }
 
 static void report_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)

@@ -27,7 +27,7 @@ void tree_unlock(void)
 
 static struct node *node_new(struct node *parent, const char *name,
 			     mode_t mode, const struct node_ops *ops,
-			     void *owner, int index)
+			     void *owner, int which)
 {
 	struct node *n;
 
@@ -52,7 +52,7 @@ static struct node *node_new(struct node *parent, const char *name,
 	n->mode = mode;
 	n->ops = ops;
 	n->owner = owner;
-	n->index = index;
+	n->file = which; /* one int: attr and pkey too */
 	/* Reuse is not worth it: the table only grows with mkdir. */
 	nodes[nodes_len++] = n;
 	n->ino = nodes_len;
@@ -98,13 +98,13 @@ struct node *tree_child(struct node *dir, const char *name)
 }
 
 struct node *tree_add(struct node *dir, const char *name, mode_t mode,
-		      const struct node_ops *ops, void *owner, int index)
+		      const struct node_ops *ops, void *owner, int which)
 {
 	struct node *n, **tail;
 
 	if (tree_child(dir, name))
 		return NULL;
-	n = node_new(dir, name, mode, ops, owner, index);
+	n = node_new(dir, name, mode, ops, owner, which);
 	if (!n)
 		return NULL;
 	/* Keep creation order: readdir lists files as the tables define them. */

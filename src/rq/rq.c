@@ -935,7 +935,7 @@ static void recv_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 		return;
 	}
 	of->rq = rq;
-	of->bin = n->index == RF_RECV_BIN;
+	of->bin = n->file == RF_RECV_BIN;
 	pthread_mutex_lock(&rq->q.lock);
 	if (rq->shut) {
 		pthread_mutex_unlock(&rq->q.lock);
@@ -990,7 +990,7 @@ static int value_show(struct node *n, char *buf, size_t cap)
 	pthread_mutex_lock(&rq->q.lock);
 	if (rq->shut)
 		goto out;
-	switch (n->index) {
+	switch (n->file) {
 	case RF_QPN:
 		len = snprintf(buf, cap, "%u\n", rq->qpn);
 		break;
@@ -1150,7 +1150,7 @@ static void value_write(fuse_req_t req, struct node *n, const char *buf,
 	unsigned long long v;
 	int r;
 
-	r = parse_number(buf, size, n->index == RF_QKEY ? 0xffffffffull :
+	r = parse_number(buf, size, n->file == RF_QKEY ? 0xffffffffull :
 			 0xffffffull, &v);
 	if (r < 0) {
 		fuse_reply_err(req, EINVAL);
@@ -1159,11 +1159,11 @@ static void value_write(fuse_req_t req, struct node *n, const char *buf,
 	pthread_mutex_lock(&rq->q.lock);
 	if (rq->shut) {
 		r = -ENODEV;
-	} else if (n->index == RF_QKEY) {
+	} else if (n->file == RF_QKEY) {
 		r = set_qkey(rq, (uint32_t)v);
-	} else if (n->index == RF_DEPTH) {
+	} else if (n->file == RF_DEPTH) {
 		r = set_depth(rq, (unsigned)v);
-	} else if (n->index == RF_MSG_SIZE) {
+	} else if (n->file == RF_MSG_SIZE) {
 		r = set_msg_size(rq, (uint32_t)v);
 	} else {
 		r = -EBADF;
