@@ -1,4 +1,5 @@
-/* FUSE low-level dispatch. */
+/* The FUSE low-level operations (fs.h): lookup, attributes and directories
+ * from the node table; file operations handed to each node's ops. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -140,13 +141,39 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
 }
 
+/* The name and stat of readdir's entry i: ".", "..", then the children in
+ * order (*c walks them, i rising by one).  NULL after the last. */
+static const char *dir_entry(struct node *dir, off_t i, struct node **c,
+			     struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFDIR;
+	if (i == 0) {
+		st->st_ino = dir->ino;
+		return ".";
+	}
+	if (i == 1) {
+		st->st_ino = dir->parent ? dir->parent->ino : dir->ino;
+		*c = dir->children;
+		return "..";
+	}
+	if (i > 2)
+		*c = (*c)->next_sibling;
+	if (!*c)
+		return NULL;
+	st->st_ino = (*c)->ino;
+	st->st_mode = (*c)->mode;
+	return (*c)->name;
+}
+
 static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	char *buf = malloc(size);
+	struct node *dir, *c = NULL;
+	const char *name;
 	size_t used = 0;
-	struct node *dir;
-	off_t i = 0;
+	struct stat st;
 
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
@@ -161,32 +188,9 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	/* Offsets: 1 after ".", 2 after "..", then one per child in order. */
-	for (struct node *c = NULL;; i++) {
-		struct stat st;
-		const char *name;
+	for (off_t i = 0; (name = dir_entry(dir, i, &c, &st)); i++) {
 		size_t need;
 
-		if (i == 0) {
-			name = ".";
-			memset(&st, 0, sizeof(st));
-			st.st_ino = dir->ino;
-			st.st_mode = S_IFDIR;
-		} else if (i == 1) {
-			name = "..";
-			memset(&st, 0, sizeof(st));
-			st.st_ino = dir->parent ? dir->parent->ino : dir->ino;
-			st.st_mode = S_IFDIR;
-			c = dir->children;
-		} else {
-			if (i > 2)
-				c = c->next_sibling;
-			if (!c)
-				break;
-			name = c->name;
-			memset(&st, 0, sizeof(st));
-			st.st_ino = c->ino;
-			st.st_mode = c->mode;
-		}
 		if (i < off)
 			continue;
 		need = fuse_add_direntry(req, buf + used, size - used, name, &st, i + 1);

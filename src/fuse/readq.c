@@ -306,71 +306,77 @@ static void on_interrupt(fuse_req_t req, void *data)
 	}
 }
 
-static void read_into(fuse_req_t req, struct readq_open *of, size_t size,
-		      bool nonblock, char *buf)
+/* Answers the read now if it can: with data, the queue's error, ENODEV
+ * once it is dead, EAGAIN for a nonblocking read.  Returns false, with
+ * nothing sent, when the read has to wait. */
+static bool read_now(fuse_req_t req, struct readq_open *of, size_t size,
+		     bool nonblock, char *buf)
 {
 	struct readq *q = of->q;
-	struct parked_read *pr;
 	ssize_t n;
+	bool dead;
 
-	for (;;) {
-		pthread_mutex_lock(&q->lock);
-		if (q->err && !q->dead) {
-			/* As the kernel's umad device once its port is gone:
-			 * EIO, queued data or not. */
-			int err = q->err;
+	pthread_mutex_lock(&q->lock);
+	if (q->err && !q->dead) {
+		/* As the kernel's umad device once its port is gone: EIO,
+		 * queued data or not. */
+		int err = q->err;
 
-			pthread_mutex_unlock(&q->lock);
-			fuse_reply_err(req, err);
-			return;
-		}
-		n = q->ops->fill(of, buf, size);
-		if (n != 0 || q->dead || nonblock || size == 0) {
-			bool dead = q->dead;
-
-			pthread_mutex_unlock(&q->lock);
-			if (n > 0 || size == 0)
-				fuse_reply_buf(req, buf, n > 0 ? (size_t)n : 0);
-			else if (n < 0)
-				fuse_reply_err(req, (int)-n);
-			else
-				fuse_reply_err(req, dead ? ENODEV : EAGAIN);
-			return;
-		}
 		pthread_mutex_unlock(&q->lock);
-
-		pr = calloc(1, sizeof(*pr));
-		if (!pr) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		pr->req = req;
-		pr->of = of;
-		pr->size = size;
-		fuse_req_interrupt_func(req, on_interrupt, pr);
-
-		pthread_mutex_lock(&q->lock);
-		if (!pr->interrupted && !q->dead && !q->err && !q->ops->readable(of)) {
-			pr->parked = true;
-			if (q->parked_tail)
-				q->parked_tail->next = pr;
-			else
-				q->parked_head = pr;
-			q->parked_tail = pr;
-			pthread_mutex_unlock(&q->lock);
-			return;
-		}
-		/* Interrupted already, shut down, failed, or data came. */
-		pthread_mutex_unlock(&q->lock);
-		fuse_req_interrupt_func(req, NULL, NULL);
-		if (pr->interrupted) {
-			free(pr);
-			fuse_reply_err(req, EINTR);
-			return;
-		}
-		free(pr);
-		/* Go round: fill, or fail with ENODEV or err. */
+		fuse_reply_err(req, err);
+		return true;
 	}
+	n = q->ops->fill(of, buf, size);
+	dead = q->dead;
+	pthread_mutex_unlock(&q->lock);
+	if (n > 0 || size == 0)
+		fuse_reply_buf(req, buf, n > 0 ? (size_t)n : 0);
+	else if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (dead || nonblock)
+		fuse_reply_err(req, dead ? ENODEV : EAGAIN);
+	else
+		return false;
+	return true;
+}
+
+/* Parks the read for readq_wake().  Returns false, with nothing sent, if
+ * the queue changed since read_now() looked (shut down, failed, data
+ * came): the caller goes round. */
+static bool park(fuse_req_t req, struct readq_open *of, size_t size)
+{
+	struct readq *q = of->q;
+	struct parked_read *pr = calloc(1, sizeof(*pr));
+	bool interrupted;
+
+	if (!pr) {
+		fuse_reply_err(req, ENOMEM);
+		return true;
+	}
+	pr->req = req;
+	pr->of = of;
+	pr->size = size;
+	fuse_req_interrupt_func(req, on_interrupt, pr);
+
+	pthread_mutex_lock(&q->lock);
+	if (!pr->interrupted && !q->dead && !q->err && !q->ops->readable(of)) {
+		pr->parked = true;
+		if (q->parked_tail)
+			q->parked_tail->next = pr;
+		else
+			q->parked_head = pr;
+		q->parked_tail = pr;
+		pthread_mutex_unlock(&q->lock);
+		return true;
+	}
+	pthread_mutex_unlock(&q->lock);
+	/* Waits out a running callback: pr->interrupted is final after. */
+	fuse_req_interrupt_func(req, NULL, NULL);
+	interrupted = pr->interrupted;
+	free(pr);
+	if (interrupted)
+		fuse_reply_err(req, EINTR);
+	return interrupted;
 }
 
 void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonblock)
@@ -382,7 +388,8 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	read_into(req, of, size, nonblock, buf);
+	while (!read_now(req, of, size, nonblock, buf) && !park(req, of, size))
+		; /* the queue changed meanwhile: go round */
 	if (owned)
 		free(buf);
 }

@@ -1,4 +1,5 @@
-/* The node table. */
+/* The node table (tree.h): nodes by inode number, their lookup counts, and
+ * freeing the unlinked ones once the kernel has forgotten them. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
