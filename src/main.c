@@ -20,8 +20,8 @@
 #include "umadfs/channel/channel.h"
 #include "umadfs/ca/device.h"
 #include "umadfs/fuse/fs.h"
+#include "umadfs/fuse/readq.h"
 #include "umadfs/base/log.h"
-#include "umadfs/rq/rq.h"
 #include "umadfs/supervisor.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
@@ -162,8 +162,7 @@ static bool connection_gone(struct fuse_session *se)
 /* Shutdown: every read waiting in the daemon fails with ENODEV. */
 static void release_waiting_reads(void)
 {
-	channels_release_all();
-	rq_release_all();
+	readq_release_all();
 }
 
 static void block_signals(void)
@@ -341,7 +340,7 @@ int main(int argc, char *argv[])
 	 * are still listed (tree_destroy() frees agents/ channels); then the
 	 * tree: agents/ channels drop their agents while the engines are
 	 * still there. */
-	channels_drop_opens();
+	readq_drop_opens();
 	textfile_drop_opens();
 	tree_destroy();
 	devices_close();

@@ -106,7 +106,7 @@ static int ca_attr_show(struct node *n, char *buf, size_t cap)
 
 	if (r < 0)
 		return r;
-	r = ca_attrs[n->index].show(&ca, buf, cap);
+	r = ca_attrs[n->attr].show(&ca, buf, cap);
 	ibumad_release_ca(&ca);
 	return r;
 }
@@ -283,7 +283,7 @@ static int port_attr_show(struct node *n, char *buf, size_t cap)
 
 	if (r < 0)
 		return r;
-	r = port_attrs[n->index].show(&s, buf, cap);
+	r = port_attrs[n->attr].show(&s, buf, cap);
 	ibumad_release_port(&s.up);
 	return r;
 }
@@ -307,8 +307,8 @@ static int pkey_show(struct node *n, char *buf, size_t cap)
 
 	if (r < 0)
 		return r;
-	if ((unsigned)n->index < up.pkeys_size)
-		r = show_line(buf, cap, "0x%04x\n", up.pkeys[n->index]);
+	if ((unsigned)n->pkey < up.pkeys_size)
+		r = show_line(buf, cap, "0x%04x\n", up.pkeys[n->pkey]);
 	else
 		r = -ENOENT;
 	ibumad_release_port(&up);
@@ -372,37 +372,25 @@ static void node_desc_open(fuse_req_t req, struct node *n, struct fuse_file_info
 	textfile_open(req, n, fi, node_desc_show);
 }
 
-static void snapshot_read(fuse_req_t req, struct node *n, size_t size,
-			  off_t off, struct fuse_file_info *fi)
-{
-	textfile_read(req, size, off, fi);
-}
-
-static void snapshot_release(fuse_req_t req, struct node *n,
-			     struct fuse_file_info *fi)
-{
-	textfile_release(req, fi);
-}
-
 static const struct node_ops ca_attr_ops = {
-	.open = ca_attr_open, .read = snapshot_read,
-	.release = snapshot_release, .size = ca_attr_size,
+	.open = ca_attr_open, .read = textfile_read,
+	.release = textfile_release, .size = ca_attr_size,
 };
 
 /* Sizes would cost a MAD per stat: 0, with reads complete. */
 static const struct node_ops node_desc_ops = {
-	.open = node_desc_open, .read = snapshot_read,
-	.release = snapshot_release,
+	.open = node_desc_open, .read = textfile_read,
+	.release = textfile_release,
 };
 
 static const struct node_ops port_attr_ops = {
-	.open = port_attr_open, .read = snapshot_read,
-	.release = snapshot_release, .size = port_attr_size,
+	.open = port_attr_open, .read = textfile_read,
+	.release = textfile_release, .size = port_attr_size,
 };
 
 static const struct node_ops pkey_ops = {
-	.open = pkey_open, .read = snapshot_read,
-	.release = snapshot_release, .size = pkey_size,
+	.open = pkey_open, .read = textfile_read,
+	.release = textfile_release, .size = pkey_size,
 };
 
 int attr_add_ca_files(struct node *dir, struct ca *ca)

@@ -63,10 +63,10 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 	if (r < 0)
 		return r == -ENODEV || r == -ENETDOWN ? r : -EIO;
 	capmask = mad_get_field(data, 0, IB_CPI_CAPMASK_F);
-	ext = counters[n->index].ext &&
-	      (capmask & (counters[n->index].ietf ? PM_EXT_WIDTH_SUPPORTED :
+	ext = counters[n->attr].ext &&
+	      (capmask & (counters[n->attr].ietf ? PM_EXT_WIDTH_SUPPORTED :
 			  PM_EXT_WIDTH_SUPPORTED | PM_EXT_WIDTH_NOIETF));
-	if (!ext && !counters[n->index].basic)
+	if (!ext && !counters[n->attr].basic)
 		return -EOPNOTSUPP;
 
 	memset(data, 0, sizeof(data));
@@ -86,9 +86,9 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 		return -EIO;
 	if (ext)
 		return snprintf(buf, cap, "%" PRIu64 "\n",
-				mad_get_field64(data, 0, counters[n->index].ext));
+				mad_get_field64(data, 0, counters[n->attr].ext));
 	return snprintf(buf, cap, "%u\n",
-			mad_get_field(data, 0, counters[n->index].basic));
+			mad_get_field(data, 0, counters[n->attr].basic));
 }
 
 static void counter_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
@@ -96,20 +96,9 @@ static void counter_open(fuse_req_t req, struct node *n, struct fuse_file_info *
 	textfile_open(req, n, fi, counter_show);
 }
 
-static void counter_read(fuse_req_t req, struct node *n, size_t size, off_t off,
-			 struct fuse_file_info *fi)
-{
-	textfile_read(req, size, off, fi);
-}
-
-static void counter_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
-{
-	textfile_release(req, fi);
-}
-
 /* Sizes would cost two MADs per stat: report 0, reads are complete. */
 static const struct node_ops counter_ops = {
-	.open = counter_open, .read = counter_read, .release = counter_release,
+	.open = counter_open, .read = textfile_read, .release = textfile_release,
 };
 
 int counters_add_files(struct node *port_dir, struct ca_port *pd)

@@ -209,24 +209,13 @@ static int register_show(struct node *n, char *buf, size_t cap)
 
 static void register_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	textfile_open_settable(req, n, fi, register_show);
-}
-
-static void register_read(fuse_req_t req, struct node *n, size_t size,
-			  off_t off, struct fuse_file_info *fi)
-{
-	textfile_read(req, size, off, fi);
-}
-
-static void register_release(fuse_req_t req, struct node *n,
-			     struct fuse_file_info *fi)
-{
-	textfile_release(req, fi);
+	textfile_open_settable(req, n, fi, register_show,
+			       access_opener_privileged);
 }
 
 static const struct node_ops register_ops = {
-	.open = register_open, .read = register_read, .write = register_write,
-	.release = register_release,
+	.open = register_open, .read = textfile_read, .write = register_write,
+	.release = textfile_release,
 };
 
 int agents_add_register_file(struct node *dir, struct channel *ch, uid_t owner)
@@ -242,7 +231,12 @@ int agents_add_register_file(struct node *dir, struct channel *ch, uid_t owner)
 
 /* ---- agents/ ---- */
 
-static void channel_node_free(struct node *n)
+static void channel_node_get(struct node *n)
+{
+	channel_get(n->owner);
+}
+
+static void channel_node_put(struct node *n)
 {
 	channel_put(n->owner);
 }
@@ -278,12 +272,7 @@ static int agents_mkdir(struct node *dir, const char *name, uid_t creator,
 		tree_unlink(cdir); /* nodes without references: freed now */
 		goto err_unlock;
 	}
-	cdir->on_free = channel_node_free;
-	channel_get(ch);
-	for (struct node *c = cdir->children; c; c = c->next_sibling) {
-		c->on_free = channel_node_free;
-		channel_get(ch);
-	}
+	tree_hold_owner(cdir, channel_node_get, channel_node_put);
 	tree_unlock();
 	channel_put(ch); /* the creator's reference: the nodes hold it now */
 	*out = cdir;

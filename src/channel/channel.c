@@ -2,6 +2,7 @@
  * umad frames.  Parking, interrupts and poll live in readq.c. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +28,6 @@ unsigned channel_queue_limit = CHANNEL_QUEUE_DEFAULT;
 #define ITEM_SIZE(mad_len) (sizeof(struct channel_item) + IBUMAD_HDR_SIZE + \
 			    ((mad_len) > IBUMAD_MAD_SIZE ? (mad_len) : IBUMAD_MAD_SIZE))
 
-static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static struct channel *all_channels; /* guarded by all_lock */
-static bool all_released;            /* guarded by all_lock */
-
 static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len);
 
 /* The engine queues a drain's worth of frames, then flushes once. */
@@ -50,11 +46,19 @@ static const struct mad_sink_ops channel_sink_ops = {
 	.deliver = channel_sink_deliver, .flush = channel_sink_flush,
 };
 
+static struct channel *channel_of_queue(struct readq *q)
+{
+	return (struct channel *)((char *)q - offsetof(struct channel, q));
+}
+
 static ssize_t channel_fill(struct readq_open *ro, char *buf, size_t size);
 static bool channel_readable(struct readq_open *ro);
+static int channel_initial_error(struct readq *q);
+static void channel_drop_open(struct readq_open *ro);
 
 static const struct readq_ops channel_readq_ops = {
 	.fill = channel_fill, .readable = channel_readable,
+	.initial_error = channel_initial_error, .drop_open = channel_drop_open,
 };
 
 struct channel *channel_new(struct ca_port *pd, const char *name)
@@ -66,19 +70,20 @@ struct channel *channel_new(struct ca_port *pd, const char *name)
 	ch->sink.ops = &channel_sink_ops;
 	ch->pd = pd;
 	snprintf(ch->name, sizeof(ch->name), "%s", name);
-	readq_init(&ch->q, &channel_readq_ops);
 	ch->refs = 1;
 	ch->limit = channel_queue_limit;
 	ch->timeout_ms = CHANNEL_TIMEOUT_DEFAULT;
 	ch->retries = CHANNEL_RETRIES_DEFAULT;
-	pthread_mutex_lock(&all_lock);
-	ch->q.dead = all_released;
-	if (pd && pd->engine)
-		ch->q.err = engine_transport(pd->engine, NULL, 0);
-	ch->next_all = all_channels;
-	all_channels = ch;
-	pthread_mutex_unlock(&all_lock);
+	readq_init(&ch->q, &channel_readq_ops);
 	return ch;
+}
+
+/* A new channel starts with its port's transport state (readq_ops). */
+static int channel_initial_error(struct readq *q)
+{
+	struct channel *ch = channel_of_queue(q);
+
+	return ch->pd && ch->pd->engine ? engine_transport(ch->pd->engine, NULL, 0) : 0;
 }
 
 void channel_shut(struct channel *ch)
@@ -95,18 +100,8 @@ void channel_get(struct channel *ch)
 
 static void channel_free(struct channel *ch)
 {
-	struct channel **pp;
-
 	if (ch->pd && ch->pd->engine)
 		engine_unregister_sink(ch->pd->engine, &ch->sink);
-	pthread_mutex_lock(&all_lock);
-	for (pp = &all_channels; *pp; pp = &(*pp)->next_all) {
-		if (*pp == ch) {
-			*pp = ch->next_all;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&all_lock);
 	readq_destroy(&ch->q);
 	while (ch->head) {
 		struct channel_item *it = ch->head;
@@ -129,37 +124,31 @@ void channel_put(struct channel *ch)
 		channel_free(ch);
 }
 
-void channels_drop_opens(void)
+/* At exit (readq_drop_opens): may free its private channel. */
+static void channel_drop_open(struct readq_open *ro)
 {
-	for (;;) {
-		struct chan_open *of = NULL;
-
-		pthread_mutex_lock(&all_lock);
-		for (struct channel *ch = all_channels; ch && !of; ch = ch->next_all)
-			of = (struct chan_open *)ch->q.opens;
-		pthread_mutex_unlock(&all_lock);
-		if (!of)
-			return;
-		chan_open_free(of); /* may free its private channel */
-	}
+	chan_open_free((struct chan_open *)ro);
 }
 
-void channels_release_all(void)
+struct transport_change {
+	struct ca_port *pd;
+	int err;
+};
+
+static void channel_set_transport(struct readq *q, void *ctx)
 {
-	pthread_mutex_lock(&all_lock);
-	all_released = true;
-	for (struct channel *ch = all_channels; ch; ch = ch->next_all)
-		readq_kill(&ch->q, ENODEV);
-	pthread_mutex_unlock(&all_lock);
+	struct channel *ch = channel_of_queue(q);
+	const struct transport_change *tc = ctx;
+
+	if (ch->pd == tc->pd)
+		readq_set_error(q, tc->err);
 }
 
 void channels_set_transport(struct ca_port *pd, int err)
 {
-	pthread_mutex_lock(&all_lock);
-	for (struct channel *ch = all_channels; ch; ch = ch->next_all)
-		if (ch->pd == pd)
-			readq_set_error(&ch->q, err);
-	pthread_mutex_unlock(&all_lock);
+	struct transport_change tc = { pd, err };
+
+	readq_for_each(&channel_readq_ops, channel_set_transport, &tc);
 }
 
 void channel_set_error(struct channel *ch, const char *fmt, ...)

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <linux/fuse.h> /* FOPEN_STREAM: libfuse 3.14 has no field for it */
-
 #include "umadfs/channel/access.h"
 #include "umadfs/channel/channel.h"
 #include "umadfs/ca/device.h"
@@ -17,6 +15,7 @@
 #include "umadfs/mad/mad.h"
 #include "umadfs/mad/madtext.h"
 #include "umadfs/engine/engine.h"
+#include "umadfs/fuse/stream.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 #include "umadfs/mad/umadframe.h"
@@ -24,22 +23,6 @@
 enum madfile_kind { MF_SEND, MF_RECV, MF_UMAD };
 
 static uint64_t next_text_tid = 1; /* TIDs for lines that gave none */
-
-/* Opens without a file position at all (FOPEN_STREAM): a reader blocked
- * on one fd must not hold the position lock a writer on the same fd needs.
- * libfuse 3.14 cannot say it, so the open reply is built by hand. */
-static void reply_open_stream(fuse_req_t req, struct fuse_file_info *fi)
-{
-	struct fuse_open_out out;
-
-	memset(&out, 0, sizeof(out));
-	out.fh = fi->fh;
-	out.open_flags = FOPEN_DIRECT_IO | FOPEN_NONSEEKABLE | FOPEN_STREAM;
-	if (fuse_reply_buf(req, (const char *)&out, sizeof(out)) == -ENOENT) {
-		/* Interrupted open: no release will come for it. */
-		chan_open_free((struct chan_open *)(uintptr_t)fi->fh);
-	}
-}
 
 /* Root passes the kernel's checks; the mode bits still say what a file is
  * for, so an open against them fails as on a read-only sysfs file. */
@@ -63,7 +46,7 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	if (n->index == MF_UMAD) {
+	if (n->file == MF_UMAD) {
 		/* Answers to a request written on this fd come back on it. */
 		struct channel *priv = channel_new(ch->pd, "umad");
 
@@ -90,7 +73,8 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	of->user_of = ch;
 	__atomic_add_fetch(&ch->nusers, 1, __ATOMIC_RELAXED);
 	fi->fh = (uintptr_t)of;
-	reply_open_stream(req, fi);
+	if (reply_open_stream(req, fi) == -ENOENT)
+		chan_open_free(of); /* interrupted: no release will come */
 }
 
 static void mad_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
@@ -389,9 +373,9 @@ static void mad_write(fuse_req_t req, struct node *n, const char *buf,
 {
 	struct chan_open *of = (struct chan_open *)(uintptr_t)fi->fh;
 
-	if (n->index == MF_UMAD)
+	if (n->file == MF_UMAD)
 		umad_write(req, of, buf, size);
-	else if (n->index == MF_SEND)
+	else if (n->file == MF_SEND)
 		text_write(req, of, buf, size);
 	else
 		fuse_reply_err(req, EBADF);
@@ -412,27 +396,21 @@ static int setting_show(struct node *n, char *buf, size_t cap)
 	int v;
 
 	pthread_mutex_lock(&ch->q.lock);
-	v = n->index == SET_TIMEOUT ? ch->timeout_ms : ch->retries;
+	v = n->file == SET_TIMEOUT ? ch->timeout_ms : ch->retries;
 	pthread_mutex_unlock(&ch->q.lock);
 	return snprintf(buf, cap, "%d\n", v);
 }
 
 static void setting_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	textfile_open_settable(req, n, fi, setting_show);
-}
-
-static void setting_read(fuse_req_t req, struct node *n, size_t size, off_t off,
-			 struct fuse_file_info *fi)
-{
-	textfile_read(req, size, off, fi);
+	textfile_open_settable(req, n, fi, setting_show, NULL);
 }
 
 static void setting_write(fuse_req_t req, struct node *n, const char *buf,
 			  size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct channel *ch = n->owner;
-	long long max = n->index == SET_TIMEOUT ? 3600000 : 100;
+	long long max = n->file == SET_TIMEOUT ? 3600000 : 100;
 	char text[32], *end;
 	long long v;
 	size_t len = size;
@@ -455,17 +433,12 @@ static void setting_write(fuse_req_t req, struct node *n, const char *buf,
 		return;
 	}
 	pthread_mutex_lock(&ch->q.lock);
-	if (n->index == SET_TIMEOUT)
+	if (n->file == SET_TIMEOUT)
 		ch->timeout_ms = (int)v;
 	else
 		ch->retries = (int)v;
 	pthread_mutex_unlock(&ch->q.lock);
 	fuse_reply_write(req, size);
-}
-
-static void setting_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
-{
-	textfile_release(req, fi);
 }
 
 static off_t setting_size(struct node *n)
@@ -474,8 +447,8 @@ static off_t setting_size(struct node *n)
 }
 
 static const struct node_ops setting_ops = {
-	.open = setting_open, .read = setting_read, .write = setting_write,
-	.release = setting_release, .size = setting_size,
+	.open = setting_open, .read = textfile_read, .write = setting_write,
+	.release = textfile_release, .size = setting_size,
 };
 
 static int last_error_show(struct node *n, char *buf, size_t cap)
@@ -511,23 +484,12 @@ static int stats_show(struct node *n, char *buf, size_t cap)
 
 static int report_show(struct node *n, char *buf, size_t cap)
 {
-	return n->index ? stats_show(n, buf, cap) : last_error_show(n, buf, cap);
+	return n->file ? stats_show(n, buf, cap) : last_error_show(n, buf, cap);
 }
 
 static void report_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	textfile_open(req, n, fi, report_show);
-}
-
-static void report_read(fuse_req_t req, struct node *n, size_t size, off_t off,
-			struct fuse_file_info *fi)
-{
-	textfile_read(req, size, off, fi);
-}
-
-static void report_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
-{
-	textfile_release(req, fi);
 }
 
 static off_t report_size(struct node *n)
@@ -536,7 +498,7 @@ static off_t report_size(struct node *n)
 }
 
 static const struct node_ops report_ops = {
-	.open = report_open, .read = report_read, .release = report_release,
+	.open = report_open, .read = textfile_read, .release = textfile_release,
 	.size = report_size,
 };
 

@@ -1,4 +1,5 @@
-/* FUSE low-level dispatch. */
+/* The FUSE low-level operations (fs.h): lookup, attributes and directories
+ * from the node table; file operations handed to each node's ops. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -92,20 +93,27 @@ static void fs_forget_multi(fuse_req_t req, size_t count,
 	fuse_reply_none(req);
 }
 
-static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/* Fills st for ino; false with ENOENT sent if there is no such node. */
+static bool stat_of(fuse_req_t req, fuse_ino_t ino, struct stat *st)
 {
-	struct stat st;
 	struct node *n;
 
 	tree_rdlock();
 	n = tree_get(ino);
-	if (!n) {
-		tree_unlock();
-		fuse_reply_err(req, ENOENT);
-		return;
-	}
-	fill_stat(n, &st, true);
+	if (n)
+		fill_stat(n, st, true);
 	tree_unlock();
+	if (!n)
+		fuse_reply_err(req, ENOENT);
+	return n != NULL;
+}
+
+static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct stat st;
+
+	if (!stat_of(req, ino, &st))
+		return;
 	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
 }
 
@@ -113,17 +121,9 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
 	struct stat st;
-	struct node *n;
 
-	tree_rdlock();
-	n = tree_get(ino);
-	if (!n) {
-		tree_unlock();
-		fuse_reply_err(req, ENOENT);
+	if (!stat_of(req, ino, &st))
 		return;
-	}
-	fill_stat(n, &st, true);
-	tree_unlock();
 	/* Truncating a writable file is what `echo ... > file` does first;
 	 * it has nothing to cut, so it is accepted and ignored.  Nothing else
 	 * about a node can be changed. */
@@ -140,13 +140,39 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
 }
 
+/* The name and stat of readdir's entry i: ".", "..", then the children in
+ * order (*c walks them, i rising by one).  NULL after the last. */
+static const char *dir_entry(struct node *dir, off_t i, struct node **c,
+			     struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFDIR;
+	if (i == 0) {
+		st->st_ino = dir->ino;
+		return ".";
+	}
+	if (i == 1) {
+		st->st_ino = dir->parent ? dir->parent->ino : dir->ino;
+		*c = dir->children;
+		return "..";
+	}
+	if (i > 2)
+		*c = (*c)->next_sibling;
+	if (!*c)
+		return NULL;
+	st->st_ino = (*c)->ino;
+	st->st_mode = (*c)->mode;
+	return (*c)->name;
+}
+
 static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	char *buf = malloc(size);
+	struct node *dir, *c = NULL;
+	const char *name;
 	size_t used = 0;
-	struct node *dir;
-	off_t i = 0;
+	struct stat st;
 
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
@@ -161,32 +187,9 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	/* Offsets: 1 after ".", 2 after "..", then one per child in order. */
-	for (struct node *c = NULL;; i++) {
-		struct stat st;
-		const char *name;
+	for (off_t i = 0; (name = dir_entry(dir, i, &c, &st)); i++) {
 		size_t need;
 
-		if (i == 0) {
-			name = ".";
-			memset(&st, 0, sizeof(st));
-			st.st_ino = dir->ino;
-			st.st_mode = S_IFDIR;
-		} else if (i == 1) {
-			name = "..";
-			memset(&st, 0, sizeof(st));
-			st.st_ino = dir->parent ? dir->parent->ino : dir->ino;
-			st.st_mode = S_IFDIR;
-			c = dir->children;
-		} else {
-			if (i > 2)
-				c = c->next_sibling;
-			if (!c)
-				break;
-			name = c->name;
-			memset(&st, 0, sizeof(st));
-			st.st_ino = c->ino;
-			st.st_mode = c->mode;
-		}
 		if (i < off)
 			continue;
 		need = fuse_add_direntry(req, buf + used, size - used, name, &st, i + 1);
@@ -199,19 +202,25 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(buf);
 }
 
-/* The node behind an open file, or a reply already sent. */
-static struct node *file_node(fuse_req_t req, fuse_ino_t ino)
+/* The node of ino, or NULL with ENOENT sent. */
+static struct node *node_of(fuse_req_t req, fuse_ino_t ino)
 {
 	struct node *n;
 
 	tree_rdlock();
 	n = tree_get(ino);
 	tree_unlock();
-	if (!n) {
+	if (!n)
 		fuse_reply_err(req, ENOENT);
-		return NULL;
-	}
-	if (!n->ops) {
+	return n;
+}
+
+/* The node behind an open file, or a reply already sent. */
+static struct node *file_node(fuse_req_t req, fuse_ino_t ino)
+{
+	struct node *n = node_of(req, ino);
+
+	if (n && !n->ops) {
 		fuse_reply_err(req, EISDIR);
 		return NULL;
 	}
@@ -313,16 +322,9 @@ static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 /* The directory behind parent if it takes mkdir/rmdir, or a reply sent. */
 static struct node *mkdir_dir(fuse_req_t req, fuse_ino_t parent)
 {
-	struct node *dir;
+	struct node *dir = node_of(req, parent);
 
-	tree_rdlock();
-	dir = tree_get(parent);
-	tree_unlock();
-	if (!dir) {
-		fuse_reply_err(req, ENOENT);
-		return NULL;
-	}
-	if (!dir->dops) {
+	if (dir && !dir->dops) {
 		fuse_reply_err(req, EACCES);
 		return NULL;
 	}

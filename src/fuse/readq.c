@@ -77,6 +77,11 @@ static char *read_buf(size_t size, bool *owned)
 	return *owned ? malloc(size) : thread_buf(size);
 }
 
+/* Every queue, for readq_release_all() and readq_for_each(). */
+static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct readq *all_queues; /* guarded by all_lock */
+static bool all_released;        /* guarded by all_lock */
+
 void readq_init(struct readq *q, const struct readq_ops *ops)
 {
 	pthread_mutex_init(&q->lock, NULL);
@@ -84,8 +89,24 @@ void readq_init(struct readq *q, const struct readq_ops *ops)
 	q->parked_head = q->parked_tail = NULL;
 	q->opens = NULL;
 	q->nopen = 0;
-	q->dead = false;
-	q->err = 0;
+	pthread_mutex_lock(&all_lock);
+	q->dead = all_released;
+	q->err = ops->initial_error ? ops->initial_error(q) : 0;
+	q->next_all = all_queues;
+	all_queues = q;
+	pthread_mutex_unlock(&all_lock);
+}
+
+static void readq_unlist(struct readq *q)
+{
+	pthread_mutex_lock(&all_lock);
+	for (struct readq **pp = &all_queues; *pp; pp = &(*pp)->next_all) {
+		if (*pp == q) {
+			*pp = q->next_all;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&all_lock);
 }
 
 static void unlink_parked(struct readq *q, struct parked_read *pr)
@@ -188,8 +209,46 @@ void readq_set_error(struct readq *q, int err)
 
 void readq_destroy(struct readq *q)
 {
+	readq_unlist(q);
 	readq_kill(q, ENODEV);
 	pthread_mutex_destroy(&q->lock);
+}
+
+void readq_release_all(void)
+{
+	pthread_mutex_lock(&all_lock);
+	all_released = true;
+	for (struct readq *q = all_queues; q; q = q->next_all)
+		readq_kill(q, ENODEV);
+	pthread_mutex_unlock(&all_lock);
+}
+
+void readq_for_each(const struct readq_ops *ops,
+		    void (*fn)(struct readq *q, void *ctx), void *ctx)
+{
+	pthread_mutex_lock(&all_lock);
+	for (struct readq *q = all_queues; q; q = q->next_all)
+		if (q->ops == ops)
+			fn(q, ctx);
+	pthread_mutex_unlock(&all_lock);
+}
+
+void readq_drop_opens(void)
+{
+	for (;;) {
+		struct readq_open *of = NULL;
+		struct readq *q;
+
+		/* Dropping an open file may destroy its queue: unlocked. */
+		pthread_mutex_lock(&all_lock);
+		for (q = all_queues; q && !of; q = q->next_all)
+			if (q->ops->drop_open)
+				of = q->opens;
+		pthread_mutex_unlock(&all_lock);
+		if (!of)
+			return;
+		of->q->ops->drop_open(of);
+	}
 }
 
 void readq_open_link(struct readq *q, struct readq_open *of)
@@ -247,71 +306,77 @@ static void on_interrupt(fuse_req_t req, void *data)
 	}
 }
 
-static void read_into(fuse_req_t req, struct readq_open *of, size_t size,
-		      bool nonblock, char *buf)
+/* Answers the read now if it can: with data, the queue's error, ENODEV
+ * once it is dead, EAGAIN for a nonblocking read.  Returns false, with
+ * nothing sent, when the read has to wait. */
+static bool read_now(fuse_req_t req, struct readq_open *of, size_t size,
+		     bool nonblock, char *buf)
 {
 	struct readq *q = of->q;
-	struct parked_read *pr;
 	ssize_t n;
+	bool dead;
 
-	for (;;) {
-		pthread_mutex_lock(&q->lock);
-		if (q->err && !q->dead) {
-			/* As the kernel's umad device once its port is gone:
-			 * EIO, queued data or not. */
-			int err = q->err;
+	pthread_mutex_lock(&q->lock);
+	if (q->err && !q->dead) {
+		/* As the kernel's umad device once its port is gone: EIO,
+		 * queued data or not. */
+		int err = q->err;
 
-			pthread_mutex_unlock(&q->lock);
-			fuse_reply_err(req, err);
-			return;
-		}
-		n = q->ops->fill(of, buf, size);
-		if (n != 0 || q->dead || nonblock || size == 0) {
-			bool dead = q->dead;
-
-			pthread_mutex_unlock(&q->lock);
-			if (n > 0 || size == 0)
-				fuse_reply_buf(req, buf, n > 0 ? (size_t)n : 0);
-			else if (n < 0)
-				fuse_reply_err(req, (int)-n);
-			else
-				fuse_reply_err(req, dead ? ENODEV : EAGAIN);
-			return;
-		}
 		pthread_mutex_unlock(&q->lock);
-
-		pr = calloc(1, sizeof(*pr));
-		if (!pr) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		pr->req = req;
-		pr->of = of;
-		pr->size = size;
-		fuse_req_interrupt_func(req, on_interrupt, pr);
-
-		pthread_mutex_lock(&q->lock);
-		if (!pr->interrupted && !q->dead && !q->err && !q->ops->readable(of)) {
-			pr->parked = true;
-			if (q->parked_tail)
-				q->parked_tail->next = pr;
-			else
-				q->parked_head = pr;
-			q->parked_tail = pr;
-			pthread_mutex_unlock(&q->lock);
-			return;
-		}
-		/* Interrupted already, shut down, failed, or data came. */
-		pthread_mutex_unlock(&q->lock);
-		fuse_req_interrupt_func(req, NULL, NULL);
-		if (pr->interrupted) {
-			free(pr);
-			fuse_reply_err(req, EINTR);
-			return;
-		}
-		free(pr);
-		/* Go round: fill, or fail with ENODEV or err. */
+		fuse_reply_err(req, err);
+		return true;
 	}
+	n = q->ops->fill(of, buf, size);
+	dead = q->dead;
+	pthread_mutex_unlock(&q->lock);
+	if (n > 0 || size == 0)
+		fuse_reply_buf(req, buf, n > 0 ? (size_t)n : 0);
+	else if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (dead || nonblock)
+		fuse_reply_err(req, dead ? ENODEV : EAGAIN);
+	else
+		return false;
+	return true;
+}
+
+/* Parks the read for readq_wake().  Returns false, with nothing sent, if
+ * the queue changed since read_now() looked (shut down, failed, data
+ * came): the caller goes round. */
+static bool park(fuse_req_t req, struct readq_open *of, size_t size)
+{
+	struct readq *q = of->q;
+	struct parked_read *pr = calloc(1, sizeof(*pr));
+	bool interrupted;
+
+	if (!pr) {
+		fuse_reply_err(req, ENOMEM);
+		return true;
+	}
+	pr->req = req;
+	pr->of = of;
+	pr->size = size;
+	fuse_req_interrupt_func(req, on_interrupt, pr);
+
+	pthread_mutex_lock(&q->lock);
+	if (!pr->interrupted && !q->dead && !q->err && !q->ops->readable(of)) {
+		pr->parked = true;
+		if (q->parked_tail)
+			q->parked_tail->next = pr;
+		else
+			q->parked_head = pr;
+		q->parked_tail = pr;
+		pthread_mutex_unlock(&q->lock);
+		return true;
+	}
+	pthread_mutex_unlock(&q->lock);
+	/* Waits out a running callback: pr->interrupted is final after. */
+	fuse_req_interrupt_func(req, NULL, NULL);
+	interrupted = pr->interrupted;
+	free(pr);
+	if (interrupted)
+		fuse_reply_err(req, EINTR);
+	return interrupted;
 }
 
 void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonblock)
@@ -323,7 +388,8 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	read_into(req, of, size, nonblock, buf);
+	while (!read_now(req, of, size, nonblock, buf) && !park(req, of, size))
+		; /* the queue changed meanwhile: go round */
 	if (owned)
 		free(buf);
 }

@@ -1,11 +1,11 @@
-/* Snapshot-on-open text files. */
+/* Snapshot-on-open text files (textfile.h): the per-open snapshots and the
+ * list of those still open. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "umadfs/channel/access.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 
@@ -13,7 +13,7 @@ struct snapshot {
 	struct snapshot *prev, *next; /* on the open list (open_lock) */
 	size_t len;
 	bool for_writing; /* no text: the open of a writer */
-	bool privileged;  /* a writer's opener (access.h), judged at open */
+	bool privileged;  /* a writer's opener, as judged at open */
 	char text[];
 };
 
@@ -33,6 +33,39 @@ static void snapshot_free(struct snapshot *s)
 		s->next->prev = s->prev;
 	pthread_mutex_unlock(&open_lock);
 	free(s);
+}
+
+/* A snapshot of len bytes of text (none for a writer), on the open list. */
+static struct snapshot *snapshot_new(const char *text, size_t len)
+{
+	struct snapshot *s = malloc(sizeof(*s) + len);
+
+	if (!s)
+		return NULL;
+	s->len = len;
+	s->for_writing = s->privileged = false;
+	if (len)
+		memcpy(s->text, text, len);
+	pthread_mutex_lock(&open_lock);
+	s->prev = NULL;
+	s->next = opens;
+	if (opens)
+		opens->prev = s;
+	opens = s;
+	pthread_mutex_unlock(&open_lock);
+	return s;
+}
+
+/* Replies to the open; frees s if the opener was interrupted (then no
+ * release will come). */
+static void reply_open(fuse_req_t req, struct fuse_file_info *fi,
+		       struct snapshot *s)
+{
+	fi->fh = (uintptr_t)s;
+	/* Reads must reach us whatever st_size said: the value is live. */
+	fi->direct_io = 1;
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		snapshot_free(s);
 }
 
 void textfile_drop_opens(void)
@@ -58,30 +91,17 @@ void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 		fuse_reply_err(req, -len);
 		return;
 	}
-	s = malloc(sizeof(*s) + (size_t)len);
+	s = snapshot_new(buf, (size_t)len);
 	if (!s) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	s->len = (size_t)len;
-	s->for_writing = s->privileged = false;
-	memcpy(s->text, buf, (size_t)len);
-	pthread_mutex_lock(&open_lock);
-	s->prev = NULL;
-	s->next = opens;
-	if (opens)
-		opens->prev = s;
-	opens = s;
-	pthread_mutex_unlock(&open_lock);
-	fi->fh = (uintptr_t)s;
-	/* Reads must reach us whatever st_size said: the value is live. */
-	fi->direct_io = 1;
-	if (fuse_reply_open(req, fi) == -ENOENT)
-		snapshot_free(s); /* the opener was interrupted: no release will come */
+	reply_open(req, fi, s);
 }
 
 void textfile_open_settable(fuse_req_t req, struct node *n,
-			    struct fuse_file_info *fi, textfile_show_fn show)
+			    struct fuse_file_info *fi, textfile_show_fn show,
+			    textfile_judge_fn judge)
 {
 	struct snapshot *s;
 
@@ -95,17 +115,14 @@ void textfile_open_settable(fuse_req_t req, struct node *n,
 	}
 	/* Writes go to the node's write handler: no text to keep, only who
 	 * opened (register judges lines by it). */
-	s = calloc(1, sizeof(*s));
+	s = snapshot_new(NULL, 0);
 	if (!s) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	s->for_writing = true;
-	s->privileged = access_opener_privileged(req);
-	fi->fh = (uintptr_t)s;
-	fi->direct_io = 1;
-	if (fuse_reply_open(req, fi) == -ENOENT)
-		free(s);
+	s->privileged = judge && judge(req);
+	reply_open(req, fi, s);
 }
 
 bool textfile_opener_privileged(const struct fuse_file_info *fi)
@@ -115,10 +132,11 @@ bool textfile_opener_privileged(const struct fuse_file_info *fi)
 	return s && s->for_writing && s->privileged;
 }
 
-void textfile_read(fuse_req_t req, size_t size, off_t off,
+void textfile_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
 	struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
+	char copy[TEXTFILE_MAX];
 
 	if (!s || s->for_writing) {
 		fuse_reply_err(req, EBADF); /* opened for writing */
@@ -134,15 +152,11 @@ void textfile_read(fuse_req_t req, size_t size, off_t off,
 	/* Reply from a copy: once the kernel has the reply, the reader may
 	 * close and our release free the snapshot before writev() has even
 	 * returned here (ASan's writev check runs after the call). */
-	{
-		char copy[TEXTFILE_MAX];
-
-		memcpy(copy, s->text + off, size);
-		fuse_reply_buf(req, copy, size);
-	}
+	memcpy(copy, s->text + off, size);
+	fuse_reply_buf(req, copy, size);
 }
 
-void textfile_release(fuse_req_t req, struct fuse_file_info *fi)
+void textfile_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
 

@@ -1,4 +1,5 @@
-/* The node table. */
+/* The node table (tree.h): nodes by inode number, their lookup counts, and
+ * freeing the unlinked ones once the kernel has forgotten them. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@ void tree_unlock(void)
 
 static struct node *node_new(struct node *parent, const char *name,
 			     mode_t mode, const struct node_ops *ops,
-			     void *owner, int index)
+			     void *owner, int which)
 {
 	struct node *n;
 
@@ -52,7 +53,7 @@ static struct node *node_new(struct node *parent, const char *name,
 	n->mode = mode;
 	n->ops = ops;
 	n->owner = owner;
-	n->index = index;
+	n->file = which; /* one int: attr and pkey too */
 	/* Reuse is not worth it: the table only grows with mkdir. */
 	nodes[nodes_len++] = n;
 	n->ino = nodes_len;
@@ -98,13 +99,13 @@ struct node *tree_child(struct node *dir, const char *name)
 }
 
 struct node *tree_add(struct node *dir, const char *name, mode_t mode,
-		      const struct node_ops *ops, void *owner, int index)
+		      const struct node_ops *ops, void *owner, int which)
 {
 	struct node *n, **tail;
 
 	if (tree_child(dir, name))
 		return NULL;
-	n = node_new(dir, name, mode, ops, owner, index);
+	n = node_new(dir, name, mode, ops, owner, which);
 	if (!n)
 		return NULL;
 	/* Keep creation order: readdir lists files as the tables define them. */
@@ -149,6 +150,15 @@ void tree_forget(fuse_ino_t ino, uint64_t nlookup)
 		node_free_if_forgotten(n);
 	}
 	tree_unlock();
+}
+
+void tree_hold_owner(struct node *dir, void (*get)(struct node *n),
+		     void (*put)(struct node *n))
+{
+	get(dir);
+	dir->on_free = put;
+	for (struct node *c = dir->children; c; c = c->next_sibling)
+		tree_hold_owner(c, get, put);
 }
 
 void tree_unlink(struct node *n)

@@ -28,14 +28,13 @@
 #include <string.h>
 #include <time.h>
 
-#include <linux/fuse.h> /* FOPEN_STREAM: libfuse 3.14 has no field for it */
-
 #include <infiniband/verbs.h>
 
 #include "umadfs/ca/device.h"
 #include "umadfs/base/log.h"
 #include "umadfs/fuse/readq.h"
 #include "umadfs/rq/rq.h"
+#include "umadfs/fuse/stream.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 
@@ -116,8 +115,6 @@ struct rq {
 	struct rq_buf *head, *tail;
 	unsigned nposted, nqueued, nbufs; /* nbufs: of current chunks */
 	struct rq_stats stats;
-
-	struct rq *next_all;    /* all queues (all_lock) */
 };
 
 /* What an open recv or recv_bin keeps. */
@@ -127,11 +124,6 @@ struct rq_open {
 	bool bin;
 	struct line_rest rest;  /* of a line a short read cut (q.lock) */
 };
-
-static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static struct rq *all_rqs; /* guarded by all_lock */
-static bool all_released;  /* guarded by all_lock */
 
 static double now_s(void)
 {
@@ -566,17 +558,6 @@ static bool rq_mark_shut(struct rq *rq)
  * at it. */
 static void rq_teardown(struct rq *rq)
 {
-	struct rq **pp;
-
-	pthread_mutex_lock(&all_lock);
-	for (pp = &all_rqs; *pp; pp = &(*pp)->next_all) {
-		if (*pp == rq) {
-			*pp = rq->next_all;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&all_lock);
-
 	if (rq->thread_started) {
 		__atomic_store_n(&rq->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(rq->thread, NULL);
@@ -693,16 +674,9 @@ static int rq_create(struct ca_port *pd, const char *name, struct rq **out)
 	if (ibv_req_notify_cq(rq->cq, 0))
 		goto err_errno;
 
-	pthread_mutex_lock(&all_lock);
-	if (all_released)
-		readq_kill(&rq->q, ENODEV);
-	rq->next_all = all_rqs;
-	all_rqs = rq;
-	pthread_mutex_unlock(&all_lock);
-
 	r = -pthread_create(&rq->thread, NULL, cq_thread, rq);
 	if (r < 0)
-		goto err_unlist;
+		goto err_teardown;
 	rq->thread_started = true;
 	log_info("%s/%d rq %s: QPN %u qkey 0x%08x depth %u msg_size %u",
 		 rq->ca, rq->portnum, name, rq->qpn, rq->qkey, rq->depth,
@@ -710,9 +684,9 @@ static int rq_create(struct ca_port *pd, const char *name, struct rq **out)
 	*out = rq;
 	return 0;
 
-err_unlist:
+err_teardown:
 	rq_mark_shut(rq);
-	rq_teardown(rq); /* unlists, destroys the verbs objects */
+	rq_teardown(rq); /* destroys the verbs objects */
 	rq_free(rq);
 	return r;
 err_errno:
@@ -722,15 +696,6 @@ err:
 	verbs_destroy(rq);
 	rq_free(rq);
 	return r;
-}
-
-void rq_release_all(void)
-{
-	pthread_mutex_lock(&all_lock);
-	all_released = true;
-	for (struct rq *rq = all_rqs; rq; rq = rq->next_all)
-		readq_kill(&rq->q, ENODEV);
-	pthread_mutex_unlock(&all_lock);
 }
 
 /* ---- recv and recv_bin ---- */
@@ -950,21 +915,6 @@ static void rq_open_free(struct rq_open *of)
 	free(of);
 }
 
-/* Opens without a file position (FOPEN_STREAM), as madfile.c's
- * reply_open_stream (copied: that one frees a chan_open): a reader
- * blocked on one fd must not hold the position lock of another thread's
- * read on it. */
-static void reply_open_stream(fuse_req_t req, struct fuse_file_info *fi)
-{
-	struct fuse_open_out out;
-
-	memset(&out, 0, sizeof(out));
-	out.fh = fi->fh;
-	out.open_flags = FOPEN_DIRECT_IO | FOPEN_NONSEEKABLE | FOPEN_STREAM;
-	if (fuse_reply_buf(req, (const char *)&out, sizeof(out)) == -ENOENT)
-		rq_open_free((struct rq_open *)(uintptr_t)fi->fh); /* no release */
-}
-
 enum rq_file {
 	RF_RECV, RF_RECV_BIN, RF_QPN, RF_QKEY, RF_GID, RF_LID, RF_DEPTH,
 	RF_MSG_SIZE, RF_STATS,
@@ -985,7 +935,7 @@ static void recv_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 		return;
 	}
 	of->rq = rq;
-	of->bin = n->index == RF_RECV_BIN;
+	of->bin = n->file == RF_RECV_BIN;
 	pthread_mutex_lock(&rq->q.lock);
 	if (rq->shut) {
 		pthread_mutex_unlock(&rq->q.lock);
@@ -998,7 +948,8 @@ static void recv_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	pthread_mutex_unlock(&rq->q.lock);
 	readq_open_link(&rq->q, &of->ro);
 	fi->fh = (uintptr_t)of;
-	reply_open_stream(req, fi);
+	if (reply_open_stream(req, fi) == -ENOENT)
+		rq_open_free(of); /* interrupted: no release will come */
 }
 
 static void recv_read(fuse_req_t req, struct node *n, size_t size, off_t off,
@@ -1039,7 +990,7 @@ static int value_show(struct node *n, char *buf, size_t cap)
 	pthread_mutex_lock(&rq->q.lock);
 	if (rq->shut)
 		goto out;
-	switch (n->index) {
+	switch (n->file) {
 	case RF_QPN:
 		len = snprintf(buf, cap, "%u\n", rq->qpn);
 		break;
@@ -1077,18 +1028,7 @@ out:
 /* Write opens keep no text; reads of them fail with EBADF. */
 static void value_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	textfile_open_settable(req, n, fi, value_show);
-}
-
-static void value_read(fuse_req_t req, struct node *n, size_t size, off_t off,
-		       struct fuse_file_info *fi)
-{
-	textfile_read(req, size, off, fi);
-}
-
-static void value_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
-{
-	textfile_release(req, fi);
+	textfile_open_settable(req, n, fi, value_show, NULL);
 }
 
 static off_t value_size(struct node *n)
@@ -1210,7 +1150,7 @@ static void value_write(fuse_req_t req, struct node *n, const char *buf,
 	unsigned long long v;
 	int r;
 
-	r = parse_number(buf, size, n->index == RF_QKEY ? 0xffffffffull :
+	r = parse_number(buf, size, n->file == RF_QKEY ? 0xffffffffull :
 			 0xffffffull, &v);
 	if (r < 0) {
 		fuse_reply_err(req, EINVAL);
@@ -1219,11 +1159,11 @@ static void value_write(fuse_req_t req, struct node *n, const char *buf,
 	pthread_mutex_lock(&rq->q.lock);
 	if (rq->shut) {
 		r = -ENODEV;
-	} else if (n->index == RF_QKEY) {
+	} else if (n->file == RF_QKEY) {
 		r = set_qkey(rq, (uint32_t)v);
-	} else if (n->index == RF_DEPTH) {
+	} else if (n->file == RF_DEPTH) {
 		r = set_depth(rq, (unsigned)v);
-	} else if (n->index == RF_MSG_SIZE) {
+	} else if (n->file == RF_MSG_SIZE) {
 		r = set_msg_size(rq, (uint32_t)v);
 	} else {
 		r = -EBADF;
@@ -1239,8 +1179,8 @@ static void value_write(fuse_req_t req, struct node *n, const char *buf,
 }
 
 static const struct node_ops value_ops = {
-	.open = value_open, .read = value_read, .write = value_write,
-	.release = value_release, .size = value_size,
+	.open = value_open, .read = textfile_read, .write = value_write,
+	.release = textfile_release, .size = value_size,
 };
 
 /* ---- rq/ ---- */
@@ -1262,7 +1202,12 @@ static const struct {
 	{ "stats", S_IFREG | 0444, &value_ops, RF_STATS },
 };
 
-static void rq_node_free(struct node *n)
+static void rq_node_get(struct node *n)
+{
+	rq_get(n->owner);
+}
+
+static void rq_node_put(struct node *n)
 {
 	rq_put(n->owner);
 }
@@ -1323,12 +1268,7 @@ static int rq_mkdir(struct node *dir, const char *name, uid_t creator,
 	}
 	/* Each node holds a reference from here: the struct outlives the
 	 * last node the kernel knows. */
-	qdir->on_free = rq_node_free;
-	rq_get(rq);
-	for (struct node *c = qdir->children; c; c = c->next_sibling) {
-		c->on_free = rq_node_free;
-		rq_get(rq);
-	}
+	tree_hold_owner(qdir, rq_node_get, rq_node_put);
 	tree_unlock();
 	rq_put(rq); /* the creator's */
 	*out = qdir;

@@ -44,7 +44,6 @@ struct channel {
 	uint64_t sent;              /* atomic, no lock */
 	int timeout_ms, retries;  /* defaults for requests sent from here */
 	char last_error[512];     /* why the last bad write failed */
-	struct channel *next_all; /* the list of all channels (all_lock) */
 	unsigned refs;   /* creator + tree nodes (atomic); freed at zero */
 	unsigned nusers; /* open send/recv/umad files (atomic): rmdir EBUSY */
 };
@@ -76,16 +75,10 @@ void channel_shut(struct channel *ch);
 /* 0 once no send/recv/umad file of ch is open, or -EBUSY after
  * READQ_RELEASE_WAIT_MS (see readq.h: files closed just before rmdir). */
 int channel_wait_unused(struct channel *ch);
-/* Shutdown of the daemon: every parked read of every channel gets ENODEV,
- * later reads too.  Runs on the supervisor thread. */
-void channels_release_all(void);
 /* The engine of pd found its transport dead (err EIO) or back (0): every
  * channel of the port fails its reads with err, or serves them again (see
  * readq_set_error).  Receiver thread. */
 void channels_set_transport(struct ca_port *pd, int err);
-/* At exit after an aborted connection: frees the open files the kernel
- * will never release (and the private channels they own). */
-void channels_drop_opens(void);
 
 void channel_set_error(struct channel *ch, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

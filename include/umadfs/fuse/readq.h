@@ -25,6 +25,13 @@ struct readq_ops {
 	ssize_t (*fill)(struct readq_open *of, char *buf, size_t size);
 	/* Whether a read of the open file would return data now (q->lock). */
 	bool (*readable)(struct readq_open *of);
+	/* Optional: the error reads start with (see readq_set_error), asked
+	 * by readq_init under the lock of the list of all queues, so that a
+	 * readq_for_each() that follows a change cannot miss this queue. */
+	int (*initial_error)(struct readq *q);
+	/* Optional: frees an open file whose RELEASE will never come
+	 * (readq_drop_opens); it unlinks the file from its queue. */
+	void (*drop_open)(struct readq_open *of);
 };
 
 struct readq {
@@ -36,6 +43,7 @@ struct readq {
 	unsigned nopen;
 	bool dead; /* shut down: reads fail with ENODEV, POLLERR */
 	int err;   /* while set (and not dead): reads fail with it, poll POLLERR */
+	struct readq *next_all; /* the list of all queues (its own lock) */
 };
 
 struct readq_open {
@@ -44,10 +52,22 @@ struct readq_open {
 	struct readq_open *next;    /* in q->opens (q->lock) */
 };
 
+/* Every queue is on one list from readq_init to readq_destroy, so that
+ * shutdown reaches them all; after readq_release_all() new ones start dead. */
 void readq_init(struct readq *q, const struct readq_ops *ops);
 /* Fails every parked read with err and marks the queue dead. */
 void readq_kill(struct readq *q, int err);
 void readq_destroy(struct readq *q);
+/* Shutdown of the daemon: every parked read of every queue, and each later
+ * read, fails with ENODEV.  A thread that handles no FUSE request. */
+void readq_release_all(void);
+/* Calls fn on each queue of ops, under the list's lock (fn may take
+ * q->lock and reply to requests, but not create or destroy queues). */
+void readq_for_each(const struct readq_ops *ops,
+		    void (*fn)(struct readq *q, void *ctx), void *ctx);
+/* At exit after an aborted connection: drops every open file the kernel
+ * will never release, of the queues whose ops have drop_open. */
+void readq_drop_opens(void);
 /* err != 0: fails every parked read and each later read with err, and
  * wakes pollers (POLLERR), until called again with 0.  Queued items stay
  * for reads after that.  A thread that handles no FUSE request. */

@@ -1,6 +1,7 @@
 /* Read-only text files whose content is made on open: the value is
  * formatted once into a per-open snapshot, so every read of one open file
- * sees the same bytes (as sysfs does) and offsets work. */
+ * sees the same bytes (as sysfs does) and offsets work.  textfile_read and
+ * textfile_release are node_ops handlers as they are. */
 #ifndef UMADFS_TEXTFILE_H
 #define UMADFS_TEXTFILE_H
 
@@ -16,20 +17,25 @@ struct node;
 
 /* Formats the file's value into buf; returns its length or -errno. */
 typedef int (*textfile_show_fn)(struct node *n, char *buf, size_t cap);
+/* The feature's judgement of the opener of req (e.g. whether it may do
+ * everything), made at open as the kernel judges a write by f_cred. */
+typedef bool (*textfile_judge_fn)(fuse_req_t req);
 
 void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 		   textfile_show_fn show);
 /* For files that are also written (settings, register): a read-only open
  * gets a snapshot; an open for writing none (EACCES without a write bit),
- * but the opener's privilege is kept for the write handler. */
+ * but judge's verdict on the opener (if judge) is kept for the write
+ * handler. */
 void textfile_open_settable(fuse_req_t req, struct node *n,
-			    struct fuse_file_info *fi, textfile_show_fn show);
-/* For a write handler: whether the opener may do everything (access.h). */
+			    struct fuse_file_info *fi, textfile_show_fn show,
+			    textfile_judge_fn judge);
+/* For a write handler: what judge said of the opener (false without one). */
 bool textfile_opener_privileged(const struct fuse_file_info *fi);
 /* EBADF on a file opened for writing only. */
-void textfile_read(fuse_req_t req, size_t size, off_t off,
+void textfile_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 		   struct fuse_file_info *fi);
-void textfile_release(fuse_req_t req, struct fuse_file_info *fi);
+void textfile_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi);
 /* At exit: frees the snapshots whose RELEASE never came (the kernel drops
  * those still queued when the connection ends). */
 void textfile_drop_opens(void);

@@ -52,9 +52,15 @@ struct node {
 	gid_t gid;   /* checks them): root's unless access.c says otherwise */
 	const struct node_ops *ops; /* NULL for directories */
 	const struct dir_ops *dops; /* directories with mkdir/rmdir, or NULL */
-	void *owner;                /* the CA, port or channel it belongs to */
+	/* The feature's object the node shows (a CA, port, channel, receive
+	 * queue...: the type its ops expect), and which part of it. */
+	void *owner;
+	union {
+		int attr; /* an attribute or counter: its index in the table */
+		int pkey; /* a P_Key table entry */
+		int file; /* one of the owner's files: the feature's enum */
+	};
 	void (*on_free)(struct node *n); /* drops n's hold on owner, or NULL */
-	int index;                  /* which attribute/pkey/... of owner */
 	uint64_t nlookup;           /* guarded by the tree lock */
 	bool unlinked;              /* guarded by the tree lock */
 };
@@ -62,9 +68,10 @@ struct node {
 int tree_init(void);
 void tree_destroy(void);
 struct node *tree_root(void);
-/* Adds a child; NULL on ENOMEM or a duplicate name. */
+/* Adds a child of owner's; which sets its attr, pkey or file (0 for a
+ * directory).  NULL on ENOMEM or a duplicate name. */
 struct node *tree_add(struct node *dir, const char *name, mode_t mode,
-		      const struct node_ops *ops, void *owner, int index);
+		      const struct node_ops *ops, void *owner, int which);
 void tree_rdlock(void);
 void tree_wrlock(void);
 void tree_unlock(void);
@@ -79,5 +86,11 @@ void tree_forget(fuse_ino_t ino, uint64_t nlookup);
 /* Removes a node (and its subtree) from its directory; it is freed once
  * forgotten.  Caller holds the write lock. */
 void tree_unlink(struct node *n);
+/* For a directory mkdir made: from now on every node of its subtree holds
+ * a reference on its owner, so the owner outlives the last node the kernel
+ * knows.  Calls get(n) on each node and makes put its on_free.  Caller
+ * holds the write lock. */
+void tree_hold_owner(struct node *dir, void (*get)(struct node *n),
+		     void (*put)(struct node *n));
 
 #endif

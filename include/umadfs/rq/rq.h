@@ -51,8 +51,4 @@ struct rq_record {
  * -errno. */
 int rq_add_dir(struct node *port_dir, struct ca_port *pd);
 
-/* Shutdown of the daemon: parked reads of every receive queue fail with
- * ENODEV, later reads too.  For the supervisor's release callback. */
-void rq_release_all(void);
-
 #endif
