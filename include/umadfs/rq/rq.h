@@ -49,7 +49,7 @@ struct rq_record {
 /* Makes port_dir/rq when the host has a verbs device of the port's CA
  * (none under the ibsim simulator: then nothing is made).  Returns 0 or
  * -errno. */
-int rq_add_dir(struct node *port_dir, struct ca_port *pd);
+int rq_add_dir(struct node *port_dir, struct ca_port *port);
 
 /* Shutdown of the daemon: parked reads of every receive queue fail with
  * ENODEV, later reads too.  For the supervisor's release callback. */
