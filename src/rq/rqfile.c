@@ -10,6 +10,7 @@
 #include <linux/fuse.h> /* FOPEN_STREAM: libfuse 3.14 has no field for it */
 
 #include "umadfs/base/log.h"
+#include "umadfs/base/number.h"
 #include "umadfs/fuse/textfile.h"
 #include "rq_priv.h"
 
@@ -262,37 +263,15 @@ static int value_set(struct rq *rq, int file, uint64_t v)
 	return -EBADF;
 }
 
-/* One number, decimal or 0x-hex, optionally followed by a newline. */
-static int parse_number(const char *buf, size_t size, unsigned long long max,
-			unsigned long long *out)
-{
-	char text[32], *end;
-	size_t len = size;
-
-	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-		len--;
-	if (!len || len >= sizeof(text))
-		return -EINVAL;
-	memcpy(text, buf, len);
-	text[len] = '\0';
-	if (text[0] == '-' || text[0] == '+')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(text, &end, 0);
-	if (errno || *end || *out > max)
-		return -EINVAL;
-	return 0;
-}
-
 static void value_write(fuse_req_t req, struct node *n, const char *buf,
 			size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct rq *rq = n->owner;
-	unsigned long long v;
+	uint64_t v;
 	int r;
 
-	r = parse_number(buf, size, n->index == RF_QKEY ? 0xffffffffull :
-			 0xffffffull, &v);
+	r = number_parse_value(buf, size, 0, n->index == RF_QKEY ? UINT32_MAX :
+			       0xffffff, &v);
 	if (r < 0) {
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -301,7 +280,7 @@ static void value_write(fuse_req_t req, struct node *n, const char *buf,
 	r = value_set(rq, n->index, v);
 	pthread_mutex_unlock(&rq->q.lock);
 	if (r < 0) {
-		log_info("%s/%d rq %s: %s=%llu: %s", rq->ca, rq->portnum,
+		log_info("%s/%d rq %s: %s=%" PRIu64 ": %s", rq->ca, rq->portnum,
 			 rq->name, n->name, v, strerror(-r));
 		fuse_reply_err(req, -r);
 		return;
