@@ -1,11 +1,18 @@
 /* Receive queues: the rq/ directory of a port, whose mkdir makes a UD QP
  * with its files (rqverbs.c, rqfile.c) and whose rmdir removes it. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "umadfs/ca/device.h"
 #include "umadfs/fuse/tree.h"
 #include "rq_priv.h"
+
+/* What rq/ keeps of its port: the owner of the rq/ node. */
+struct rq_port {
+	char ca[64];            /* the verbs device */
+	int portnum;
+};
 
 static const struct {
 	const char *name;
@@ -49,7 +56,7 @@ static bool name_ok(const char *name)
 static int rq_mkdir(struct node *dir, const char *name, uid_t creator,
 		    struct node **out)
 {
-	struct ca_port *port = dir->owner;
+	const struct rq_port *port = dir->owner;
 	struct node *qdir;
 	struct rq *rq;
 	bool exists;
@@ -63,7 +70,7 @@ static int rq_mkdir(struct node *dir, const char *name, uid_t creator,
 	tree_unlock();
 	if (exists)
 		return -EEXIST;
-	r = rq_create(port->ca->name, port->portnum, name, &rq);
+	r = rq_create(port->ca, port->portnum, name, &rq);
 	if (r < 0)
 		return r;
 
@@ -147,17 +154,31 @@ static const struct dir_ops rq_dir_ops = {
 	.mkdir = rq_mkdir, .rmdir = rq_rmdir,
 };
 
-int rq_add_dir(struct node *port_dir, struct ca_port *port)
+static void rq_port_free(struct node *n)
 {
+	free(n->owner);
+}
+
+int rq_add_dir(struct node *port_dir, const char *ca, int portnum)
+{
+	struct rq_port *port;
 	struct node *dir;
 
 	/* Under the simulator (or without rdma_rxe/HCA drivers) the CA has no
 	 * verbs device: no rq/ at all rather than one that cannot work. */
-	if (!rq_have_verbs_device(port->ca->name))
+	if (!rq_have_verbs_device(ca))
 		return 0;
-	dir = tree_add(port_dir, "rq", S_IFDIR | 0755, NULL, port, 0);
-	if (!dir)
+	port = calloc(1, sizeof(*port));
+	if (!port)
 		return -ENOMEM;
+	snprintf(port->ca, sizeof(port->ca), "%s", ca);
+	port->portnum = portnum;
+	dir = tree_add(port_dir, "rq", S_IFDIR | 0755, NULL, port, 0);
+	if (!dir) {
+		free(port);
+		return -ENOMEM;
+	}
 	dir->dops = &rq_dir_ops;
+	dir->on_free = rq_port_free;
 	return 0;
 }
