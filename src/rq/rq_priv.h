@@ -131,7 +131,7 @@ int rq_set_msg_size(struct rq *rq, uint32_t msg_size);
 int rq_thread_start(struct rq *rq);
 void rq_thread_stop(struct rq *rq);
 int rq_drain_cq(struct rq *rq);
-void rq_qp_broken(struct rq *rq);
+void rq_mark_broken(struct rq *rq);
 
 /* rqformat.c: received datagrams as text and as records. */
 void rq_put_gid(char *out, const uint8_t *gid);

@@ -24,7 +24,7 @@ static double now_s(void)
 
 /* The QP is in the error state: the completion thread resets it.  q.lock
  * held. */
-void rq_qp_broken(struct rq *rq)
+void rq_mark_broken(struct rq *rq)
 {
 	rq->qp_broken = true;
 	rq->broken_since = now_s();
@@ -116,7 +116,7 @@ static void check_qp_state(struct rq *rq)
 
 		if (ibv_query_qp(rq->qp, &attr, IBV_QP_STATE, &init) == 0 &&
 		    attr.qp_state == IBV_QPS_ERR) {
-			rq_qp_broken(rq);
+			rq_mark_broken(rq);
 			rq->check_until = 0;
 			log_info("%s/%d rq %s: the QP went to the error state; "
 				 "resetting it", rq->ca, rq->portnum, rq->name);

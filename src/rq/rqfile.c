@@ -88,10 +88,9 @@ const struct readq_ops rq_readq_ops = {
 static void rq_open_free(struct rq_open *of)
 {
 	struct rq *rq = of->rq;
-
-	readq_open_unlink(&of->ro);
 	bool last;
 
+	readq_open_unlink(&of->ro);
 	pthread_mutex_lock(&rq->q.lock);
 	last = --rq->nusers == 0;
 	pthread_mutex_unlock(&rq->q.lock);

@@ -231,7 +231,7 @@ int rq_set_msg_size(struct rq *rq, uint32_t msg_size)
 		log_warn("%s/%d rq %s: resetting the QP for msg_size: %s",
 			 rq->ca, rq->portnum, rq->name, strerror(-r));
 		/* The completion thread tries again. */
-		rq_qp_broken(rq);
+		rq_mark_broken(rq);
 		return -EIO;
 	}
 	rq_drain_cq(rq);
