@@ -58,7 +58,7 @@ static int port_setup(struct ca *ca, int portnum, const umad_port_t *up,
 	if (r == 0)
 		r = agents_add_dir(pd->dir, pd);
 	if (r == 0)
-		r = rq_add_dir(pd->dir, pd);
+		r = rq_add_dir(pd->dir, pd->ca->name, pd->portnum);
 	return r;
 }
 

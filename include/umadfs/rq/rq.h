@@ -8,7 +8,6 @@
 #include <stdint.h>
 
 struct node;
-struct ca_port;
 
 #define RQ_QKEY_DEFAULT 0x11111111u
 #define RQ_DEPTH_DEFAULT 256u
@@ -46,9 +45,9 @@ struct rq_record {
 	uint8_t dgid[16];       /* 64 */
 };                              /* 80 */
 
-/* Makes port_dir/rq when the host has a verbs device of the port's CA
- * (none under the ibsim simulator: then nothing is made).  Returns 0 or
- * -errno. */
-int rq_add_dir(struct node *port_dir, struct ca_port *pd);
+/* Makes port_dir/rq for port portnum of CA ca when the host has a verbs
+ * device of that name (none under the ibsim simulator: then nothing is
+ * made).  Returns 0 or -errno. */
+int rq_add_dir(struct node *port_dir, const char *ca, int portnum);
 
 #endif
