@@ -549,7 +549,10 @@ def test_debian_package(tmp_path, fabric, monkeypatch):
                              "Package"], capture_output=True, text=True,
                             check=True).stdout
     assert "fuse3" in fields and "libfuse3-3" in fields and \
-        "libibumad3" in fields
+        "libibumad3" in fields and "libsystemd0" in fields
+    assert "rdma-core" in subprocess.run(
+        ["dpkg-deb", "-f", str(deb), "Recommends"], capture_output=True,
+        text=True, check=True).stdout
 
     root = tmp_path / "root"
     subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
