@@ -58,6 +58,7 @@ hold_services() {
 	if [[ -e $UMADFS_POLICY_RC_D ]]; then
 		"${AS_ROOT[@]}" mv -f "$UMADFS_POLICY_RC_D" "$UMADFS_POLICY_RC_D.umadfs-saved"
 	fi
+	# shellcheck disable=SC2016 # $1 is sh's
 	printf '#!/bin/sh\n# scripts/lib.sh: no service starts during this installation\nexit 101\n' |
 		"${AS_ROOT[@]}" sh -c 'cat >"$1" && chmod 0755 "$1"' sh "$UMADFS_POLICY_RC_D"
 	if [[ -d /run/systemd/system ]]; then

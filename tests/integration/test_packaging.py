@@ -232,6 +232,61 @@ def test_unit_verifies(tmp_path):
     assert cp.returncode == 0 and cp.stderr.strip() == "", cp.stderr
 
 
+def test_unit_type_notify_after_rdma():
+    text = UNIT_IN.read_text()
+    assert re.search(r"^Type=notify$", text, re.M)
+    after = " ".join(re.findall(r"^After=(.*)$", text, re.M)).split()
+    wants = " ".join(re.findall(r"^Wants=(.*)$", text, re.M)).split()
+    for u in ("rdma-hw.target", "rdma-load-modules@infiniband.service",
+              "modprobe@ib_umad.service", "modprobe@fuse.service"):
+        assert u in after, after
+    assert "modprobe@ib_umad.service" in wants and "rdma-hw.target" not in wants
+
+
+def _links_notify(binary):
+    cp = subprocess.run(["nm", binary], capture_output=True, text=True)
+    return cp.returncode == 0 and re.search(r" T notify_ready$", cp.stdout,
+                                            re.M) is not None
+
+
+def test_ready_notification(tmp_path):
+    """Type=notify: READY=1 comes on $NOTIFY_SOCKET once the mount is
+    there, not before (here without umad2sim: an empty mount, or the host's
+    CAs)."""
+    import socket
+    _need_root_fuse()
+    _need("nm")
+    if not _links_notify(fab.umadfs_bin()):
+        pytest.skip("this umadfs does not call notify_ready() yet")
+    sock_path = tmp_path / "notify"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(sock_path))
+    sock.settimeout(10)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_PRELOAD", "SIM_HOST", "IBSIM_SOCKNAME")}
+    env["NOTIFY_SOCKET"] = str(sock_path)
+    log = tmp_path / "umadfs.log"
+    with open(log, "wb") as lf:
+        proc = subprocess.Popen([fab.umadfs_bin(), "-f", str(mnt)],
+                                stdin=subprocess.DEVNULL, stdout=lf,
+                                stderr=subprocess.STDOUT, env=env, cwd="/",
+                                start_new_session=True)
+    try:
+        msg = sock.recv(4096).decode()
+        assert fab.mount_entry(mnt) is not None
+        assert "READY=1" in msg.split("\n"), msg
+        os.listdir(mnt)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0, log.read_text()
+    finally:
+        sock.close()
+        fab._stop_process(proc)
+        if fab.is_mounted(mnt):
+            subprocess.run(["fusermount3", "-uz", str(mnt)])
+
+
 def _unit_command(unit_text, env):
     """ExecStartPre= and ExecStart= command lines, expanded as systemd does
     ($VAR: split into words, ${VAR}: one word; a leading '-' means
