@@ -340,7 +340,7 @@ PERF_ERRORS = {
     "ExcessiveBufferOverrunErrors": 11, "VL15Dropped": 99,
 }
 DATA = ["PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"]
-_ROW = re.compile(r"^(.{24}) (0x[0-9a-f]{16}) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+)$")
+_ROW = re.compile(r"^(.{24}) (0x[0-9a-f]{16}) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(32|64)$")
 
 
 def _perfquery(f, lid, port):
@@ -377,8 +377,13 @@ def test_fabric_counters_match_perfquery(make_fabric, mount):
             g = mm.groups()
             rows[(int(g[1], 16), int(g[2]))] = {
                 "lid": int(g[3]), "desc": g[0].strip(),
-                **dict(zip(DATA, map(int, g[4:8]))), "errors": int(g[8])}
+                **dict(zip(DATA, map(int, g[4:8]))), "errors": int(g[8]),
+                "bits": g[9]}
     assert len(rows) == 10, cp.stdout       # 5 links, 2 ends each
+    # ibsim's PMAs have PortCountersExtended (ClassPortInfo says so).
+    assert {r["bits"] for r in rows.values()} == {"64"}, cp.stdout
+    # The private channel is gone with the script.
+    assert os.listdir(m.path(PORT, "agents")) == []
     total = re.search(r"^TOTAL +10 ports +(\d+) +(\d+) +(\d+) +(\d+) +(\d+)$",
                       cp.stdout, re.MULTILINE)
     assert total, cp.stdout
