@@ -126,7 +126,7 @@ def test_guide_markup():
         assert "ibsim0" not in b.code and "/run/umadfs" not in b.code, b
     # Every section the guide promises has a runnable block.
     text = GUIDE.read_text()
-    for what in ("cat $P/state", "head -n1 $P/recv", "attr=PortInfo",
+    for what in ("cat $P/state", "read -r line < $P/recv", "attr=PortInfo",
                  "class=sa", "select", "mkdir $P/agents/ping", "ibping",
                  "runuser -u nobody"):
         assert any(what in b.code for b in runnable), what
