@@ -17,6 +17,8 @@
 # is run.sh's own, on the simulated fabric.  The simulator's console is the
 # FIFO STATE/console:
 #   echo 'Baselid "Hca1"[1] 0x20' > /run/umadfs-sim/console
+# Both mount with -o allow_other (as root, or with user_allow_other in
+# /etc/fuse.conf): the attribute files are for every user.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -130,7 +132,7 @@ status)
 	exit $?
 	;;
 -h | --help)
-	sed -n '2,23p' "$0"
+	sed -n '2,21p' "$0"
 	exit 0
 	;;
 esac
