@@ -329,6 +329,26 @@ def test_fabric_sweep_matches_ibnetdiscover(fabric, mount):
     # same links.
     osw, oca, olinks = parse_ibnetdiscover(cp.stdout)
     assert (osw, oca, olinks) == (sw, ca, links)
+    # Width and speed of every port, as ibnetdiscover names them
+    # (4xSDR ... 4xNDR, FDR10); the private channel is gone.
+    assert _link_speeds(cp.stdout) == _link_speeds(
+        fabric.run_tool(["ibnetdiscover"], "Hca1").stdout) != {}
+    assert os.listdir(m.path(PORT, "agents")) == []
+
+
+def _link_speeds(text):
+    """{(node, port): "4xSDR"} from ibnetdiscover's (or the sweep's)
+    port lines."""
+    out, cur = {}, None
+    for line in text.splitlines():
+        mm = re.match(r'^(?:Switch|Ca)\s+\d+\s+"([^"]+)"', line)
+        if mm:
+            cur = mm.group(1)
+            continue
+        mm = re.match(r'^\[(\d+)\].*#.* lid \d+ (\d+x[A-Z0-9]+)\b', line)
+        if mm and cur:
+            out[(cur, int(mm.group(1)))] = mm.group(2)
+    return out
 
 
 PERF_ERRORS = {
