@@ -6,13 +6,19 @@ UMADFS_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 UMADFS_BUILD=${UMADFS_BUILD:-$UMADFS_REPO/build}
 UMAD2SIM_LIB=${UMAD2SIM_LIB:-/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so}
 
-# Debian 12 packages needed to build, test and fuzz umadfs.
-UMADFS_PACKAGES=(
-	build-essential gcc pkg-config meson ninja-build clang libclang-rt-14-dev
-	libfuse3-dev fuse3
-	libibumad-dev libibverbs-dev libibmad-dev
-	infiniband-diags opensm ibsim-utils libumad2sim0
-	python3 python3-pytest
+# Debian 12 packages, by what needs them.  scripts/run.sh on a host with
+# CAs installs only UMADFS_BUILD_PACKAGES (plus UMADFS_DIAG_PACKAGES with
+# UMADFS_WITH_DIAGS=1); under the simulator also UMADFS_SIM_PACKAGES;
+# scripts/test.sh everything.
+UMADFS_BUILD_PACKAGES=(
+	build-essential gcc pkg-config meson ninja-build
+	libfuse3-dev fuse3 libibumad-dev libibverbs-dev libibmad-dev libsystemd-dev
+)
+UMADFS_DIAG_PACKAGES=(infiniband-diags)
+# opensm is here for the simulated fabric only: see hold_services.
+UMADFS_SIM_PACKAGES=(ibsim-utils libumad2sim0 opensm infiniband-diags)
+UMADFS_TEST_PACKAGES=(
+	clang libclang-rt-14-dev python3 python3-pytest
 	# packaging checks (tests/integration/test_packaging.py)
 	man-db groff-base debhelper dpkg-dev fakeroot lintian systemd
 	# the user guide's commands (tests/integration/test_guide.py)
@@ -20,6 +26,13 @@ UMADFS_PACKAGES=(
 	# the memcheck pass of scripts/test.sh
 	valgrind
 )
+# Services that a package above enables and starts on installation and that
+# must never run because of umadfs: opensm's runs a subnet manager on every
+# local port (PORTS=ALL in /etc/default/opensm).
+UMADFS_HELD_SERVICES=(opensm)
+# invoke-rc.d and deb-systemd-invoke ask this program before starting
+# anything (a variable only so that tests can point it elsewhere).
+UMADFS_POLICY_RC_D=${UMADFS_POLICY_RC_D:-/usr/sbin/policy-rc.d}
 
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -28,26 +41,111 @@ pkg_installed() {
 	[[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == "install ok installed" ]]
 }
 
-# Install whatever is missing (apt-get update only when something is).
+# The root prefix for commands that change the system ("" when root).
+AS_ROOT=()
+
+# True if SERVICE's unit is enabled (works without systemd as PID 1).
+service_enabled() {
+	[[ $(systemctl is-enabled "$1.service" 2>/dev/null) == enabled* ]]
+}
+
+# hold_services: until release_services, nothing an installation starts
+# runs: a policy-rc.d that denies every start (the one in place, if any,
+# is put back afterwards) and, with systemd running, a runtime mask on the
+# held services.
+hold_services() {
+	local s
+	if [[ -e $UMADFS_POLICY_RC_D ]]; then
+		"${AS_ROOT[@]}" mv -f "$UMADFS_POLICY_RC_D" "$UMADFS_POLICY_RC_D.umadfs-saved"
+	fi
+	# shellcheck disable=SC2016 # $1 is sh's
+	printf '#!/bin/sh\n# scripts/lib.sh: no service starts during this installation\nexit 101\n' |
+		"${AS_ROOT[@]}" sh -c 'cat >"$1" && chmod 0755 "$1"' sh "$UMADFS_POLICY_RC_D"
+	if [[ -d /run/systemd/system ]]; then
+		for s in "${UMADFS_HELD_SERVICES[@]}"; do
+			"${AS_ROOT[@]}" systemctl mask --runtime --quiet "$s.service" 2>/dev/null || true
+		done
+	fi
+}
+
+# release_services PKG...: undo hold_services, and disable each held service
+# whose package was among those just installed: their postinst enables it.
+release_services() {
+	local s
+	"${AS_ROOT[@]}" rm -f "$UMADFS_POLICY_RC_D"
+	if [[ -e $UMADFS_POLICY_RC_D.umadfs-saved ]]; then
+		"${AS_ROOT[@]}" mv -f "$UMADFS_POLICY_RC_D.umadfs-saved" "$UMADFS_POLICY_RC_D"
+	fi
+	for s in "${UMADFS_HELD_SERVICES[@]}"; do
+		[[ " $* " == *" $s "* ]] || continue
+		if [[ -d /run/systemd/system ]]; then
+			"${AS_ROOT[@]}" systemctl unmask --runtime --quiet "$s.service" 2>/dev/null || true
+		fi
+		# systemctl works without systemd as PID 1; upgrades then keep
+		# the unit off (deb-systemd-helper finds its links gone).
+		if command -v systemctl >/dev/null; then
+			"${AS_ROOT[@]}" systemctl disable --quiet "$s.service" >/dev/null 2>&1 || true
+		else
+			"${AS_ROOT[@]}" rm -f /etc/systemd/system/*.wants/"$s.service"
+		fi
+		"${AS_ROOT[@]}" update-rc.d "$s" disable >/dev/null 2>&1 || true
+		! service_enabled "$s" || die "$s.service is enabled after the installation: disable it (systemctl disable $s)"
+		log "installed $s without enabling or starting its service"
+	done
+}
+
+# install_packages PKG...: apt-get install with no service started.
+install_packages() {
+	local rc=0
+	log "installing${AS_ROOT[*]:+ with ${AS_ROOT[*]}}: $*"
+	UMADFS_INSTALLING=("$@")
+	trap 'release_services "${UMADFS_INSTALLING[@]}"; exit 130' INT TERM
+	hold_services
+	"${AS_ROOT[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq || rc=$?
+	if ((rc == 0)); then
+		"${AS_ROOT[@]}" env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq --no-install-recommends "$@" || rc=$?
+	fi
+	release_services "$@"
+	trap - INT TERM
+	((rc == 0)) || die "apt-get failed (status $rc)"
+}
+
+# True if this host has CAs (and FORCE_SIM is not 1): scripts/run.sh then
+# mounts them, else the simulated fabric.
+host_has_cas() {
+	[[ ${FORCE_SIM:-0} != 1 ]] &&
+		[[ -n $(ls -A "${UMADFS_IB_SYSFS:-/sys/class/infiniband}" 2>/dev/null) ]]
+}
+
+# run_packages: the packages scripts/run.sh needs on this host.
+run_packages() {
+	local p=("${UMADFS_BUILD_PACKAGES[@]}")
+	if ! host_has_cas; then
+		p+=("${UMADFS_SIM_PACKAGES[@]}")
+	elif [[ ${UMADFS_WITH_DIAGS:-0} == 1 ]]; then
+		p+=("${UMADFS_DIAG_PACKAGES[@]}")
+	fi
+	echo "${p[*]}"
+}
+
+# ensure_packages [PKG...]: install whatever is missing of PKG... (default:
+# everything scripts/test.sh needs).
 ensure_packages() {
-	local missing=() p
-	command -v dpkg-query >/dev/null || die "not a Debian system (no dpkg-query); install by hand: ${UMADFS_PACKAGES[*]}"
-	for p in "${UMADFS_PACKAGES[@]}"; do
-		pkg_installed "$p" || missing+=("$p")
+	local want=("$@") missing=() p
+	((${#want[@]})) || want=("${UMADFS_BUILD_PACKAGES[@]}" "${UMADFS_SIM_PACKAGES[@]}" \
+		"${UMADFS_TEST_PACKAGES[@]}")
+	command -v dpkg-query >/dev/null || die "not a Debian system (no dpkg-query); install by hand: ${want[*]}"
+	for p in "${want[@]}"; do
+		pkg_installed "$p" || [[ " ${missing[*]} " == *" $p "* ]] || missing+=("$p")
 	done
 	((${#missing[@]} == 0)) && return 0
 	if ((EUID != 0)); then
-		if command -v sudo >/dev/null; then
-			log "installing with sudo: ${missing[*]}"
-			sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-			sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-			return
-		fi
-		die "missing packages (run as root to install them): ${missing[*]}"
+		command -v sudo >/dev/null ||
+			die "missing packages (run as root to install them): ${missing[*]}"
+		AS_ROOT=(sudo)
 	fi
-	log "installing: ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+	install_packages "${missing[@]}"
 }
 
 # /dev/fuse must exist for any mount.
@@ -141,9 +239,13 @@ sim_start() {
 		die "ibsim did not start; see $dir/ibsim.log"
 }
 
-# sim_opensm STATEDIR HOST: run opensm as a client on HOST.
+# sim_opensm STATEDIR HOST: run opensm as a client on HOST of the simulated
+# fabric, never on the host's own ports: without umad2sim preloaded and an
+# ibsim socket it would bind real CAs, so it refuses to start.
 sim_opensm() {
 	local dir=$1 host=$2
+	[[ -r $UMAD2SIM_LIB && -n ${IBSIM_SOCKNAME:-} ]] ||
+		die "opensm runs only on the simulated fabric: no $UMAD2SIM_LIB or no IBSIM_SOCKNAME"
 	mkdir -p "$dir/opensm"
 	(cd "$dir/opensm" && OSM_CACHE_DIR="$dir/opensm" exec setsid \
 		env LD_PRELOAD="$UMAD2SIM_LIB" IBSIM_SOCKNAME="$IBSIM_SOCKNAME" SIM_HOST="$host" \

@@ -6,13 +6,19 @@
 #   scripts/run.sh status
 #
 # With real CAs (/sys/class/infiniband not empty) and FORCE_SIM unset, the
-# daemon mounts them and daemonizes (logs go to syslog/journal).
+# daemon mounts them and daemonizes (logs go to syslog/journal); only what
+# building and running it needs is installed (UMADFS_WITH_DIAGS=1 adds
+# infiniband-diags): no subnet manager, no test tools.
 # Otherwise (or with FORCE_SIM=1) a simulated fabric is started: ibsim on
 # tests/topologies/two-switch.net, opensm on node Hca3, and umadfs attached
 # to node ${UMADFS_SIM_HOST:-Hca1} under umad2sim, all kept in the state
-# directory ${UMADFS_STATE_DIR:-/run/umadfs-sim} (logs there too).  The
-# simulator's console is the FIFO STATE/console:
+# directory ${UMADFS_STATE_DIR:-/run/umadfs-sim} (logs there too); opensm is
+# installed with its service disabled and never started: the only opensm
+# is run.sh's own, on the simulated fabric.  The simulator's console is the
+# FIFO STATE/console:
 #   echo 'Baselid "Hca1"[1] 0x20' > /run/umadfs-sim/console
+# Both mount with -o allow_other (as root, or with user_allow_other in
+# /etc/fuse.conf): the attribute files are for every user.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -76,7 +82,7 @@ mount_real() {
 	mkdir -p "$mnt" "$STATE"
 	echo real >"$STATE/mode"
 	echo "$mnt" >"$STATE/mountpoint"
-	"$BIN" "$mnt" || die "umadfs failed to mount $mnt (see the system log)"
+	"$BIN" "${MOUNT_OPTS[@]}" "$mnt" || die "umadfs failed to mount $mnt (see the system log)"
 	wait_for 10 is_mounted "$mnt" || die "no mount at $mnt"
 	echo "umadfs mounted the CAs of this host on $mnt"
 	echo "logs: the system log (journalctl -t umadfs, or /var/log/syslog)"
@@ -95,7 +101,7 @@ mount_sim() {
 	# umad2sim writes ./sys-PID: the daemon's cwd must be writable.
 	(cd "$STATE/umadfs" && exec setsid env LD_PRELOAD="$UMAD2SIM_LIB" \
 		IBSIM_SOCKNAME="$IBSIM_SOCKNAME" SIM_HOST="$SIM_HOST_NODE" \
-		"$BIN" -f "$mnt" </dev/null >"$STATE/umadfs.log" 2>&1) &
+		"$BIN" -f "${MOUNT_OPTS[@]}" "$mnt" </dev/null >"$STATE/umadfs.log" 2>&1) &
 	echo $! >"$STATE/umadfs.pid"
 	if ! wait_for 10 is_mounted "$mnt"; then
 		tail -n 20 "$STATE/umadfs.log" >&2 || true
@@ -126,7 +132,7 @@ status)
 	exit $?
 	;;
 -h | --help)
-	sed -n '2,16p' "$0"
+	sed -n '2,21p' "$0"
 	exit 0
 	;;
 esac
@@ -141,12 +147,19 @@ if [[ -f $STATE/mountpoint ]]; then
 	do_stop >/dev/null 2>&1 || true # leftovers of an earlier run
 fi
 
-ensure_packages
+# -o allow_other needs root or user_allow_other in /etc/fuse.conf.
+MOUNT_OPTS=(-o allow_other)
+if ((EUID != 0)) && ! grep -qs '^[[:space:]]*user_allow_other' /etc/fuse.conf; then
+	log "warning: no user_allow_other in /etc/fuse.conf: mounting without allow_other (only you will see the files)"
+	MOUNT_OPTS=()
+fi
+
+read -ra PACKAGES <<<"$(run_packages)"
+ensure_packages "${PACKAGES[@]}"
 ensure_fuse_dev
 build_umadfs
 
-if [[ ${FORCE_SIM:-0} != 1 && -d /sys/class/infiniband ]] &&
-	[[ -n $(ls -A /sys/class/infiniband 2>/dev/null) ]]; then
+if host_has_cas; then
 	mount_real "$MNT"
 else
 	mount_sim "$MNT"

@@ -12,7 +12,8 @@
 #    (UMADFS_SKIP_VALGRIND=1 skips this pass);
 # 4. the integration tests and the real-kernel VM tier (tests/vm;
 #    UMADFS_SKIP_VM=1 skips it) against the normal daemon.
-# Both builds are warning-free (-Dwerror=true).  The last line printed is
+# Installs what the tests need (scripts/lib.sh: opensm with its service
+# disabled and never started).  Both builds are warning-free (-Dwerror=true).  The last line printed is
 # pytest's summary line; the exit status is non-zero if anything failed.
 set -euo pipefail
 

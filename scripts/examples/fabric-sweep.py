@@ -11,13 +11,18 @@ usage: fabric-sweep.py MNT [CA/PORT]
 Breadth-first search from the local port: NodeInfo and NodeDescription of
 each node reached, PortInfo of each of its ports, then NodeInfo through
 each port that is not Down (directed-route SMPs, `dr=0,p1,p2,...`).  Each
-level is one pipelined batch written to the port's `send` file and read
-back from `recv` with poll().  Nodes are told apart by NodeGUID.
+level is one pipelined batch written to the `send` file of a private
+channel (PORT/agents/fabric-sweep.py-PID, removed at the end) and read
+back from its `recv` with poll(), so no other user of the port takes its
+answers.  Nodes are told apart by NodeGUID.  Speeds are named as
+ibnetdiscover names them: SDR, DDR, QDR, FDR10 (Mellanox's
+ExtendedPortInfo), FDR, EDR, HDR, NDR (PortInfo LinkSpeedExtActive).
 
 Prints a summary line, then an ibnetdiscover-like listing: one block per
 node, one line per connected port naming the peer.  Needs no SM (directed
 route works on an unconfigured fabric; LIDs then show as 0).  Root only
-(send and recv are mode 0200/0400).  Python 3 stdlib only.
+(mkdir in agents/; send and recv are mode 0200/0400).  Python 3 stdlib
+only.
 """
 
 import os
@@ -28,10 +33,6 @@ import time
 sys.dont_write_bytecode = True     # no __pycache__ beside the scripts
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import umadfs_mad as um  # noqa: E402
-
-RATE = {1: "1x", 2: "4x", 4: "8x", 8: "12x", 16: "2x"}
-SPEED = {1: "SDR", 2: "DDR", 4: "QDR"}
-
 
 def name(node):
     return "%s-%016x" % ("S" if node["info"]["type"] == "Switch" else "H",
@@ -44,7 +45,7 @@ def main(argv):
         return 2
     port_dir = um.find_port_dir(argv[1], argv[2] if len(argv) == 3 else None)
     t0 = time.monotonic()
-    with um.Channel(port_dir) as chan:
+    with um.private_channel(port_dir) as chan:
         nodes, links = um.sweep(chan)
     dt = time.monotonic() - t0
     peer = {}
@@ -70,8 +71,7 @@ def main(argv):
             other = nodes[end[0]]
             print('[%d]\t"%s"[%d]\t\t# "%s" lid %d %s%s %s' % (
                 p, name(other), end[1], other["desc"], um.node_lid(other),
-                RATE.get(pi["width_active"], "?"),
-                SPEED.get(pi["speed_active"], "?"),
+                um.WIDTHS.get(pi["width_active"], "?"), um.link_speed(pi),
                 um.PORT_STATES.get(pi["state"], "?")))
     return 0
 

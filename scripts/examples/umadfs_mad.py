@@ -1,21 +1,31 @@
 """Helpers shared by the umadfs example scripts (Python 3 stdlib only).
 
-    Channel(port_dir)          send/recv of a port (or an agents/NAME dir):
+    private_channel(port_dir)  a channel of this process's own: makes
+                               PORT_DIR/agents/PROG-PID, removes it on close,
+                               so a cron job and an interactive user never
+                               read each other's answers
+    Channel(dir)               send/recv of an existing channel directory:
       .request_all(lines)      pipelined: writes the request lines in batches
                                (many lines per write to `send`), reads the
                                answers from `recv` with poll(); returns one
                                parsed answer per request, in request order
     parse_line(text)           a `recv` line -> dict of keys, plus "_mad"
-    nodeinfo(mad), portinfo(mad), port_counters(mad)   attribute decoders
+    nodeinfo(mad), portinfo(mad), port_counters(mad),
+    port_counters_ext(mad)     attribute decoders
+    link_speed(portinfo)       SDR ... NDR, FDR10
     sweep(chan)                directed-route discovery of the whole fabric
 
 Field layouts are the IBA spec's (NodeInfo 14.2.5.3, PortInfo 14.2.5.6,
-PortCounters 16.1.3.5); the text format is docs/text-format.md.
+PortCounters 16.1.3.5, PortCountersExtended 16.1.4.11) at the offsets
+libibmad uses; the text format is docs/text-format.md.
 """
 
+import errno
 import os
+import re
 import select
 import struct
+import sys
 import time
 
 SMP_DATA = 64           # SMP data: MAD bytes 64..127
@@ -38,12 +48,15 @@ def parse_line(text):
 
 
 class Channel:
-    """The MAD files of one channel: `send` and `recv` in directory d."""
+    """The MAD files of one channel: `send` and `recv` in directory d.
+    private: d is an agents/NAME channel of ours, removed by close()."""
 
-    def __init__(self, d, window=64, batch=32):
+    def __init__(self, d, window=64, batch=32, private=False):
         self.dir = d
+        self.private = private
         self.window = window    # requests in flight at most
         self.batch = batch      # request lines per write()
+        self.unclaimed = []     # answers to no request of request_all
         self.send_fd = os.open(os.path.join(d, "send"), os.O_WRONLY)
         self.recv_fd = os.open(os.path.join(d, "recv"),
                                os.O_RDONLY | os.O_NONBLOCK)
@@ -55,6 +68,8 @@ class Channel:
     def close(self):
         os.close(self.send_fd)
         os.close(self.recv_fd)
+        if self.private:
+            _rmdir_when_released(self.dir)
 
     def __enter__(self):
         return self
@@ -84,7 +99,10 @@ class Channel:
     def request_all(self, lines, timeout_s=30):
         """Send request lines (without tid=), pipelined; return the answer
         line (parsed) of each, in order.  A request that got no answer has
-        "error" set (error=timeout)."""
+        "error" set (error=timeout).  A line with a TID none of these
+        requests has (the late answer of a request an earlier call gave up
+        on) is kept in self.unclaimed on a private channel; on a shared
+        one it is someone else's answer, taken from them: that fails."""
         tids = []
         for _ in lines:
             self.next_tid += 1
@@ -108,7 +126,44 @@ class Channel:
                 if i is not None:
                     answers[i] = ln
                     done += 1
+                elif self.private:
+                    self.unclaimed.append(ln)
+                else:
+                    raise RuntimeError(
+                        "%s/recv gave an answer that is not ours (tid=%s): "
+                        "the channel is shared; use private_channel()"
+                        % (self.dir, ln.get("tid")))
         return answers
+
+
+def _rmdir_when_released(d, timeout_s=2.0):
+    """rmdir a channel just closed: the daemon hears of the close a moment
+    after close() returns, and refuses (EBUSY) until then."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            os.rmdir(d)
+            return
+        except OSError as e:
+            if e.errno != errno.EBUSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+def private_channel(port_dir, name=None, **kw):
+    """A Channel of its own for this process: PORT_DIR/agents/NAME (default
+    NAME: the program's name and pid), removed again by close().  Its recv
+    holds the answers to its own requests only."""
+    if name is None:
+        prog = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(sys.argv[0]))
+        name = "%s-%d" % (prog.lstrip(".") or "umadfs", os.getpid())
+    d = os.path.join(port_dir, "agents", name)
+    os.mkdir(d)
+    try:
+        return Channel(d, private=True, **kw)
+    except BaseException:
+        os.rmdir(d)
+        raise
 
 
 # ---------------------------------------------------------------------------
@@ -124,13 +179,44 @@ def nodeinfo(mad):
             "vendor": int.from_bytes(d[37:40], "big")}
 
 
+CAP_EXT_SPEEDS = 1 << 14     # PortInfo CapabilityMask.IsExtendedSpeedsSupported
+WIDTHS = {1: "1x", 2: "4x", 4: "8x", 8: "12x", 16: "2x"}
+SPEEDS = {1: "SDR", 2: "DDR", 4: "QDR"}                   # LinkSpeedActive
+SPEEDS_EXT = {1: "FDR", 2: "EDR", 4: "HDR", 8: "NDR"}     # LinkSpeedExtActive
+
+
 def portinfo(mad):
     d = mad[SMP_DATA:]
-    lid, sm_lid = struct.unpack_from(">HH", d, 16)
-    return {"lid": lid, "sm_lid": sm_lid, "local_port": d[28],
+    lid, sm_lid, cap_mask = struct.unpack_from(">HHI", d, 16)
+    return {"lid": lid, "sm_lid": sm_lid, "cap_mask": cap_mask,
+            "local_port": d[28],
             "width_active": d[31], "state": d[32] & 0xf,
             "phys_state": d[33] >> 4, "lmc": d[34] & 7,
-            "speed_active": d[35] >> 4}
+            "speed_active": d[35] >> 4,
+            # Valid only with IsExtendedSpeedsSupported (else reserved).
+            "speed_ext_active": d[62] >> 4 if cap_mask & CAP_EXT_SPEEDS else 0,
+            "fdr10": False}
+
+
+# Mellanox's vendor SMP attribute ExtendedPortInfo: LinkSpeedActive bit 0
+# is FDR10, which the standard PortInfo shows as QDR (libibmad's
+# IB_MLNX_EXT_PORT_LINK_SPEED_ACTIVE_F, data byte 15).
+MLNX_EXT_PORT_INFO = 0xff90
+MLNX_VENDOR = 0x0002c9
+
+
+def mlnx_fdr10_active(mad):
+    return bool(mad[SMP_DATA + 15] & 1)
+
+
+def link_speed(pi):
+    """The active speed's name as ibnetdiscover and iblinkinfo say it:
+    the extended speed if any, FDR10, else LinkSpeedActive."""
+    if pi["speed_ext_active"]:
+        return SPEEDS_EXT.get(pi["speed_ext_active"], "?")
+    if pi["fdr10"]:
+        return "FDR10"
+    return SPEEDS.get(pi["speed_active"], "?")
 
 
 def node_description(mad):
@@ -146,6 +232,22 @@ PORT_COUNTERS = [
     ("VL15Dropped", 22, 16), ("XmtData", 24, 32), ("RcvData", 28, 32),
     ("XmtPkts", 32, 32), ("RcvPkts", 36, 32), ("XmtWait", 40, 32),
 ]
+
+
+# PortCountersExtended: 64-bit data and packet counters (data bytes 8-39).
+PORT_COUNTERS_EXT = ["XmtData", "RcvData", "XmtPkts", "RcvPkts"]
+# PerfMgt ClassPortInfo CapabilityMask: IsExtendedWidthSupported(NoIETF).
+CAP_EXT_COUNTERS = (1 << 9) | (1 << 10)
+
+
+def port_counters_ext(mad):
+    d = mad[PERF_DATA:]
+    return dict(zip(PORT_COUNTERS_EXT, struct.unpack_from(">4Q", d, 8)))
+
+
+def perf_cap_mask(mad):
+    """The CapabilityMask of a PerfMgt ClassPortInfo answer."""
+    return struct.unpack_from(">H", mad, PERF_DATA + 2)[0]
 
 
 def port_counters(mad):
@@ -210,6 +312,7 @@ def sweep(chan, timeout_ms=100):
         for (g, p), a in zip(keys, chan.request_all(reqs)):
             if "error" not in a:
                 nodes[g]["ports"][p] = portinfo(a["_mad"])
+        _find_fdr10(chan, nodes, new, opts)
         # The peer of every port that is up.  Only switches forward a
         # directed-route SMP: of the other nodes only the first (our own
         # CA, path [0]) is probed; the links of the others are found from
@@ -237,6 +340,24 @@ def sweep(chan, timeout_ms=100):
                 pending.add(peer["guid"])
                 frontier.append(nodes[g]["path"] + [p])
     return nodes, sorted(links)
+
+
+def _find_fdr10(chan, nodes, new, opts):
+    """FDR10 shows as QDR in PortInfo: ask Mellanox nodes' QDR ports for
+    their ExtendedPortInfo, as libibnetdisc does."""
+    reqs, keys = [], []
+    for g in new:
+        n = nodes[g]
+        if n["info"]["vendor"] != MLNX_VENDOR:
+            continue
+        for p, pi in sorted(n["ports"].items()):
+            if p and pi["speed_active"] == 4 and not pi["speed_ext_active"]:
+                reqs.append("dr=%s method=get attr=0x%x attrmod=%d %s"
+                            % (_dr(n["path"]), MLNX_EXT_PORT_INFO, p, opts))
+                keys.append((g, p))
+    for (g, p), a in zip(keys, chan.request_all(reqs)):
+        if "error" not in a and a.get("status") == "0x0000":
+            nodes[g]["ports"][p]["fdr10"] = mlnx_fdr10_active(a["_mad"])
 
 
 def node_lid(node):

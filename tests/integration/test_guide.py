@@ -126,7 +126,7 @@ def test_guide_markup():
         assert "ibsim0" not in b.code and "/run/umadfs" not in b.code, b
     # Every section the guide promises has a runnable block.
     text = GUIDE.read_text()
-    for what in ("cat $P/state", "head -n1 $P/recv", "attr=PortInfo",
+    for what in ("cat $P/state", "read -r line < $P/recv", "attr=PortInfo",
                  "class=sa", "select", "mkdir $P/agents/ping", "ibping",
                  "runuser -u nobody"):
         assert any(what in b.code for b in runnable), what
@@ -329,6 +329,26 @@ def test_fabric_sweep_matches_ibnetdiscover(fabric, mount):
     # same links.
     osw, oca, olinks = parse_ibnetdiscover(cp.stdout)
     assert (osw, oca, olinks) == (sw, ca, links)
+    # Width and speed of every port, as ibnetdiscover names them
+    # (4xSDR ... 4xNDR, FDR10); the private channel is gone.
+    assert _link_speeds(cp.stdout) == _link_speeds(
+        fabric.run_tool(["ibnetdiscover"], "Hca1").stdout) != {}
+    assert os.listdir(m.path(PORT, "agents")) == []
+
+
+def _link_speeds(text):
+    """{(node, port): "4xSDR"} from ibnetdiscover's (or the sweep's)
+    port lines."""
+    out, cur = {}, None
+    for line in text.splitlines():
+        mm = re.match(r'^(?:Switch|Ca)\s+\d+\s+"([^"]+)"', line)
+        if mm:
+            cur = mm.group(1)
+            continue
+        mm = re.match(r'^\[(\d+)\].*#.* lid \d+ (\d+x[A-Z0-9]+)\b', line)
+        if mm and cur:
+            out[(cur, int(mm.group(1)))] = mm.group(2)
+    return out
 
 
 PERF_ERRORS = {
@@ -340,7 +360,7 @@ PERF_ERRORS = {
     "ExcessiveBufferOverrunErrors": 11, "VL15Dropped": 99,
 }
 DATA = ["PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"]
-_ROW = re.compile(r"^(.{24}) (0x[0-9a-f]{16}) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+)$")
+_ROW = re.compile(r"^(.{24}) (0x[0-9a-f]{16}) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(32|64)$")
 
 
 def _perfquery(f, lid, port):
@@ -377,8 +397,13 @@ def test_fabric_counters_match_perfquery(make_fabric, mount):
             g = mm.groups()
             rows[(int(g[1], 16), int(g[2]))] = {
                 "lid": int(g[3]), "desc": g[0].strip(),
-                **dict(zip(DATA, map(int, g[4:8]))), "errors": int(g[8])}
+                **dict(zip(DATA, map(int, g[4:8]))), "errors": int(g[8]),
+                "bits": g[9]}
     assert len(rows) == 10, cp.stdout       # 5 links, 2 ends each
+    # ibsim's PMAs have PortCountersExtended (ClassPortInfo says so).
+    assert {r["bits"] for r in rows.values()} == {"64"}, cp.stdout
+    # The private channel is gone with the script.
+    assert os.listdir(m.path(PORT, "agents")) == []
     total = re.search(r"^TOTAL +10 ports +(\d+) +(\d+) +(\d+) +(\d+) +(\d+)$",
                       cp.stdout, re.MULTILINE)
     assert total, cp.stdout

@@ -126,23 +126,34 @@ def test_man_page_sections_and_errors():
     _need("groff")
     page = _render_man(MAN)
     for sec in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "THE TREE",
-                "FILES", "TEXT FORMAT", "ERRORS", "EXAMPLES", "SECURITY",
-                "SEE ALSO"):
+                "FILES", "TEXT FORMAT", "ERRORS", "EXAMPLES", "MOUNTING AT BOOT",
+                "EXIT STATUS", "SECURITY", "SEE ALSO"):
         assert re.search(r"^%s$" % sec, page, re.M), sec
     assert "umadfs [options] [SOURCE] MOUNTPOINT" in page
     errors = page.split("\nERRORS\n", 1)[1].split("\nEXAMPLES\n", 1)[0]
     for e in ("EINVAL", "EMSGSIZE", "EACCES", "EAGAIN", "EBUSY", "ENODEV",
               "EINTR", "ENOSPC", "EIO", "ENETDOWN", "EOPNOTSUPP", "EEXIST",
-              "EPERM"):
+              "EPERM", "ESPIPE"):
         assert re.search(r"^ +%s\b" % e, errors, re.M), e
+    espipe = errors.split("ESPIPE", 1)[1]
+    for f in ("send", "recv", "umad", "recv_bin"):
+        assert re.search(r"\b%s\b" % f, espipe), f
+    status = page.split("\nEXIT STATUS\n", 1)[1].split("\nSECURITY\n", 1)[0]
+    for code in ("0", "1", "2"):
+        assert re.search(r"^ +%s +\S" % code, status, re.M), code
+    # The tree and FILES name rq/ and its files (docs/rq.md).
+    tree = page.split("\nTHE TREE\n", 1)[1].split("\nFILES\n", 1)[0]
+    assert "rq/NAME/" in tree
+    for n in ("qpn", "qkey", "depth", "msg_size", "recv_bin"):
+        assert n in page.split("\nFILES\n", 1)[1], n
     # Every file of docs/files.md's tables is described.
     files_md = (REPO / "docs" / "files.md").read_text()
     names = set(re.findall(r"^\| `([a-z_0-9/I]+)`", files_md, re.M))
     assert len(names) > 25
     for n in sorted(names):
         assert n in page, "umadfs(8) does not describe %s" % n
-    assert "umadfs /ib fuse.umadfs defaults,allow_other 0 0" in \
-        re.sub(r" +", " ", page)
+    assert "umadfs /run/umadfs fuse.umadfs allow_other,%s 0 0" % \
+        FSTAB_OPTIONS in re.sub(r"\s+", " ", page).replace("- ", "-")
 
 
 # ---------------------------------------------------------------------------
@@ -230,6 +241,61 @@ def test_unit_verifies(tmp_path):
     cp = subprocess.run(["systemd-analyze", "verify", "--man=no", str(unit)],
                         capture_output=True, text=True, timeout=60)
     assert cp.returncode == 0 and cp.stderr.strip() == "", cp.stderr
+
+
+def test_unit_type_notify_after_rdma():
+    text = UNIT_IN.read_text()
+    assert re.search(r"^Type=notify$", text, re.M)
+    after = " ".join(re.findall(r"^After=(.*)$", text, re.M)).split()
+    wants = " ".join(re.findall(r"^Wants=(.*)$", text, re.M)).split()
+    for u in ("rdma-hw.target", "rdma-load-modules@infiniband.service",
+              "modprobe@ib_umad.service", "modprobe@fuse.service"):
+        assert u in after, after
+    assert "modprobe@ib_umad.service" in wants and "rdma-hw.target" not in wants
+
+
+def _links_notify(binary):
+    cp = subprocess.run(["nm", binary], capture_output=True, text=True)
+    return cp.returncode == 0 and re.search(r" T notify_ready$", cp.stdout,
+                                            re.M) is not None
+
+
+def test_ready_notification(tmp_path):
+    """Type=notify: READY=1 comes on $NOTIFY_SOCKET once the mount is
+    there, not before (here without umad2sim: an empty mount, or the host's
+    CAs)."""
+    import socket
+    _need_root_fuse()
+    _need("nm")
+    if not _links_notify(fab.umadfs_bin()):
+        pytest.skip("this umadfs does not call notify_ready() yet")
+    sock_path = tmp_path / "notify"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(sock_path))
+    sock.settimeout(10)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_PRELOAD", "SIM_HOST", "IBSIM_SOCKNAME")}
+    env["NOTIFY_SOCKET"] = str(sock_path)
+    log = tmp_path / "umadfs.log"
+    with open(log, "wb") as lf:
+        proc = subprocess.Popen([fab.umadfs_bin(), "-f", str(mnt)],
+                                stdin=subprocess.DEVNULL, stdout=lf,
+                                stderr=subprocess.STDOUT, env=env, cwd="/",
+                                start_new_session=True)
+    try:
+        msg = sock.recv(4096).decode()
+        assert fab.mount_entry(mnt) is not None
+        assert "READY=1" in msg.split("\n"), msg
+        os.listdir(mnt)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0, log.read_text()
+    finally:
+        sock.close()
+        fab._stop_process(proc)
+        if fab.is_mounted(mnt):
+            subprocess.run(["fusermount3", "-uz", str(mnt)])
 
 
 def _unit_command(unit_text, env):
@@ -417,6 +483,43 @@ grep -qF " $mnt " /proc/self/mountinfo && echo "still mounted" || echo "unmounte
 """
 
 
+# The fstab options the docs give, besides allow_other: mount(8) and
+# mount.fuse3 must accept them (test_mount8_*), and systemd's fstab
+# generator must turn them into the ordering (test_fstab_ordering).
+FSTAB_OPTIONS = ("nofail,x-mount.mkdir,x-systemd.requires=modprobe@ib_umad.service,"
+                 "x-systemd.after=rdma-hw.target,"
+                 "x-systemd.after=rdma-load-modules@infiniband.service")
+
+
+def test_fstab_line_documented():
+    line = "umadfs /run/umadfs fuse.umadfs allow_other,%s 0 0" % FSTAB_OPTIONS
+    for doc in (REPO / "README.md", MAN):
+        text = doc.read_text().replace("\\-", "-")
+        assert line in re.sub(r"[ \t]+", " ", text), doc
+
+
+def test_fstab_ordering(tmp_path):
+    gen = Path("/lib/systemd/system-generators/systemd-fstab-generator")
+    if not os.access(gen, os.X_OK):
+        pytest.skip("no systemd-fstab-generator")
+    fstab = tmp_path / "fstab"
+    fstab.write_text("umadfs /run/umadfs fuse.umadfs allow_other,%s 0 0\n"
+                     % FSTAB_OPTIONS)
+    out = tmp_path / "out"
+    out.mkdir()
+    cp = subprocess.run([str(gen), str(out), str(out), str(out)],
+                        env=dict(os.environ, SYSTEMD_FSTAB=str(fstab)),
+                        capture_output=True, text=True, timeout=30)
+    assert cp.returncode == 0, cp.stderr
+    unit = (out / "run-umadfs.mount").read_text()
+    after = " ".join(re.findall(r"^After=(.*)$", unit, re.M)).split()
+    for u in ("rdma-hw.target", "rdma-load-modules@infiniband.service",
+              "modprobe@ib_umad.service"):
+        assert u in after, unit
+    assert re.search(r"^Requires=modprobe@ib_umad\.service$", unit, re.M), unit
+    assert re.search(r"^Type=fuse\.umadfs$", unit, re.M), unit
+
+
 def _mount_route(tmp_path, sim, how, checks=""):
     """Mount with mount(8) in a private namespace; `how` is "fstab" (an
     fstab line, mount --fstab FILE MNT) or "type" (mount -t fuse.umadfs)."""
@@ -443,8 +546,9 @@ def _mount_route(tmp_path, sim, how, checks=""):
         opts = "allow_other,attrs=smp"
     if how == "fstab":
         fstab = tmp_path / "fstab"
-        fstab.write_text("# test\numadfs %s fuse.umadfs defaults,%s 0 0\n"
-                         % (mnt, opts))
+        # The documented line (docs/umadfs.8, README.md), ordering and all.
+        fstab.write_text("# test\numadfs %s fuse.umadfs %s,%s 0 0\n"
+                         % (mnt, FSTAB_OPTIONS, opts))
         mount_cmd = "mount --fstab %s %s" % (fstab, mnt)
     else:
         mount_cmd = "mount -t fuse.umadfs umadfs %s -o %s" % (mnt, opts)
@@ -549,7 +653,10 @@ def test_debian_package(tmp_path, fabric, monkeypatch):
                              "Package"], capture_output=True, text=True,
                             check=True).stdout
     assert "fuse3" in fields and "libfuse3-3" in fields and \
-        "libibumad3" in fields
+        "libibumad3" in fields and "libsystemd0" in fields
+    assert "rdma-core" in subprocess.run(
+        ["dpkg-deb", "-f", str(deb), "Recommends"], capture_output=True,
+        text=True, check=True).stdout
 
     root = tmp_path / "root"
     subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
