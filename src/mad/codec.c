@@ -52,8 +52,7 @@ static inline unsigned int hex_nibble(unsigned char c)
 	return hex_table[c] ^ HEX_BAD;
 }
 
-/* Two lowercase hex digits per byte value. */
-static const char hex_pairs[513] =
+const char codec_hex_pairs[513] =
 	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
 	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
@@ -85,15 +84,4 @@ ssize_t codec_hex_decode(const char *s, size_t n, uint8_t *out)
 		if (hex_nibble(p[i]) & HEX_BAD)
 			break;
 	return (ssize_t)i;
-}
-
-char *codec_hex_encode(char *out, const uint8_t *in, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		memcpy(out, &hex_pairs[2 * in[i]], 2);
-		out += 2;
-	}
-	return out;
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 /* The D bit of a directed-route SMP shares the status word (IBA 14.2.1.2). */
@@ -34,7 +35,20 @@ bool codec_name_equal(const char *name, const char *s, size_t n);
  */
 ssize_t codec_hex_decode(const char *s, size_t n, uint8_t *out);
 
-/* Write n bytes as 2n lowercase hex digits; returns the end. */
-char *codec_hex_encode(char *out, const uint8_t *in, size_t n);
+/* Two lowercase hex digits per byte value. */
+extern const char codec_hex_pairs[513];
+
+/* Write n bytes as 2n lowercase hex digits; returns the end.  Inline: it
+ * is most of what madtext_format() does. */
+static inline char *codec_hex_encode(char *out, const uint8_t *in, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(out, &codec_hex_pairs[2 * in[i]], 2);
+		out += 2;
+	}
+	return out;
+}
 
 #endif

@@ -353,14 +353,14 @@ static int set_data(const struct scanned_line *sl, uint8_t *mad,
 		    size_t mad_cap, int mgmt_class, size_t *mad_len,
 		    char *err, size_t errlen)
 {
-	size_t off = madtext_data_offset(mgmt_class);
-	size_t area = madtext_data_size(mgmt_class);
+	size_t off, area, n;
 	char label[8];
-	size_t n;
 	int ret;
 
 	if (!has(sl, KEY_DATA))
 		return 0;
+	off = madtext_data_offset(mgmt_class);
+	area = madtext_data_size(mgmt_class);
 	n = sl->text_len[KEY_DATA] / 2;
 	if (n > area && !mad_class_uses_rmpp((unsigned)mgmt_class))
 		return codec_error(err, errlen, -EMSGSIZE,
