@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests for the text codec (src/madtext.c).
+ * Unit tests for the text codec (src/mad/: madnames.c, textscan.c,
+ * textbuild.c, textformat.c).
  *
  * Field positions are checked through libibmad's accessors, independently
  * of how the codec writes them.  `test_madtext --bench` instead runs a
