@@ -25,6 +25,21 @@ bool mad_class_is_smi(unsigned mgmt_class)
 	return mgmt_class == IB_SMI_CLASS || mgmt_class == IB_SMI_DIRECT_CLASS;
 }
 
+bool mad_class_is_vendor_range2(unsigned mgmt_class)
+{
+	return mgmt_class >= IB_VENDOR_RANGE2_START_CLASS &&
+	       mgmt_class <= IB_VENDOR_RANGE2_END_CLASS;
+}
+
+bool mad_class_uses_rmpp(unsigned mgmt_class)
+{
+	return mgmt_class == IB_SA_CLASS ||
+	       mgmt_class == IB_DEVICE_MGMT_CLASS ||
+	       mgmt_class == MAD_CLASS_DEVICE_ADM ||
+	       mgmt_class == MAD_CLASS_BIS ||
+	       mad_class_is_vendor_range2(mgmt_class);
+}
+
 bool mad_method_changes_state(unsigned method)
 {
 	return method == IB_MAD_METHOD_SET || method == IB_MAD_METHOD_DELETE;

@@ -18,7 +18,7 @@
 #include "umadfs/mad/madtext.h"
 
 /* As text_write() sizes it: the longest line's mad= plus one MAD. */
-#define FRAME_CAP	(MADTEXT_FRAME_HDR_SIZE + MADTEXT_LINE_MAX / 2 + MADTEXT_MAD_SIZE)
+#define FRAME_CAP	(UMAD_FRAME_HDR_SIZE + MADTEXT_LINE_MAX / 2 + MAD_SIZE)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -31,15 +31,6 @@ static void die(const char *what, const char *line1, size_t n1,
 	if (line2)
 		fprintf(stderr, "  line 2: %.*s\n", (int)n2, line2);
 	abort();
-}
-
-static uint64_t mad_tid(const uint8_t *mad)
-{
-	uint64_t tid = 0;
-
-	for (int i = 8; i < 16; i++)
-		tid = tid << 8 | mad[i];
-	return tid;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -68,12 +59,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			die("error without a one-line reason", err, strlen(err), NULL, 0);
 		return 0;
 	}
-	if (req1.mad_len < MADTEXT_MAD_SIZE || req1.mad_len > FRAME_CAP - 64 ||
-	    h1->length != 64 + req1.mad_len)
+	if (req1.mad_len < MAD_SIZE || req1.mad_len > FRAME_CAP - UMAD_FRAME_HDR_SIZE ||
+	    h1->length != UMAD_FRAME_HDR_SIZE + req1.mad_len)
 		die("bad mad_len or umad length", NULL, 0, NULL, 0);
 
 	/* What `recv` would show for this frame, with the TID it holds. */
-	tid = mad_tid(frame1 + 64);
+	tid = mad_tid(frame1 + UMAD_FRAME_HDR_SIZE);
 	if (madtext_format_max(req1.mad_len) > sizeof(line1))
 		die("madtext_format_max too large", NULL, 0, NULL, 0);
 	n1 = madtext_format(frame1, req1.mad_len, tid, line1,
@@ -87,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r)
 		die(err, line1, (size_t)n1, NULL, 0);
 	if (req2.mad_len != req1.mad_len ||
-	    memcmp(frame1 + 64, frame2 + 64, req1.mad_len))
+	    memcmp(frame1 + UMAD_FRAME_HDR_SIZE, frame2 + UMAD_FRAME_HDR_SIZE, req1.mad_len))
 		die("MAD differs after re-parse", line1, (size_t)n1, NULL, 0);
 	if (memcmp(&h1->addr, &h2->addr, sizeof(h1->addr)))
 		die("address differs after re-parse", line1, (size_t)n1, NULL, 0);

@@ -28,13 +28,13 @@ static void die(const char *what)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static uint8_t reparsed[MADTEXT_FRAME_HDR_SIZE + MADTEXT_LINE_MAX / 2 +
-				MADTEXT_MAD_SIZE];
+	static uint8_t reparsed[UMAD_FRAME_HDR_SIZE + MADTEXT_LINE_MAX / 2 +
+				MAD_SIZE];
 	struct madtext_request req;
 	size_t mad_len = 0, cap;
 	uint8_t *frame, *copy;
 	char why[256], err[256], *line;
-	uint64_t tid = 0;
+	uint64_t tid;
 	ssize_t n;
 	int r;
 
@@ -51,18 +51,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (size < UMADFRAME_MIN || size > UMADFRAME_MAX ||
-	    mad_len != (size < 64 + 256 ? 256 : size - 64))
+	    mad_len != (size < UMAD_FRAME_MAX ? MAD_SIZE : size - UMAD_FRAME_HDR_SIZE))
 		die("accepted with a bad size or mad_len");
 
-	frame = calloc(1, 64 + mad_len);
+	frame = calloc(1, UMAD_FRAME_HDR_SIZE + mad_len);
 	if (!frame) {
 		free(copy);
 		return 0;
 	}
 	memcpy(frame, copy, size);
 	free(copy);
-	for (int i = 8; i < 16; i++)
-		tid = tid << 8 | frame[64 + i];
+	tid = mad_tid(frame + UMAD_FRAME_HDR_SIZE);
 
 	cap = madtext_format_max(mad_len);
 	line = malloc(cap);

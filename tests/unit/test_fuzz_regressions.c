@@ -13,7 +13,7 @@
 
 #include "umadfs/mad/madtext.h"
 
-#define FRAME_CAP (MADTEXT_FRAME_HDR_SIZE + MADTEXT_LINE_MAX / 2 + MADTEXT_MAD_SIZE)
+#define FRAME_CAP (UMAD_FRAME_HDR_SIZE + MADTEXT_LINE_MAX / 2 + MAD_SIZE)
 
 static uint8_t frame1[FRAME_CAP], frame2[FRAME_CAP];
 static char line1[2 * FRAME_CAP + 1024], line2[sizeof(line1)], err[256];
@@ -23,8 +23,7 @@ static void round_trip(const char *text, const char *want_in, const char *want_o
 {
 	struct madtext_request req1, req2;
 	ssize_t n1, n2;
-	uint64_t tid = 0;
-	int i;
+	uint64_t tid;
 
 	if (madtext_parse(text, strlen(text), frame1, sizeof(frame1), &req1, err,
 			  sizeof(err))) {
@@ -32,8 +31,7 @@ static void round_trip(const char *text, const char *want_in, const char *want_o
 		check_failures++;
 		return;
 	}
-	for (i = 8; i < 16; i++)
-		tid = tid << 8 | frame1[64 + i];
+	tid = mad_tid(frame1 + UMAD_FRAME_HDR_SIZE);
 	n1 = madtext_format(frame1, req1.mad_len, tid, line1, sizeof(line1));
 	CHECK(n1 > 0);
 	if (n1 <= 0)
@@ -50,7 +48,7 @@ static void round_trip(const char *text, const char *want_in, const char *want_o
 	CHECK_INT(madtext_parse(line1, (size_t)n1 - 1, frame2, sizeof(frame2), &req2,
 				err, sizeof(err)), 0);
 	CHECK_INT(req2.mad_len, req1.mad_len);
-	CHECK(memcmp(frame1 + 64, frame2 + 64, req1.mad_len) == 0);
+	CHECK(memcmp(frame1 + UMAD_FRAME_HDR_SIZE, frame2 + UMAD_FRAME_HDR_SIZE, req1.mad_len) == 0);
 	CHECK(memcmp(frame1 + 16, frame2 + 16, 48) == 0);	/* the address */
 	n2 = madtext_format(frame2, req2.mad_len, tid, line2, sizeof(line2));
 	CHECK_INT(n2, n1);

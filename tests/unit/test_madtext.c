@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests for the text codec (src/madtext.c).
+ * Unit tests for the text codec (src/mad/: madnames.c, textscan.c,
+ * textbuild.c, textformat.c).
  *
  * Field positions are checked through libibmad's accessors, independently
  * of how the codec writes them.  `test_madtext --bench` instead runs a
@@ -19,7 +20,7 @@
 
 #include "umadfs/mad/madtext.h"
 
-#define FRAME_CAP (MADTEXT_FRAME_HDR_SIZE + 8192)
+#define FRAME_CAP (UMAD_FRAME_HDR_SIZE + 8192)
 
 static uint8_t frame[FRAME_CAP];
 static struct madtext_request req;
@@ -32,7 +33,7 @@ static struct ib_user_mad *hdr(void *f)
 
 static uint8_t *mad_of(void *f)
 {
-	return (uint8_t *)f + MADTEXT_FRAME_HDR_SIZE;
+	return (uint8_t *)f + UMAD_FRAME_HDR_SIZE;
 }
 
 static uint32_t field(void *f, enum MAD_FIELDS fld)
@@ -226,12 +227,12 @@ static void test_names_and_numbers(void)
 		  IB_SA_ATTR_MCRECORD);
 	CHECK_INT(madtext_attr_from_name(IB_SMI_CLASS, "NodeRecord", 10), -1);
 
-	CHECK(madtext_method_is_response(IB_MAD_METHOD_GET_RESPONSE));
-	CHECK(madtext_method_is_response(IB_MAD_METHOD_TRAP_REPRESS));
-	CHECK(!madtext_method_is_response(IB_MAD_METHOD_TRAP));
-	CHECK(madtext_class_uses_rmpp(IB_SA_CLASS));
-	CHECK(madtext_class_uses_rmpp(0x30));
-	CHECK(!madtext_class_uses_rmpp(IB_PERFORMANCE_CLASS));
+	CHECK(mad_method_is_response(IB_MAD_METHOD_GET_RESPONSE));
+	CHECK(mad_method_is_response(IB_MAD_METHOD_TRAP_REPRESS));
+	CHECK(!mad_method_is_response(IB_MAD_METHOD_TRAP));
+	CHECK(mad_class_uses_rmpp(IB_SA_CLASS));
+	CHECK(mad_class_uses_rmpp(0x30));
+	CHECK(!mad_class_uses_rmpp(IB_PERFORMANCE_CLASS));
 }
 
 static void test_lid_routed_and_keys(void)
@@ -466,7 +467,7 @@ static void test_mad_and_override(void)
 static void round_trip(const void *f, size_t mad_len, uint64_t tid,
 		       const char *must_contain, int line_no)
 {
-	static char line1[MADTEXT_FRAME_HDR_SIZE * 2 + 20000];
+	static char line1[UMAD_FRAME_HDR_SIZE * 2 + 20000];
 	static char line2[sizeof(line1)];
 	static uint8_t frame2[FRAME_CAP];
 	const struct ib_user_mad *h1 = f;
@@ -664,7 +665,7 @@ static void test_round_trips(void)
 
 static void test_format_limits(void)
 {
-	static uint8_t f[MADTEXT_FRAME_MIN];
+	static uint8_t f[UMAD_FRAME_MAX];
 	char small[100];
 	static char big[2000];
 
@@ -776,7 +777,7 @@ static void test_errors(void)
 	PARSE_FAILS_STR(line, -EMSGSIZE, "mad= is 8193 bytes");
 
 	/* Frame buffer too small for one MAD. */
-	CHECK_INT(madtext_parse("dr=0 method=get", 15, frame, MADTEXT_FRAME_MIN - 1,
+	CHECK_INT(madtext_parse("dr=0 method=get", 15, frame, UMAD_FRAME_MAX - 1,
 				&req, err, sizeof(err)), -EMSGSIZE);
 	/* errlen 0: no reason written, still an error. */
 	CHECK_INT(madtext_parse("x", 1, frame, sizeof(frame), &req, NULL, 0), -EINVAL);

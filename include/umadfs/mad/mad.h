@@ -11,6 +11,10 @@
 #define MAD_SIZE 256           /* one MAD; RMPP messages are longer */
 #define MAD_HDR_SIZE 24        /* the common MAD header (IBA 13.4.2) */
 #define UMAD_FRAME_MAX (UMAD_FRAME_HDR_SIZE + MAD_SIZE) /* one-MAD frame */
+/* Classes the kernel treats as RMPP classes that libibmad does not name. */
+#define MAD_CLASS_DEVICE_ADM 0x10
+#define MAD_CLASS_BIS 0x12
+#define MAD_LID_PERMISSIVE 0xffff /* directed-route ends, DR SMP's LID */
 
 /* A method that answers another (GetResp, TrapRepress, ...): the kernel's
  * ib_response_mad() without the baseboard special case. */
@@ -21,6 +25,11 @@ bool mad_method_is_response(unsigned method);
 bool mad_is_response(const uint8_t *mad);
 /* LID-routed or directed-route SMP (classes 0x01, 0x81). */
 bool mad_class_is_smi(unsigned mgmt_class);
+/* Vendor classes 0x30-0x4f: they carry an OUI (IB_VEND2_OUI_F). */
+bool mad_class_is_vendor_range2(unsigned mgmt_class);
+/* The kernel's ib_is_mad_class_rmpp(): only these classes may send a
+ * message longer than one MAD. */
+bool mad_class_uses_rmpp(unsigned mgmt_class);
 /* Methods that change state: Set, and Delete (SA). */
 bool mad_method_changes_state(unsigned method);
 

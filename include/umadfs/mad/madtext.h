@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "umadfs/mad/mad.h"
+
 /*
  * Longest line (without its '\n') the send file accepts.  The caller
  * enforces it (-EMSGSIZE); madtext_parse() itself takes any length.  At two
@@ -27,16 +29,9 @@
  */
 #define MADTEXT_LINE_MAX	16384
 
-/* sizeof(struct ib_user_mad): the umad header before the MAD bytes. */
-#define MADTEXT_FRAME_HDR_SIZE	64
-/* One MAD.  RMPP messages are longer (header layout of the first MAD). */
-#define MADTEXT_MAD_SIZE	256
-/* Smallest frame_cap madtext_parse() accepts. */
-#define MADTEXT_FRAME_MIN	(MADTEXT_FRAME_HDR_SIZE + MADTEXT_MAD_SIZE)
-
 /* What madtext_parse() found on the line besides the frame contents. */
 struct madtext_request {
-	/* Bytes of MAD after the 64-byte header: 256, or more for an RMPP send. */
+	/* Bytes of MAD after the umad header: 256, or more for an RMPP send. */
 	size_t mad_len;
 	/* timeout= in ms, or -1 when the line has none (use the file default). */
 	int timeout_ms;
@@ -50,7 +45,7 @@ struct madtext_request {
  * Parse one line (len bytes, without the '\n') into frame: the 64-byte umad
  * header (address, timeout_ms/retries as given else 0, length = 64 + mad_len;
  * agent_id and status 0) followed by the MAD.  frame_cap must be at least
- * MADTEXT_FRAME_MIN; RMPP sends need more.
+ * UMAD_FRAME_MAX (one MAD); RMPP sends need more.
  *
  * Returns 0, -EINVAL (syntax, unknown or duplicate key, bad or out-of-range
  * value, missing class/method/lid, ...) or -EMSGSIZE (payload larger than
@@ -102,14 +97,9 @@ const char *madtext_attr_name(int mgmt_class, int attr_id);
 /*
  * MAD layout per management class, as used by data=: the offset of the
  * class's data area in the MAD and its size in one MAD.  Classes that use
- * RMPP continue their data past one MAD (madtext_class_uses_rmpp()).
+ * RMPP continue their data past one MAD (mad_class_uses_rmpp()).
  */
 size_t madtext_data_offset(int mgmt_class);
 size_t madtext_data_size(int mgmt_class);
-bool madtext_class_uses_rmpp(int mgmt_class);
-
-/* A method that answers another (GetResp, TrapRepress, ReportResp, ...):
- * no response is expected to it, so the caller's default timeout is 0. */
-bool madtext_method_is_response(int method);
 
 #endif /* UMADFS_MADTEXT_H */
