@@ -436,6 +436,8 @@ int hotplug_start(hotplug_fn fn, void *ctx)
 		log_dbg("hotplug: simulated fabric: no CA hot-plug");
 		return 0;
 	}
+	if (hp.wake_fd >= 0)
+		return -EALREADY;
 	hp.fn = fn;
 	hp.ctx = ctx;
 	hp.stopping = false;

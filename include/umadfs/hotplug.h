@@ -51,7 +51,7 @@ typedef void (*hotplug_fn)(void *ctx, const struct hotplug_change *change);
  * every change after that.  Under umad2sim (no uevents, no sysfs) it does
  * nothing.  If the uevent socket cannot be opened (e.g. a network namespace
  * other than the host's gets no device uevents) it rescans every second.
- * Returns 0 or -errno. */
+ * Returns 0, -EALREADY if started already, or -errno. */
 int hotplug_start(hotplug_fn fn, void *ctx);
 /* Stops and joins the thread; a no-op if it never started. */
 void hotplug_stop(void);

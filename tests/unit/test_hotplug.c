@@ -287,6 +287,7 @@ static void test_thread(void)
 	double t0;
 
 	CHECK_INT(hotplug_start(count_change, NULL), 0);
+	CHECK_INT(hotplug_start(count_change, NULL), -EALREADY);
 	hotplug_kick("no-such-ca0");
 	hotplug_kick(NULL);
 	usleep(400 * 1000);
@@ -295,6 +296,8 @@ static void test_thread(void)
 	CHECK(now_s() - t0 < 0.5);
 	hotplug_stop(); /* twice: harmless */
 	hotplug_kick("rxe0"); /* stopped: ignored */
+	CHECK_INT(hotplug_start(count_change, NULL), 0); /* and again */
+	hotplug_stop();
 
 	setenv("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so", 1);
 	CHECK_INT(hotplug_start(count_change, NULL), 0);
