@@ -41,22 +41,6 @@ static void rq_node_put(struct node *n)
 	rq_put(n->owner);
 }
 
-static bool name_ok(const char *name)
-{
-	size_t len = strlen(name);
-
-	if (!len || len > RQ_NAME_MAX || name[0] == '.')
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char c = name[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
-			return false;
-	}
-	return true;
-}
-
 /* rq/ is root's (0755, whatever -o mad_group= says): creator is root. */
 static int rq_mkdir(struct node *dir, const char *name, uid_t creator,
 		    struct node **out)
@@ -67,8 +51,6 @@ static int rq_mkdir(struct node *dir, const char *name, uid_t creator,
 	bool exists;
 	int r;
 
-	if (!name_ok(name))
-		return -EINVAL;
 	/* Before making a QP for nothing. */
 	tree_rdlock();
 	exists = tree_child(dir, name) != NULL;
