@@ -377,10 +377,14 @@ static const struct node_ops ca_attr_ops = {
 	.release = textfile_release, .size = ca_attr_size,
 };
 
-/* Sizes would cost a MAD per stat: 0, with reads complete. */
+static off_t node_desc_size(struct node *n)
+{
+	return textfile_size(n, node_desc_show);
+}
+
 static const struct node_ops node_desc_ops = {
 	.open = node_desc_open, .read = textfile_read,
-	.release = textfile_release,
+	.release = textfile_release, .size = node_desc_size,
 };
 
 static const struct node_ops port_attr_ops = {
