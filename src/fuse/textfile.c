@@ -75,7 +75,7 @@ static void reply_open(fuse_req_t req, struct fuse_file_info *fi,
  * or padded.  A few slots by inode, each taken by the first open within
  * HANDOFF_MS; handoff_lock guards them all. */
 #define HANDOFF_SLOTS 64
-#define HANDOFF_MS 1000
+#define HANDOFF_MS 50
 
 struct handoff {
 	fuse_ino_t ino; /* 0: empty */

@@ -41,7 +41,7 @@ void textfile_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
  * the next open (textfile_size). */
 void textfile_drop_opens(void);
 /* st_size: the length the value has now, 0 if it cannot be read.  The
- * value itself is what the next open of n within a second reads, so a
+ * value itself is what the next open of n within 50 ms reads, so a
  * copy that stats, opens and reads st_size bytes gets it whole. */
 off_t textfile_size(struct node *n, textfile_show_fn show);
 
