@@ -109,7 +109,6 @@ struct mad_engine {
 	uint32_t generation;
 	struct agent agents[AGENTS_MAX];
 	unsigned nagents;
-	struct engine_stats stats;
 };
 
 static int64_t now_ms(void)
@@ -432,15 +431,12 @@ static int send_request(struct mad_engine *p, struct mad_sink *sink, void *frame
 		memcpy(e->head, frame, sizeof(e->head));
 		mad_set_tid(mad, (e->caller_tid & ~0xffffffffull) | e->wire_tid);
 	}
-	p->stats.sent++;
 	pthread_mutex_unlock(&p->lock);
 
 	r = ibumad_send(p->fd, agent, frame, mad_len, answered ? timeout_ms : 0,
 			retries);
 	if (r < 0) {
 		pthread_mutex_lock(&p->lock);
-		p->stats.sent--;
-		p->stats.send_errors++;
 		if (answered) {
 			/* Undo the TID rewrite too: the caller may retry. */
 			mad_set_tid(mad, p->pending[slot].caller_tid);
@@ -565,7 +561,6 @@ static unsigned expire_pending(struct mad_engine *p, bool all)
 			mad_set_tid(frame + IBUMAD_HDR_SIZE, e->caller_tid);
 			e->sink = NULL;
 			p->free_slots[p->nfree++] = i;
-			p->stats.timeouts++;
 		}
 		pthread_mutex_unlock(&p->lock);
 		if (!sink)
@@ -607,13 +602,11 @@ static void resend_failed(struct mad_engine *p, uint8_t *frame, size_t mad_len, 
 	struct mad_sink *sink = NULL;
 
 	pthread_mutex_lock(&p->lock);
-	p->stats.send_errors++;
 	if (p->pending[slot].sink && p->pending[slot].wire_tid == wire) {
 		sink = p->pending[slot].sink;
 		mad_set_tid(frame + IBUMAD_HDR_SIZE, p->pending[slot].caller_tid);
 		p->pending[slot].sink = NULL;
 		p->free_slots[p->nfree++] = slot;
-		p->stats.timeouts++;
 	}
 	pthread_mutex_unlock(&p->lock);
 	if (sink)
@@ -632,12 +625,8 @@ static void dispatch(struct mad_engine *p, uint8_t *frame, size_t mad_len)
 	bool resend = false;
 	int agent = 0, timeout_ms = 0, retries = 0;
 
-	if (mad_len < 24) {
-		pthread_mutex_lock(&p->lock);
-		p->stats.unmatched++;
-		pthread_mutex_unlock(&p->lock);
+	if (mad_len < 24)
 		return;
-	}
 	wire = (uint32_t)mad_tid(mad);
 	slot = wire & (PENDING_MAX - 1);
 
@@ -669,16 +658,11 @@ static void dispatch(struct mad_engine *p, uint8_t *frame, size_t mad_len)
 			mad_set_tid(mad, e->caller_tid);
 			e->sink = NULL;
 			p->free_slots[p->nfree++] = slot;
-			if (hdr->status == ETIMEDOUT)
-				p->stats.timeouts++;
-			else
-				p->stats.answered++;
 		}
 	} else if (!hdr->status && !mad_is_response(mad) &&
 		   (sink = registered_sink(p, mad))) {
-		p->stats.unsolicited++;
+		/* an unsolicited request for a registered agent */
 	} else {
-		p->stats.unmatched++;
 		log_dbg("%s/%u: unmatched MAD: status %u method 0x%02x tid 0x%016llx",
 			p->ca, p->portnum, hdr->status, mad[3],
 			(unsigned long long)mad_tid(mad));
@@ -951,13 +935,6 @@ void engine_close(struct mad_engine *p)
 	pthread_mutex_destroy(&p->dispatch_lock);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
-}
-
-void engine_get_stats(struct mad_engine *p, struct engine_stats *out)
-{
-	pthread_mutex_lock(&p->lock);
-	*out = p->stats;
-	pthread_mutex_unlock(&p->lock);
 }
 
 /* A one-shot sink for engine_query's caller, who waits on it. */

@@ -30,10 +30,6 @@ struct mad_sink {
 	const struct mad_sink_ops *ops;
 };
 
-struct engine_stats {
-	uint64_t sent, answered, timeouts, unsolicited, unmatched, send_errors;
-};
-
 /* An agent for unsolicited MADs (umad_register / umad_register_oui). */
 struct engine_registration {
 	unsigned mgmt_class, class_version;
@@ -92,7 +88,5 @@ int engine_list_registrations(struct mad_engine *p, struct mad_sink *sink,
 /* EIO while the engine holds the transport for dead, else 0; why gets the
  * reason (or what last made it probe, "" if nothing). */
 int engine_transport(struct mad_engine *p, char *why, size_t len);
-
-void engine_get_stats(struct mad_engine *p, struct engine_stats *out);
 
 #endif
