@@ -39,8 +39,7 @@ struct engine_registration {
 };
 
 /* Called from the receiver thread, no lock held, when the engine finds the
- * port's transport dead (err EIO) or alive again (err 0): see "liveness"
- * in engine.c. */
+ * port's transport dead (err EIO) or alive again (err 0): see liveness.c. */
 typedef void (*engine_transport_fn)(void *ctx, int err);
 
 /* Opens ca/portnum's umad device and starts its receiver thread.  The caller
@@ -67,8 +66,9 @@ int engine_send(struct mad_engine *p, struct mad_sink *sink, void *frame,
 void engine_cancel_sink(struct mad_engine *p, struct mad_sink *sink);
 
 /* Sends a request and waits for its answer, for the daemon's own queries
- * (attributes, counters).  frame holds the request on entry and the answer
- * on return (cap bytes of room, *mad_len set).  Returns 0, or -ETIMEDOUT,
+ * (attributes, counters: query.h; implemented in query.c).  frame holds
+ * the request on entry and the answer on return (cap bytes of room,
+ * *mad_len set).  Returns 0, or -ETIMEDOUT,
  * -ENODEV, or the answer's umad status as -errno. */
 int engine_query(struct mad_engine *p, void *frame, size_t cap, size_t *mad_len,
 	       int timeout_ms, int retries);
