@@ -19,7 +19,7 @@
 #include "umadfs/ca/attr.h"
 #include "umadfs/ca/device.h"
 #include "umadfs/engine/ibumad.h"
-#include "umadfs/engine/localmad.h"
+#include "umadfs/engine/query.h"
 #include "umadfs/ca/sysfmt.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
@@ -167,7 +167,7 @@ static int port_snapshot(struct ca_port *pd, struct port_snap *s)
 		read_sysfs_rate(&s->up, s->rate, sizeof(s->rate));
 		return 0;
 	}
-	r = localmad_smp_get(pd->engine, IB_ATTR_PORT_INFO, (unsigned)pd->portnum, pi);
+	r = query_smp_get(pd->engine, IB_ATTR_PORT_INFO, (unsigned)pd->portnum, pi);
 	if (r < 0) {
 		ibumad_release_port(&s->up);
 		return r == -EPROTO || r == -ETIMEDOUT ? -EIO : r;
@@ -352,7 +352,7 @@ static int node_desc_show(struct node *n, char *buf, size_t cap)
 
 		if (!pd || !pd->engine || !strcmp(pd->link_layer, "Ethernet"))
 			continue;
-		if (localmad_smp_get(pd->engine, IB_ATTR_NODE_DESC, 0, data) < 0)
+		if (query_smp_get(pd->engine, IB_ATTR_NODE_DESC, 0, data) < 0)
 			return -EIO;
 		return show_line(buf, cap, "%.*s\n",
 				 (int)strnlen((char *)data, IB_SMP_DATA_SIZE),

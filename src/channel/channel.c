@@ -9,7 +9,7 @@
 
 #include "umadfs/channel/channel.h"
 #include "umadfs/ca/device.h"
-#include "umadfs/engine/ibumad.h"
+#include "umadfs/mad/mad.h"
 #include "umadfs/base/log.h"
 #include "umadfs/mad/madtext.h"
 
@@ -25,8 +25,8 @@ unsigned channel_queue_limit = CHANNEL_QUEUE_DEFAULT;
  * this many per channel: a malloc and a free per MAD, one in each thread,
  * cost more than the rest of the queueing. */
 #define SPARE_MAX 64
-#define ITEM_SIZE(mad_len) (sizeof(struct channel_item) + IBUMAD_HDR_SIZE + \
-			    ((mad_len) > IBUMAD_MAD_SIZE ? (mad_len) : IBUMAD_MAD_SIZE))
+#define ITEM_SIZE(mad_len) (sizeof(struct channel_item) + UMAD_FRAME_HDR_SIZE + \
+			    ((mad_len) > MAD_SIZE ? (mad_len) : MAD_SIZE))
 
 static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len);
 
@@ -255,7 +255,7 @@ static ssize_t peek_line(void *ctx, char *scratch, size_t cap, char **line,
 
 	if (!it)
 		return 0;
-	mad = it->frame + IBUMAD_HDR_SIZE;
+	mad = it->frame + UMAD_FRAME_HDR_SIZE;
 	for (int i = 0; i < 8; i++)
 		tid = tid << 8 | mad[8 + i];
 	need = madtext_format_max(it->mad_len);
@@ -282,7 +282,7 @@ static void pop_item(void *ctx)
 	if (!ch->head)
 		ch->tail = NULL;
 	ch->queued--;
-	if (it->mad_len <= IBUMAD_MAD_SIZE && ch->nspare < SPARE_MAX) {
+	if (it->mad_len <= MAD_SIZE && ch->nspare < SPARE_MAX) {
 		it->next = ch->spare;
 		ch->spare = it;
 		ch->nspare++;
@@ -312,10 +312,10 @@ static ssize_t fill_frame(struct chan_open *of, char *buf, size_t size)
 
 	if (!it)
 		return 0;
-	len = IBUMAD_HDR_SIZE + it->mad_len;
+	len = UMAD_FRAME_HDR_SIZE + it->mad_len;
 	if (size < len) {
-		if (it->mad_len <= IBUMAD_MAD_SIZE ||
-		    size < IBUMAD_HDR_SIZE + IBUMAD_MAD_SIZE)
+		if (it->mad_len <= MAD_SIZE ||
+		    size < UMAD_FRAME_MAX)
 			return -EINVAL;
 		return -ENOSPC;
 	}
@@ -355,7 +355,7 @@ static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len)
 	if (!ch->q.dead &&
 	    (ch->queued < ch->limit || readq_has_parked(&ch->q))) {
 		it = ch->spare;
-		if (it && mad_len <= IBUMAD_MAD_SIZE) {
+		if (it && mad_len <= MAD_SIZE) {
 			ch->spare = it->next;
 			ch->nspare--;
 		} else {
@@ -372,7 +372,7 @@ static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len)
 	}
 	it->next = NULL;
 	it->mad_len = mad_len;
-	memcpy(it->frame, frame, IBUMAD_HDR_SIZE + mad_len);
+	memcpy(it->frame, frame, UMAD_FRAME_HDR_SIZE + mad_len);
 	if (ch->tail)
 		ch->tail->next = it;
 	else
