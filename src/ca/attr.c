@@ -19,7 +19,6 @@
 #include "umadfs/ca/attr.h"
 #include "umadfs/ca/device.h"
 #include "umadfs/engine/ibumad.h"
-#include "umadfs/engine/query.h"
 #include "umadfs/ca/sysfmt.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
@@ -167,7 +166,7 @@ static int port_snapshot(struct ca_port *pd, struct port_snap *s)
 		read_sysfs_rate(&s->up, s->rate, sizeof(s->rate));
 		return 0;
 	}
-	r = query_smp_get(pd->engine, IB_ATTR_PORT_INFO, (unsigned)pd->portnum, pi);
+	r = ca_port_smp_get(pd, IB_ATTR_PORT_INFO, (unsigned)pd->portnum, pi);
 	if (r < 0) {
 		ibumad_release_port(&s->up);
 		return r == -EPROTO || r == -ETIMEDOUT ? -EIO : r;
@@ -350,9 +349,14 @@ static int node_desc_show(struct node *n, char *buf, size_t cap)
 	for (int i = 0; i < UMAD_CA_MAX_PORTS; i++) {
 		struct ca_port *pd = ca->ports[i];
 
-		if (!pd || !pd->engine || !strcmp(pd->link_layer, "Ethernet"))
+		int r;
+
+		if (!pd || !strcmp(pd->link_layer, "Ethernet"))
 			continue;
-		if (query_smp_get(pd->engine, IB_ATTR_NODE_DESC, 0, data) < 0)
+		r = ca_port_smp_get(pd, IB_ATTR_NODE_DESC, 0, data);
+		if (r == -ENODEV)
+			continue; /* no engine: the next port, or sysfs */
+		if (r < 0)
 			return -EIO;
 		return show_line(buf, cap, "%.*s\n",
 				 (int)strnlen((char *)data, IB_SMP_DATA_SIZE),

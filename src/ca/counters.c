@@ -9,7 +9,6 @@
 #include "umadfs/ca/attr.h"
 #include "umadfs/ca/counters.h"
 #include "umadfs/ca/device.h"
-#include "umadfs/engine/query.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 
@@ -59,7 +58,7 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 	if (lid < 0)
 		return lid;
 	memset(data, 0, sizeof(data));
-	r = query_pma_get(pd->engine, (unsigned)lid, CLASS_PORT_INFO, data);
+	r = ca_port_pma_get(pd, (unsigned)lid, CLASS_PORT_INFO, data);
 	if (r < 0)
 		return r == -ENODEV || r == -ENETDOWN ? r : -EIO;
 	capmask = mad_get_field(data, 0, IB_CPI_CAPMASK_F);
@@ -74,12 +73,12 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 	if (ext) {
 		mad_set_field(data, 0, IB_PC_EXT_PORT_SELECT_F, (unsigned)pd->portnum);
 		mad_set_field(data, 0, IB_PC_EXT_COUNTER_SELECT_F, 0xffff);
-		r = query_pma_get(pd->engine, (unsigned)lid,
+		r = ca_port_pma_get(pd, (unsigned)lid,
 				  IB_GSI_PORT_COUNTERS_EXT, data);
 	} else {
 		mad_set_field(data, 0, IB_PC_PORT_SELECT_F, (unsigned)pd->portnum);
 		mad_set_field(data, 0, IB_PC_COUNTER_SELECT_F, 0xffff);
-		r = query_pma_get(pd->engine, (unsigned)lid,
+		r = ca_port_pma_get(pd, (unsigned)lid,
 				  IB_GSI_PORT_COUNTERS, data);
 	}
 	if (r < 0)

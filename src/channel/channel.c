@@ -78,18 +78,45 @@ struct channel *channel_new(struct ca_port *pd, const char *name)
 	return ch;
 }
 
+struct mad_engine *channel_engine(struct channel *ch, int *err)
+{
+	return ch->pd ? ca_port_engine(ch->pd, err) : NULL;
+}
+
+void channel_engine_done(struct channel *ch)
+{
+	ca_port_engine_done(ch->pd);
+}
+
 /* A new channel starts with its port's transport state (readq_ops). */
 static int channel_initial_error(struct readq *q)
 {
 	struct channel *ch = channel_of_queue(q);
+	int err = 0;
+	struct mad_engine *engine = channel_engine(ch, &err);
 
-	return ch->pd && ch->pd->engine ? engine_transport(ch->pd->engine, NULL, 0) : 0;
+	/* A port whose CA is gone (-ENODEV) fails reads as its channels
+	 * did; one whose device never opened waits, as it always has. */
+	if (!engine)
+		return err == -ENODEV ? EIO : 0;
+	err = engine_transport(engine, NULL, 0);
+	channel_engine_done(ch);
+	return err;
+}
+
+static void channel_unregister(struct channel *ch)
+{
+	struct mad_engine *engine = channel_engine(ch, NULL);
+
+	if (engine) {
+		engine_unregister_sink(engine, &ch->sink);
+		channel_engine_done(ch);
+	}
 }
 
 void channel_shut(struct channel *ch)
 {
-	if (ch->pd && ch->pd->engine)
-		engine_unregister_sink(ch->pd->engine, &ch->sink);
+	channel_unregister(ch);
 	readq_kill(&ch->q, ENODEV);
 }
 
@@ -98,23 +125,22 @@ void channel_get(struct channel *ch)
 	__atomic_add_fetch(&ch->refs, 1, __ATOMIC_RELAXED);
 }
 
+static void free_items(struct channel_item *it)
+{
+	while (it) {
+		struct channel_item *next = it->next;
+
+		free(it);
+		it = next;
+	}
+}
+
 static void channel_free(struct channel *ch)
 {
-	if (ch->pd && ch->pd->engine)
-		engine_unregister_sink(ch->pd->engine, &ch->sink);
+	channel_unregister(ch);
 	readq_destroy(&ch->q);
-	while (ch->head) {
-		struct channel_item *it = ch->head;
-
-		ch->head = it->next;
-		free(it);
-	}
-	while (ch->spare) {
-		struct channel_item *it = ch->spare;
-
-		ch->spare = it->next;
-		free(it);
-	}
+	free_items(ch->head);
+	free_items(ch->spare);
 	free(ch);
 }
 
@@ -149,6 +175,28 @@ void channels_set_transport(struct ca_port *pd, int err)
 	struct transport_change tc = { pd, err };
 
 	readq_for_each(&channel_readq_ops, channel_set_transport, &tc);
+}
+
+/* Its port is gone: reads fail with EIO for good, nothing stays queued. */
+static void channel_port_gone(struct readq *q, void *ctx)
+{
+	struct channel *ch = channel_of_queue(q);
+	struct channel_item *items;
+
+	if (ch->pd != ctx)
+		return;
+	readq_set_error(q, EIO);
+	pthread_mutex_lock(&q->lock);
+	items = ch->head;
+	ch->head = ch->tail = NULL;
+	ch->queued = 0;
+	pthread_mutex_unlock(&q->lock);
+	free_items(items);
+}
+
+void channels_port_gone(struct ca_port *pd)
+{
+	readq_for_each(&channel_readq_ops, channel_port_gone, pd);
 }
 
 void channel_set_error(struct channel *ch, const char *fmt, ...)
@@ -211,12 +259,13 @@ int channel_wait_unused(struct channel *ch)
 int channel_send(struct channel *ch, void *frame, size_t mad_len,
 		 int timeout_ms, int retries)
 {
+	struct mad_engine *engine = channel_engine(ch, NULL);
 	int r;
 
-	if (!ch->pd || !ch->pd->engine)
+	if (!engine)
 		return -EIO;
-	r = engine_send(ch->pd->engine, &ch->sink, frame, mad_len, timeout_ms,
-		      retries);
+	r = engine_send(engine, &ch->sink, frame, mad_len, timeout_ms, retries);
+	channel_engine_done(ch);
 	/* Not under q.lock, which the receiver takes for every answer. */
 	if (r == 0)
 		__atomic_add_fetch(&ch->sent, 1, __ATOMIC_RELAXED);
@@ -226,9 +275,18 @@ int channel_send(struct channel *ch, void *frame, size_t mad_len,
 void channel_strerror(struct channel *ch, int r, char *buf, size_t len)
 {
 	char why[320] = "";
+	struct mad_engine *engine;
+	int down;
 
-	if (r == -EIO && ch->pd && ch->pd->engine) {
-		if (engine_transport(ch->pd->engine, why, sizeof(why)))
+	if (r == -EIO && (engine = channel_engine(ch, NULL)) == NULL && ch->pd) {
+		snprintf(buf, len, "%s (the port has no umad device: its CA is "
+			 "gone or could not be opened)", strerror(EIO));
+		return;
+	}
+	if (r == -EIO && ch->pd) {
+		down = engine_transport(engine, why, sizeof(why));
+		channel_engine_done(ch);
+		if (down)
 			snprintf(buf, len, "%s (the port's transport is down: %s)",
 				 strerror(EIO), why);
 		else if (why[0])

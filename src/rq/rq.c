@@ -127,9 +127,47 @@ static int rq_rmdir(struct node *dir, struct node *child)
 	tree_wrlock();
 	tree_unlink(child);
 	tree_unlock();
-	rq_teardown(rq);
+	rq_teardown(rq, ENODEV);
 	rq_put(rq);
 	return 0;
+}
+
+/* A queue of rq_dir still up, now marked shut, with a reference; NULL
+ * when none is left. */
+static struct rq *shut_next(struct node *rq_dir)
+{
+	struct rq *found = NULL;
+
+	tree_rdlock();
+	for (struct node *c = rq_dir->children; c && !found; c = c->next_sibling) {
+		struct rq *rq = c->owner;
+
+		pthread_mutex_lock(&rq->q.lock);
+		if (!rq->shut) {
+			rq->shut = true;
+			rq_get(rq);
+			found = rq;
+		}
+		pthread_mutex_unlock(&rq->q.lock);
+	}
+	tree_unlock();
+	return found;
+}
+
+void rq_port_gone(struct node *port_dir)
+{
+	struct node *dir;
+	struct rq *rq;
+
+	tree_rdlock();
+	dir = tree_child(port_dir, "rq");
+	tree_unlock();
+	if (!dir)
+		return;
+	while ((rq = shut_next(dir)) != NULL) {
+		rq_teardown(rq, EIO);
+		rq_put(rq);
+	}
 }
 
 static const struct dir_ops rq_dir_ops = {
