@@ -8,9 +8,12 @@
 #   hotplug/poller-pollerr a poll() of an agents/ channel's recv, waiting
 #                          before the delete, returns POLLERR
 #   hotplug/umad-close     an open umad closes at once; its read fails with EIO
+#   hotplug/rq-released    `rdma link delete` completes although an rq/ queue
+#                          existed (the kernel waits for verbs contexts: the
+#                          daemon closes the queue's at once)
 #   hotplug/readd-*        after `rdma link add rxe0 ...`: the directory is
 #                          back, ACTIVE, and a GSI Get written to send is
-#                          answered (a fresh engine)
+#                          answered (a fresh engine), and rq/ makes a queue
 #   hotplug/new-ca-*       rxe9, added on dummy9 while mounted, appears with
 #                          its port and answers a GSI Get too
 . /lib/umadfs-vm/checklib.sh
@@ -58,12 +61,19 @@ gsi_get() {
 
 [ -d "$P" ] || { fail setup "no $P"; check_exit; }
 mkdir "$P/agents/hp"
+mkdir "$P/rq/hq" || fail rq-released "mkdir rq/hq failed"
 (cat "$P/recv" >/tmp/hp-reader.out 2>/tmp/hp-reader.err; echo $? >/tmp/hp-reader.rc) &
 (rq_probe poll "$P/agents/hp/recv" 20000 >/tmp/hp-poll.out 2>&1; echo $? >/tmp/hp-poll.rc) &
 exec 3<>"$P/umad"
 sleep 0.5
 
-rdma link delete $CA 2>/tmp/hp-del.err || fail delete "$(cat /tmp/hp-del.err)"
+(rdma link delete $CA 2>/tmp/hp-del.err; echo $? >/tmp/hp-del.rc) &
+if t=$(wait_for 50 there /tmp/hp-del.rc); then
+	[ "$(cat /tmp/hp-del.rc)" = 0 ] && pass rq-released "rdma link delete returned after ${t}00 ms" ||
+		fail rq-released "rdma link delete: $(cat /tmp/hp-del.err)"
+else
+	fail rq-released "rdma link delete still blocked 5 s later (a verbs context left open?)"
+fi
 if t=$(wait_for 30 gone "$UMADFS_MNT/$CA"); then
 	pass dir-gone "after ${t}00 ms; ls: $(ls "$UMADFS_MNT" | tr '\n' ' ')"
 else
@@ -71,7 +81,7 @@ else
 fi
 if t=$(wait_for 30 there /tmp/hp-reader.rc); then
 	case "$(cat /tmp/hp-reader.err)" in
-	*"I/O error"*) pass reader-eio "after ${t}00 ms: $(cat /tmp/hp-reader.err)" ;;
+	*"Input/output error"*) pass reader-eio "after ${t}00 ms: $(cat /tmp/hp-reader.err)" ;;
 	*) fail reader-eio "rc $(cat /tmp/hp-reader.rc): $(cat /tmp/hp-reader.err)" ;;
 	esac
 else
@@ -89,7 +99,7 @@ if timeout 3 dd bs=320 count=1 <&3 >/dev/null 2>/tmp/hp-umad.err; then
 	fail umad-close "a read of the open umad succeeded"
 else
 	case "$(cat /tmp/hp-umad.err)" in
-	*"I/O error"*) exec 3>&- && pass umad-close "read: EIO; closed" ;;
+	*"Input/output error"*) exec 3>&- && pass umad-close "read: EIO; closed" ;;
 	*) exec 3>&-; fail umad-close "read: $(cat /tmp/hp-umad.err)" ;;
 	esac
 fi
@@ -99,6 +109,13 @@ if rdma link add $CA type rxe netdev dummy0 2>/tmp/hp-add.err; then
 	if t=$(wait_for 50 active "$P") && wait_for 50 gid_ready $CA >/dev/null; then
 		pass readd-active "MOUNT/$CA/ports/1 ACTIVE after ${t}00 ms"
 		gsi_get readd-gsi-get $CA 0x91
+		if mkdir "$P/rq/hq2" 2>/tmp/hp-rq.err; then
+			rd qpn "$P/rq/hq2/qpn"
+			rmdir "$P/rq/hq2" && pass readd-rq "rq/hq2 made (QPN $qpn) and removed" ||
+				fail readd-rq "rmdir rq/hq2 failed"
+		else
+			fail readd-rq "mkdir rq/hq2: $(cat /tmp/hp-rq.err)"
+		fi
 	else
 		fail readd-active "not ACTIVE 5 s after the add: $(ls "$UMADFS_MNT" | tr '\n' ' ')"
 	fi
@@ -119,4 +136,8 @@ if rdma link add rxe9 type rxe netdev dummy9 2>/tmp/hp-add9.err; then
 else
 	fail new-ca-appears "rdma link add rxe9: $(cat /tmp/hp-add9.err)"
 fi
+# Nothing of this check may stay open on the mount: /init unmounts next.
+open_files=$(ls -l /proc/[0-9]*/fd 2>/dev/null | grep "$UMADFS_MNT" | tr '\n' ' ')
+[ -z "$open_files" ] && pass nothing-open "no fd on the mount" ||
+	fail nothing-open "$open_files"
 check_exit
