@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "umadfs/base/number.h"
 #include "umadfs/channel/access.h"
 #include "umadfs/channel/channel.h"
 #include "umadfs/ca/device.h"
@@ -409,25 +410,19 @@ static void setting_write(fuse_req_t req, struct node *n, const char *buf,
 			  size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct channel *ch = n->owner;
-	long long max = n->file == SET_TIMEOUT ? 3600000 : 100;
-	char text[32], *end;
-	long long v;
+	uint64_t max = n->file == SET_TIMEOUT ? 3600000 : 100, v;
 	size_t len = size;
 
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
 		len--;
-	if (!len || len >= sizeof(text)) {
+	if (!len || len >= 32) {
 		channel_set_error(ch, "%s: expected one number", n->name);
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	memcpy(text, buf, len);
-	text[len] = '\0';
-	errno = 0;
-	v = strtoll(text, &end, 0);
-	if (errno || *end || v < 0 || v > max) {
-		channel_set_error(ch, "%s: '%s' is not a number from 0 to %lld",
-				  n->name, text, max);
+	if (number_parse_value(buf, len, 0, max, &v) < 0) {
+		channel_set_error(ch, "%s: '%.*s' is not a number from 0 to %" PRIu64,
+				  n->name, (int)len, buf, max);
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
