@@ -177,7 +177,7 @@ static void register_write(fuse_req_t req, struct node *n, const char *buf,
 			if (r == 0 && !privileged)
 				r = access_check_class(reg.mgmt_class, why, sizeof(why));
 			if (r == 0)
-				r = engine_register(engine, &ch->sink, &reg, why,
+				r = engine_register(engine, &ch->unsolicited.sink, &reg, why,
 						  sizeof(why));
 			if (r < 0) {
 				channel_engine_done(ch);
@@ -205,7 +205,7 @@ static int register_show(struct node *n, char *buf, size_t cap)
 
 	if (!engine)
 		return 0;
-	count = engine_list_registrations(engine, &ch->sink, regs, ids, 32);
+	count = engine_list_registrations(engine, &ch->unsolicited.sink, regs, ids, 32);
 	channel_engine_done(ch);
 	for (int i = 0; i < count; i++) {
 		int w = snprintf(buf + used, cap - used,
