@@ -78,7 +78,6 @@ struct channel *channel_new(struct ca_port *port, const char *name)
 	chan_sink_init(&ch->unsolicited, ch);
 	chan_sink_init(&ch->text, ch);
 	ch->port = port;
-	snprintf(ch->name, sizeof(ch->name), "%s", name);
 	if (port)
 		snprintf(ch->where, sizeof(ch->where), "%s/%d %s", port->ca->name,
 			 port->portnum, name);

@@ -38,9 +38,10 @@ struct chan_sink {
 struct channel {
 	struct chan_sink unsolicited; /* its registrations' MADs: any reader */
 	struct chan_sink text;        /* answers to `send`: text readers */
-	struct ca_port *port; /* only for its engine: channel_engine() */
-	char name[64];
-	char where[96];       /* "CA/port name", for messages */
+	/* Only for its engine (channel_engine()) and to know which port's
+	 * events (channels_set_transport, channels_port_gone) are its own. */
+	struct ca_port *port;
+	char where[128];      /* "CA/port name", for messages */
 
 	struct readq q; /* readers; q.lock guards everything below too */
 	struct channel_item *head, *tail;
