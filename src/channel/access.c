@@ -6,7 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "umadfs/base/number.h"
 #include "umadfs/channel/access.h"
+#include "umadfs/mad/mad.h"
 #include "umadfs/mad/madtext.h"
 #include "umadfs/fuse/tree.h"
 
@@ -50,13 +52,10 @@ int access_set_group(const char *group, bool smi, char *why, size_t whylen)
 	int r;
 
 	if (group[0] >= '0' && group[0] <= '9') {
-		char *end;
-		unsigned long v;
+		uint64_t v;
 
 		/* A number is a GID as chown takes it: it need not be named. */
-		errno = 0;
-		v = strtoul(group, &end, 10);
-		if (errno || *end || v >= (gid_t)-1) {
+		if (number_parse(group, strlen(group), &v) < 0 || v >= (gid_t)-1) {
 			snprintf(why, whylen, "expected a group name or a GID below %u",
 				 (unsigned)(gid_t)-1);
 			return -EINVAL;
@@ -138,7 +137,7 @@ int access_check_class(unsigned mgmt_class, char *why, size_t whylen)
 	/* QP0: the SMAs act on what arrives there (a PortInfo Set disables
 	 * a port) unless the SM guards them with an M_Key, which many
 	 * fabrics do not; SMP Gets read M_Keys and routes. */
-	if (mgmt_class == 0x01 || mgmt_class == 0x81) {
+	if (mad_class_is_smi(mgmt_class)) {
 		snprintf(why, whylen, "class %s (0x%02x) is subnet management: "
 			 WHO_MAY, name ? name : "?", mgmt_class);
 		return -EPERM;
@@ -153,11 +152,11 @@ int access_check_mad(const uint8_t *mad, char *why, size_t whylen)
 
 	if (r < 0)
 		return r;
-	/* Set (0x02) writes an attribute in every class (PerfMgt Set clears
-	 * counters, SA Set adds records); SA Delete (0x15) removes records.
-	 * Gets, GetTable, Send, Trap, Report and responses leave the
-	 * receiver's settings as they were. */
-	if (method == 0x02 || method == 0x15) {
+	/* Set writes an attribute in every class (PerfMgt Set clears
+	 * counters, SA Set adds records); SA Delete removes records.  Gets,
+	 * GetTable, Send, Trap, Report and responses leave the receiver's
+	 * settings as they were. */
+	if (mad_method_changes_state(method)) {
 		snprintf(why, whylen, "method %s (0x%02x) changes state: " WHO_MAY,
 			 madtext_method_name((int)method), method);
 		return -EPERM;

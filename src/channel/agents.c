@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "umadfs/base/number.h"
 #include "umadfs/channel/access.h"
 #include "umadfs/channel/agents.h"
 #include "umadfs/channel/channel.h"
 #include "umadfs/ca/device.h"
 #include "umadfs/channel/madfile.h"
+#include "umadfs/mad/mad.h"
 #include "umadfs/mad/madtext.h"
 #include "umadfs/engine/engine.h"
 #include "umadfs/fuse/textfile.h"
@@ -19,6 +21,96 @@
 #define AGENT_NAME_MAX 63
 
 /* ---- register ---- */
+
+/* val as a number from min to max: 0, or -EINVAL. */
+static int number_in_range(const char *val, uint64_t min, uint64_t max,
+			   unsigned *out)
+{
+	uint64_t v;
+
+	if (number_parse(val, strlen(val), &v) < 0 || v < min || v > max)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* class=: a name (madtext's) or a number from 1 to 0xff. */
+static int parse_class(const char *val, unsigned *out)
+{
+	int c = madtext_class_from_name(val, strlen(val));
+
+	if (c >= 0) {
+		*out = (unsigned)c;
+		return 0;
+	}
+	return number_in_range(val, 1, 0xff, out);
+}
+
+/* methods=get,set,...: names or numbers of request methods, into bits. */
+static int parse_methods(char *val, uint64_t methods[2], char *why, size_t whylen)
+{
+	char *save = NULL;
+
+	for (char *m = strtok_r(val, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+		int meth = madtext_method_from_name(m, strlen(m));
+		unsigned v;
+
+		if (meth < 0) {
+			if (number_in_range(m, 0, 0x7f, &v) < 0) {
+				snprintf(why, whylen, "unknown method '%s'", m);
+				return -EINVAL;
+			}
+			meth = (int)v;
+		}
+		if (meth & 0x80) {
+			snprintf(why, whylen, "method '%s' is a response: responses "
+				 "are matched to requests, not registered", m);
+			return -EINVAL;
+		}
+		methods[meth / 64] |= 1ull << (meth % 64);
+	}
+	return 0;
+}
+
+/* One key=value of a registration line into reg. */
+static int parse_key(const char *key, char *val, struct engine_registration *reg,
+		     bool *have_class, bool *have_version, char *why, size_t whylen)
+{
+	unsigned v;
+
+	if (!strcmp(key, "class")) {
+		*have_class = parse_class(val, &reg->mgmt_class) == 0;
+		if (!*have_class)
+			snprintf(why, whylen, "unknown class '%s'", val);
+		return *have_class ? 0 : -EINVAL;
+	}
+	if (!strcmp(key, "version")) {
+		*have_version = number_in_range(val, 0, 0xff, &reg->class_version) == 0;
+		if (!*have_version)
+			snprintf(why, whylen, "bad version '%s'", val);
+		return *have_version ? 0 : -EINVAL;
+	}
+	if (!strcmp(key, "methods"))
+		return parse_methods(val, reg->methods, why, whylen);
+	if (!strcmp(key, "oui")) {
+		if (number_in_range(val, 0, 0xffffff, &v) < 0) {
+			snprintf(why, whylen, "bad oui '%s'", val);
+			return -EINVAL;
+		}
+		reg->oui = v;
+		return 0;
+	}
+	if (!strcmp(key, "rmpp")) {
+		if (strcmp(val, "0") && strcmp(val, "1")) {
+			snprintf(why, whylen, "rmpp= takes 0 or 1");
+			return -EINVAL;
+		}
+		reg->rmpp = val[0] == '1';
+		return 0;
+	}
+	snprintf(why, whylen, "unknown key '%s'", key);
+	return -EINVAL;
+}
 
 /* Parses "class=... version=... methods=get,set [oui=0x...] [rmpp=1]". */
 static int parse_registration(const char *line, size_t len,
@@ -35,80 +127,17 @@ static int parse_registration(const char *line, size_t len,
 	buf[len] = '\0';
 	memset(reg, 0, sizeof(*reg));
 	for (tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-		char *eq = strchr(tok, '='), *val, *end;
-		unsigned long v;
+		char *eq = strchr(tok, '=');
+		int r;
 
 		if (!eq) {
 			snprintf(why, whylen, "'%s' is not key=value", tok);
 			return -EINVAL;
 		}
 		*eq = '\0';
-		val = eq + 1;
-		if (!strcmp(tok, "class")) {
-			int c = madtext_class_from_name(val, strlen(val));
-
-			if (c < 0) {
-				errno = 0;
-				v = strtoul(val, &end, 0);
-				if (errno || *end || !*val || v == 0 || v > 0xff) {
-					snprintf(why, whylen, "unknown class '%s'", val);
-					return -EINVAL;
-				}
-				c = (int)v;
-			}
-			reg->mgmt_class = (unsigned)c;
-			have_class = true;
-		} else if (!strcmp(tok, "version")) {
-			errno = 0;
-			v = strtoul(val, &end, 0);
-			if (errno || *end || !*val || v > 0xff) {
-				snprintf(why, whylen, "bad version '%s'", val);
-				return -EINVAL;
-			}
-			reg->class_version = (unsigned)v;
-			have_version = true;
-		} else if (!strcmp(tok, "methods")) {
-			char *msave = NULL;
-
-			for (char *m = strtok_r(val, ",", &msave); m;
-			     m = strtok_r(NULL, ",", &msave)) {
-				int meth = madtext_method_from_name(m, strlen(m));
-
-				if (meth < 0) {
-					errno = 0;
-					v = strtoul(m, &end, 0);
-					if (errno || *end || !*m || v > 0x7f) {
-						snprintf(why, whylen, "unknown method '%s'", m);
-						return -EINVAL;
-					}
-					meth = (int)v;
-				}
-				if (meth & 0x80) {
-					snprintf(why, whylen, "method '%s' is a response: "
-						 "responses are matched to requests, not "
-						 "registered", m);
-					return -EINVAL;
-				}
-				reg->methods[meth / 64] |= 1ull << (meth % 64);
-			}
-		} else if (!strcmp(tok, "oui")) {
-			errno = 0;
-			v = strtoul(val, &end, 0);
-			if (errno || *end || !*val || v > 0xffffff) {
-				snprintf(why, whylen, "bad oui '%s'", val);
-				return -EINVAL;
-			}
-			reg->oui = (uint32_t)v;
-		} else if (!strcmp(tok, "rmpp")) {
-			if (strcmp(val, "0") && strcmp(val, "1")) {
-				snprintf(why, whylen, "rmpp= takes 0 or 1");
-				return -EINVAL;
-			}
-			reg->rmpp = val[0] == '1';
-		} else {
-			snprintf(why, whylen, "unknown key '%s'", tok);
-			return -EINVAL;
-		}
+		r = parse_key(tok, eq + 1, reg, &have_class, &have_version, why, whylen);
+		if (r < 0)
+			return r;
 	}
 	if (!have_class) {
 		snprintf(why, whylen, "class= missing");
@@ -148,7 +177,7 @@ static void register_write(fuse_req_t req, struct node *n, const char *buf,
 			if (r == 0 && !privileged)
 				r = access_check_class(reg.mgmt_class, why, sizeof(why));
 			if (r == 0)
-				r = engine_register(engine, &ch->sink, &reg, why,
+				r = engine_register(engine, &ch->unsolicited.sink, &reg, why,
 						  sizeof(why));
 			if (r < 0) {
 				channel_engine_done(ch);
@@ -176,7 +205,7 @@ static int register_show(struct node *n, char *buf, size_t cap)
 
 	if (!engine)
 		return 0;
-	count = engine_list_registrations(engine, &ch->sink, regs, ids, 32);
+	count = engine_list_registrations(engine, &ch->unsolicited.sink, regs, ids, 32);
 	channel_engine_done(ch);
 	for (int i = 0; i < count; i++) {
 		int w = snprintf(buf + used, cap - used,

@@ -1,5 +1,5 @@
-/* Channels: bounded queues of received MADs, read as text lines or as
- * umad frames.  Parking, interrupts and poll live in readq.c. */
+/* Channels: bounded queues of received MADs, each item for the readers of
+ * the sink it came to, read as text lines or umad frames (readq.c parks). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +14,8 @@
 #include "umadfs/mad/madtext.h"
 
 struct channel_item {
-	struct channel_item *next;
+	struct channel_item *next; /* first: find_item's links */
+	const struct mad_sink *sink; /* which readers may take it */
 	size_t mad_len;
 	uint8_t frame[]; /* 64-byte umad header + mad_len bytes */
 };
@@ -28,23 +29,30 @@ unsigned channel_queue_limit = CHANNEL_QUEUE_DEFAULT;
 #define ITEM_SIZE(mad_len) (sizeof(struct channel_item) + UMAD_FRAME_HDR_SIZE + \
 			    ((mad_len) > MAD_SIZE ? (mad_len) : MAD_SIZE))
 
-static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len);
+static bool channel_queue(struct chan_sink *cs, const void *frame, size_t mad_len);
+static struct mad_sink *answers_of(struct chan_open *of);
 
 /* The engine queues a drain's worth of frames, then flushes once. */
-static void channel_sink_deliver(struct mad_sink *sink, const void *frame,
-				 size_t mad_len)
+static void chan_sink_deliver(struct mad_sink *sink, const void *frame,
+			      size_t mad_len)
 {
-	channel_queue((struct channel *)sink, frame, mad_len);
+	channel_queue((struct chan_sink *)sink, frame, mad_len);
 }
 
-static void channel_sink_flush(struct mad_sink *sink)
+static void chan_sink_flush(struct mad_sink *sink)
 {
-	readq_wake(&((struct channel *)sink)->q);
+	readq_wake(&((struct chan_sink *)sink)->ch->q);
 }
 
-static const struct mad_sink_ops channel_sink_ops = {
-	.deliver = channel_sink_deliver, .flush = channel_sink_flush,
+static const struct mad_sink_ops chan_sink_ops = {
+	.deliver = chan_sink_deliver, .flush = chan_sink_flush,
 };
+
+static void chan_sink_init(struct chan_sink *cs, struct channel *ch)
+{
+	cs->sink.ops = &chan_sink_ops;
+	cs->ch = ch;
+}
 
 static struct channel *channel_of_queue(struct readq *q)
 {
@@ -61,15 +69,20 @@ static const struct readq_ops channel_readq_ops = {
 	.initial_error = channel_initial_error, .drop_open = channel_drop_open,
 };
 
-struct channel *channel_new(struct ca_port *pd, const char *name)
+struct channel *channel_new(struct ca_port *port, const char *name)
 {
 	struct channel *ch = calloc(1, sizeof(*ch));
 
 	if (!ch)
 		return NULL;
-	ch->sink.ops = &channel_sink_ops;
-	ch->pd = pd;
-	snprintf(ch->name, sizeof(ch->name), "%s", name);
+	chan_sink_init(&ch->unsolicited, ch);
+	chan_sink_init(&ch->text, ch);
+	ch->port = port;
+	if (port)
+		snprintf(ch->where, sizeof(ch->where), "%s/%d %s", port->ca->name,
+			 port->portnum, name);
+	else
+		snprintf(ch->where, sizeof(ch->where), "%s", name);
 	ch->refs = 1;
 	ch->limit = channel_queue_limit;
 	ch->timeout_ms = CHANNEL_TIMEOUT_DEFAULT;
@@ -80,12 +93,12 @@ struct channel *channel_new(struct ca_port *pd, const char *name)
 
 struct mad_engine *channel_engine(struct channel *ch, int *err)
 {
-	return ch->pd ? ca_port_engine(ch->pd, err) : NULL;
+	return ch->port ? ca_port_engine(ch->port, err) : NULL;
 }
 
 void channel_engine_done(struct channel *ch)
 {
-	ca_port_engine_done(ch->pd);
+	ca_port_engine_done(ch->port);
 }
 
 /* A new channel starts with its port's transport state (readq_ops). */
@@ -109,7 +122,8 @@ static void channel_unregister(struct channel *ch)
 	struct mad_engine *engine = channel_engine(ch, NULL);
 
 	if (engine) {
-		engine_unregister_sink(engine, &ch->sink);
+		engine_unregister_sink(engine, &ch->unsolicited.sink);
+		engine_cancel_sink(engine, &ch->text.sink);
 		channel_engine_done(ch);
 	}
 }
@@ -157,7 +171,7 @@ static void channel_drop_open(struct readq_open *ro)
 }
 
 struct transport_change {
-	struct ca_port *pd;
+	struct ca_port *port;
 	int err;
 };
 
@@ -166,13 +180,13 @@ static void channel_set_transport(struct readq *q, void *ctx)
 	struct channel *ch = channel_of_queue(q);
 	const struct transport_change *tc = ctx;
 
-	if (ch->pd == tc->pd)
+	if (ch->port == tc->port)
 		readq_set_error(q, tc->err);
 }
 
-void channels_set_transport(struct ca_port *pd, int err)
+void channels_set_transport(struct ca_port *port, int err)
 {
-	struct transport_change tc = { pd, err };
+	struct transport_change tc = { port, err };
 
 	readq_for_each(&channel_readq_ops, channel_set_transport, &tc);
 }
@@ -183,7 +197,7 @@ static void channel_port_gone(struct readq *q, void *ctx)
 	struct channel *ch = channel_of_queue(q);
 	struct channel_item *items;
 
-	if (ch->pd != ctx)
+	if (ch->port != ctx)
 		return;
 	readq_set_error(q, EIO);
 	pthread_mutex_lock(&q->lock);
@@ -194,9 +208,9 @@ static void channel_port_gone(struct readq *q, void *ctx)
 	free_items(items);
 }
 
-void channels_port_gone(struct ca_port *pd)
+void channels_port_gone(struct ca_port *port)
 {
-	readq_for_each(&channel_readq_ops, channel_port_gone, pd);
+	readq_for_each(&channel_readq_ops, channel_port_gone, port);
 }
 
 void channel_set_error(struct channel *ch, const char *fmt, ...)
@@ -211,34 +225,69 @@ void channel_set_error(struct channel *ch, const char *fmt, ...)
 	memcpy(ch->last_error, msg, sizeof(msg));
 	ch->stats.errors++;
 	pthread_mutex_unlock(&ch->q.lock);
-	log_info("%s/%d %s: %s", ch->pd ? ch->pd->ca->name : "?",
-		 ch->pd ? ch->pd->portnum : -1, ch->name, msg);
+	log_info("%s: %s", ch->where, msg);
 }
 
-struct chan_open *chan_open_new(struct channel *ch, bool text, bool private_channel)
+struct chan_open *chan_open_new(struct channel *ch, bool frames, size_t size,
+				void (*fini)(struct chan_open *of))
 {
-	struct chan_open *of = calloc(1, sizeof(*of));
+	struct chan_open *of = calloc(1, size);
 
 	if (!of)
 		return NULL;
 	of->ch = ch;
-	of->text = text;
-	of->private_channel = private_channel;
+	chan_sink_init(&of->answers, ch);
+	of->frames = frames;
+	of->fini = fini;
+	__atomic_add_fetch(&ch->nusers, 1, __ATOMIC_RELAXED);
 	readq_open_link(&ch->q, &of->ro);
 	return of;
+}
+
+/* Drops the items only sink's reader could take.  q.lock held. */
+static void drop_items_of(struct channel *ch, const struct mad_sink *sink)
+{
+	struct channel_item **pp = &ch->head, *it;
+
+	ch->tail = NULL;
+	while ((it = *pp)) {
+		if (it->sink != sink) {
+			ch->tail = it;
+			pp = &it->next;
+			continue;
+		}
+		*pp = it->next;
+		ch->queued--;
+		free(it);
+	}
+}
+
+/* No answer comes to of any more, and none it did not read stays. */
+static void forget_answers(struct chan_open *of)
+{
+	struct channel *ch = of->ch;
+	struct mad_engine *engine = channel_engine(ch, NULL);
+
+	if (engine) {
+		engine_cancel_sink(engine, &of->answers.sink);
+		channel_engine_done(ch);
+	}
+	pthread_mutex_lock(&ch->q.lock);
+	drop_items_of(ch, &of->answers.sink);
+	pthread_mutex_unlock(&ch->q.lock);
 }
 
 void chan_open_free(struct chan_open *of)
 {
 	struct channel *ch = of->ch;
 
+	if (of->frames)
+		forget_answers(of);
 	readq_open_unlink(&of->ro);
 	line_rest_clear(&of->rest);
-	free(of->send_frag);
-	if (of->private_channel)
-		channel_put(ch);
-	if (of->user_of &&
-	    __atomic_sub_fetch(&of->user_of->nusers, 1, __ATOMIC_ACQ_REL) == 0)
+	if (of->fini)
+		of->fini(of);
+	if (__atomic_sub_fetch(&ch->nusers, 1, __ATOMIC_ACQ_REL) == 0)
 		readq_released();
 	free(of);
 }
@@ -256,15 +305,27 @@ int channel_wait_unused(struct channel *ch)
 		-EBUSY : 0;
 }
 
-int channel_send(struct channel *ch, void *frame, size_t mad_len,
+/* Where the answer to a request written on of goes. */
+static struct mad_sink *answers_of(struct chan_open *of)
+{
+	return of->frames ? &of->answers.sink : &of->ch->text.sink;
+}
+
+int channel_send(struct chan_open *of, void *frame, size_t mad_len,
 		 int timeout_ms, int retries)
 {
+	struct channel *ch = of->ch;
 	struct mad_engine *engine = channel_engine(ch, NULL);
+	struct mad_sink *sink;
 	int r;
 
 	if (!engine)
 		return -EIO;
-	r = engine_send(engine, &ch->sink, frame, mad_len, timeout_ms, retries);
+	/* A response names the registered agent (agent_for); a request, who
+	 * gets its answer. */
+	sink = mad_is_response((uint8_t *)frame + UMAD_FRAME_HDR_SIZE) ?
+		&ch->unsolicited.sink : answers_of(of);
+	r = engine_send(engine, sink, frame, mad_len, timeout_ms, retries);
 	channel_engine_done(ch);
 	/* Not under q.lock, which the receiver takes for every answer. */
 	if (r == 0)
@@ -278,12 +339,12 @@ void channel_strerror(struct channel *ch, int r, char *buf, size_t len)
 	struct mad_engine *engine;
 	int down;
 
-	if (r == -EIO && (engine = channel_engine(ch, NULL)) == NULL && ch->pd) {
+	if (r == -EIO && (engine = channel_engine(ch, NULL)) == NULL && ch->port) {
 		snprintf(buf, len, "%s (the port has no umad device: its CA is "
 			 "gone or could not be opened)", strerror(EIO));
 		return;
 	}
-	if (r == -EIO && ch->pd) {
+	if (r == -EIO && ch->port) {
 		down = engine_transport(engine, why, sizeof(why));
 		channel_engine_done(ch);
 		if (down)
@@ -300,45 +361,30 @@ void channel_strerror(struct channel *ch, int r, char *buf, size_t len)
 
 /* ---- reading ---- */
 
-/* The head item as a text line (line_source.peek).  q.lock held. */
-static ssize_t peek_line(void *ctx, char *scratch, size_t cap, char **line,
-			 bool *owned)
+/* The link to the oldest item of may read: an unsolicited MAD, or an
+ * answer to a request it (its view) sent; NULL if none.  q.lock held. */
+static struct channel_item **find_item(struct chan_open *of)
 {
-	struct channel *ch = ctx;
-	const struct channel_item *it = ch->head;
-	const uint8_t *mad;
-	size_t need;
-	uint64_t tid = 0;
-	ssize_t n;
+	struct channel *ch = of->ch;
+	const struct mad_sink *own = answers_of(of);
+	struct channel_item **pp;
 
-	if (!it)
-		return 0;
-	mad = it->frame + UMAD_FRAME_HDR_SIZE;
-	for (int i = 0; i < 8; i++)
-		tid = tid << 8 | mad[8 + i];
-	need = madtext_format_max(it->mad_len);
-	*line = scratch;
-	*owned = need > cap;
-	if (*owned) {
-		*line = malloc(need);
-		if (!*line)
-			return -ENOMEM;
-		cap = need;
+	for (pp = &ch->head; *pp; pp = &(*pp)->next) {
+		if ((*pp)->sink == &ch->unsolicited.sink || (*pp)->sink == own)
+			return pp;
 	}
-	n = madtext_format(it->frame, it->mad_len, tid, *line, cap);
-	if (n <= 0 && *owned)
-		free(*line);
-	return n;
+	return NULL;
 }
 
-static void pop_item(void *ctx)
+/* Takes *pp off the queue, kept for reuse if it is of the common size.
+ * q.lock held. */
+static void pop_item_at(struct channel *ch, struct channel_item **pp)
 {
-	struct channel *ch = ctx;
-	struct channel_item *it = ch->head;
+	struct channel_item *it = *pp;
 
-	ch->head = it->next;
-	if (!ch->head)
-		ch->tail = NULL;
+	*pp = it->next;
+	if (ch->tail == it) /* next is first: pp is the previous item */
+		ch->tail = pp == &ch->head ? NULL : (struct channel_item *)pp;
 	ch->queued--;
 	if (it->mad_len <= MAD_SIZE && ch->nspare < SPARE_MAX) {
 		it->next = ch->spare;
@@ -349,11 +395,46 @@ static void pop_item(void *ctx)
 	}
 }
 
+/* The open's next item as a text line (line_source.peek).  q.lock held. */
+static ssize_t peek_line(void *ctx, char *scratch, size_t cap, char **line,
+			 bool *owned)
+{
+	struct channel_item **pp = find_item(ctx);
+	const struct channel_item *it;
+	size_t need;
+	ssize_t n;
+
+	if (!pp)
+		return 0;
+	it = *pp;
+	need = madtext_format_max(it->mad_len);
+	*line = scratch;
+	*owned = need > cap;
+	if (*owned) {
+		*line = malloc(need);
+		if (!*line)
+			return -ENOMEM;
+		cap = need;
+	}
+	n = madtext_format(it->frame, it->mad_len,
+			   mad_tid(it->frame + UMAD_FRAME_HDR_SIZE), *line, cap);
+	if (n <= 0 && *owned)
+		free(*line);
+	return n;
+}
+
+static void pop_line(void *ctx)
+{
+	struct chan_open *of = ctx;
+
+	pop_item_at(of->ch, find_item(of));
+}
+
 /* Whole lines, with partial-line carry-over per open file.  q.lock held. */
 static ssize_t fill_text(struct chan_open *of, char *buf, size_t size)
 {
 	const struct line_source src = {
-		.peek = peek_line, .pop = pop_item, .ctx = of->ch,
+		.peek = peek_line, .pop = pop_line, .ctx = of,
 	};
 
 	return readq_fill_lines(&of->rest, buf, size, &src);
@@ -364,21 +445,19 @@ static ssize_t fill_text(struct chan_open *of, char *buf, size_t size)
  * stays queued either way.  q.lock held. */
 static ssize_t fill_frame(struct chan_open *of, char *buf, size_t size)
 {
-	struct channel *ch = of->ch;
-	struct channel_item *it = ch->head;
+	struct channel_item **pp = find_item(of);
 	size_t len;
 
-	if (!it)
+	if (!pp)
 		return 0;
-	len = UMAD_FRAME_HDR_SIZE + it->mad_len;
+	len = UMAD_FRAME_HDR_SIZE + (*pp)->mad_len;
 	if (size < len) {
-		if (it->mad_len <= MAD_SIZE ||
-		    size < UMAD_FRAME_MAX)
+		if ((*pp)->mad_len <= MAD_SIZE || size < UMAD_FRAME_MAX)
 			return -EINVAL;
 		return -ENOSPC;
 	}
-	memcpy(buf, it->frame, len);
-	pop_item(ch);
+	memcpy(buf, (*pp)->frame, len);
+	pop_item_at(of->ch, pp);
 	return (ssize_t)len;
 }
 
@@ -386,22 +465,41 @@ static ssize_t channel_fill(struct readq_open *ro, char *buf, size_t size)
 {
 	struct chan_open *of = (struct chan_open *)ro;
 
-	return of->text ? fill_text(of, buf, size) : fill_frame(of, buf, size);
+	return of->frames ? fill_frame(of, buf, size) : fill_text(of, buf, size);
 }
 
 static bool channel_readable(struct readq_open *ro)
 {
 	struct chan_open *of = (struct chan_open *)ro;
 
-	return of->ch->head || of->rest.buf;
+	return of->rest.buf || find_item(of);
 }
 
 /* ---- delivery (receiver thread) ---- */
 
-/* Queues a copy of the frame, or counts it dropped; true if queued. */
-static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len)
+/* A free item for mad_len bytes, or NULL when the queue is full (with no
+ * read waiting) or dead.  q.lock held. */
+static struct channel_item *take_item(struct channel *ch, size_t mad_len)
+{
+	struct channel_item *it = ch->spare;
+
+	if (ch->q.dead || (ch->queued >= ch->limit && !readq_has_parked(&ch->q)))
+		return NULL;
+	if (it && mad_len <= MAD_SIZE) {
+		ch->spare = it->next;
+		ch->nspare--;
+		return it;
+	}
+	/* Rare (first use, RMPP): not worth unlocking for. */
+	return malloc(ITEM_SIZE(mad_len));
+}
+
+/* Queues a copy of the frame for cs's readers, or counts it dropped; true
+ * if queued.  Receiver thread. */
+static bool channel_queue(struct chan_sink *cs, const void *frame, size_t mad_len)
 {
 	const struct ib_user_mad *hdr = frame;
+	struct channel *ch = cs->ch;
 	struct channel_item *it;
 
 	pthread_mutex_lock(&ch->q.lock);
@@ -409,18 +507,7 @@ static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len)
 		ch->stats.timeouts++;
 	else
 		ch->stats.received++;
-	it = NULL;
-	if (!ch->q.dead &&
-	    (ch->queued < ch->limit || readq_has_parked(&ch->q))) {
-		it = ch->spare;
-		if (it && mad_len <= MAD_SIZE) {
-			ch->spare = it->next;
-			ch->nspare--;
-		} else {
-			/* Rare (first use, RMPP): not worth unlocking for. */
-			it = malloc(ITEM_SIZE(mad_len));
-		}
-	}
+	it = take_item(ch, mad_len);
 	if (!it) {
 		/* Full (or no memory): the newest item is the one dropped,
 		 * and counted. */
@@ -429,6 +516,7 @@ static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len)
 		return false;
 	}
 	it->next = NULL;
+	it->sink = &cs->sink;
 	it->mad_len = mad_len;
 	memcpy(it->frame, frame, UMAD_FRAME_HDR_SIZE + mad_len);
 	if (ch->tail)
@@ -439,10 +527,4 @@ static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len)
 	ch->queued++;
 	pthread_mutex_unlock(&ch->q.lock);
 	return true;
-}
-
-void channel_deliver(struct channel *ch, const void *frame, size_t mad_len)
-{
-	if (channel_queue(ch, frame, mad_len))
-		readq_wake(&ch->q);
 }

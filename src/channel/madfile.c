@@ -1,12 +1,15 @@
-/* MAD files: the FUSE side of channels. */
+/* The MAD files of a channel directory: send and recv (text lines), umad
+ * (frames), the settings timeout_ms and retries, last_error and stats. */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <infiniband/mad.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "umadfs/base/number.h"
 #include "umadfs/channel/access.h"
 #include "umadfs/channel/channel.h"
 #include "umadfs/ca/device.h"
@@ -36,6 +39,24 @@ static bool open_allowed(const struct node *n, int flags)
 	return true;
 }
 
+/* A MAD file's open state: the channel's view, and for send the line a
+ * write left unfinished. */
+struct madfile_open {
+	struct chan_open co; /* first */
+	char *send_frag;     /* a written line not yet ended by '\n' */
+	size_t send_frag_len;
+};
+
+static struct madfile_open *madfile_open_of(struct fuse_file_info *fi)
+{
+	return (struct madfile_open *)(uintptr_t)fi->fh;
+}
+
+static void madfile_open_fini(struct chan_open *of)
+{
+	free(((struct madfile_open *)of)->send_frag);
+}
+
 static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	struct channel *ch = n->owner;
@@ -45,22 +66,8 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	if (n->file == MF_UMAD) {
-		/* Answers to a request written on this fd come back on it. */
-		struct channel *priv = channel_new(ch->pd, "umad");
-
-		if (!priv) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		priv->timeout_ms = ch->timeout_ms;
-		priv->retries = ch->retries;
-		of = chan_open_new(priv, false, true);
-		if (!of)
-			channel_put(priv);
-	} else {
-		of = chan_open_new(ch, true, false);
-	}
+	of = chan_open_new(ch, n->file == MF_UMAD, sizeof(struct madfile_open),
+			   madfile_open_fini);
 	if (!of) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -68,9 +75,6 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	/* Judged now, once: what the descriptor may send is what its opener
 	 * may, whoever writes to it later (the kernel's f_cred). */
 	of->privileged = access_opener_privileged(req);
-	/* rmdir of the channel's directory waits for these to close. */
-	of->user_of = ch;
-	__atomic_add_fetch(&ch->nusers, 1, __ATOMIC_RELAXED);
 	fi->fh = (uintptr_t)of;
 	if (reply_open_stream(req, fi) == -ENOENT)
 		chan_open_free(of); /* interrupted: no release will come */
@@ -78,12 +82,12 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 
 static void mad_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	struct chan_open *of = (struct chan_open *)(uintptr_t)fi->fh;
+	struct madfile_open *mo = madfile_open_of(fi);
 
-	if (of->send_frag)
-		channel_set_error(of->ch, "closed with an unfinished line (no '\\n'): "
-				  "%zu bytes discarded", of->send_frag_len);
-	chan_open_free(of);
+	if (mo->send_frag)
+		channel_set_error(mo->co.ch, "closed with an unfinished line (no "
+				  "'\\n'): %zu bytes discarded", mo->send_frag_len);
+	chan_open_free(&mo->co);
 	fuse_reply_err(req, 0);
 }
 
@@ -141,183 +145,213 @@ static int arena_take(struct frame_arena *a, size_t n, size_t *off)
 	return 0;
 }
 
-static int send_parsed(fuse_req_t req, struct channel *ch, struct out_mad *out,
-		       size_t nout, uint8_t *frames, size_t written)
+/* One write to send, parsed whole before anything is sent. */
+struct write_parse {
+	struct channel *ch;
+	bool privileged;
+	int timeout_ms, retries; /* the channel's, when the write began */
+	struct out_mad *out;
+	size_t nout, cap;
+	struct frame_arena frames;
+	size_t lineno;
+};
+
+static int send_parsed(fuse_req_t req, struct chan_open *of,
+		       const struct write_parse *wp, size_t written)
 {
-	for (size_t i = 0; i < nout; i++) {
-		int r = channel_send(ch, frames + out[i].off, out[i].mad_len,
-				     out[i].timeout_ms, out[i].retries);
+	for (size_t i = 0; i < wp->nout; i++) {
+		const struct out_mad *o = &wp->out[i];
+		int r = channel_send(of, wp->frames.buf + o->off, o->mad_len,
+				     o->timeout_ms, o->retries);
 
 		if (r < 0) {
 			char why[400];
 
-			channel_strerror(ch, r, why, sizeof(why));
-			channel_set_error(ch, "MAD %zu of the write not sent: %s",
+			channel_strerror(of->ch, r, why, sizeof(why));
+			channel_set_error(of->ch, "MAD %zu of the write not sent: %s",
 					  i + 1, why);
 			/* What went out stays out: report a short write. */
-			if (i && out[i - 1].end)
-				return fuse_reply_write(req, out[i - 1].end);
+			if (i && wp->out[i - 1].end)
+				return fuse_reply_write(req, wp->out[i - 1].end);
 			return fuse_reply_err(req, -r == EBUSY ? EAGAIN : -r);
 		}
 	}
 	return fuse_reply_write(req, written);
 }
 
-/* Text send: the whole write is parsed before anything is sent. */
-static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
-		       size_t size)
+/* The umad header of a parsed line: its timeout and retries (the line's,
+ * else the channel's; a response waits for nothing), QP1's Q_Key, a TID. */
+static void finish_frame(const struct write_parse *wp, struct out_mad *o,
+			 uint8_t *frame, const struct madtext_request *mr)
 {
-	struct channel *ch = of->ch;
-	size_t frag_len = of->send_frag_len, total = frag_len + size;
-	struct out_mad *out = NULL;
-	struct frame_arena frames = { 0 };
-	size_t nout = 0, cap = 0, start = 0, lineno = 0;
-	char *text = NULL, err[256];
-	/* Each line is parsed here first. */
+	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
+	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+
+	o->mad_len = mr->mad_len;
+	if (mr->timeout_ms >= 0)
+		o->timeout_ms = mr->timeout_ms;
+	else
+		o->timeout_ms = mad_is_response(mad) ? 0 : wp->timeout_ms;
+	o->retries = mr->retries >= 0 ? mr->retries : wp->retries;
+	/* QP1's Q_Key is always the well-known one (IBA 13.5.3.1); a received
+	 * line may show 0 where the source did not report it, so a reply
+	 * written from it still arrives. */
+	if (hdr->addr.qpn == htobe32(1) && !hdr->addr.qkey)
+		hdr->addr.qkey = htobe32(IB_DEFAULT_QP1_QKEY);
+	if (!mr->tid_given)
+		mad_set_tid(mad, __atomic_fetch_add(&next_text_tid, 1,
+						    __ATOMIC_RELAXED));
+}
+
+/* Room for one more MAD in wp->out. */
+static int out_grow(struct write_parse *wp)
+{
+	size_t ncap = wp->cap ? wp->cap * 2 : 32;
+	struct out_mad *bigger;
+
+	if (wp->nout < wp->cap)
+		return 0;
+	bigger = realloc(wp->out, ncap * sizeof(*bigger));
+	if (!bigger)
+		return -ENOMEM;
+	wp->out = bigger;
+	wp->cap = ncap;
+	return 0;
+}
+
+/* Parses one line that is not blank into wp's next MAD: 0, or -errno with
+ * last_error naming the line (but for ENOMEM). */
+static int parse_line(struct write_parse *wp, const char *line, size_t len)
+{
+	/* Parsed here first, then kept at its own size in the arena: 320
+	 * bytes for one MAD, not the 8.5 KB the longest line could need. */
 	_Alignas(8) uint8_t scratch[UMAD_FRAME_HDR_SIZE + MADTEXT_LINE_MAX / 2 + MAD_SIZE];
-	const char *t;
-	int timeout_ms, retries, r;
+	struct madtext_request mr;
+	struct out_mad *o;
+	char err[256];
+	int r;
 
-	pthread_mutex_lock(&ch->q.lock);
-	timeout_ms = ch->timeout_ms;
-	retries = ch->retries;
-	pthread_mutex_unlock(&ch->q.lock);
-
-	/* The unfinished line of the previous write comes first. */
-	if (frag_len) {
-		text = malloc(total);
-		if (!text) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		memcpy(text, of->send_frag, frag_len);
-		memcpy(text + frag_len, buf, size);
-		t = text;
-	} else {
-		t = buf;
+	if (out_grow(wp) < 0)
+		return -ENOMEM;
+	r = madtext_parse(line, len, scratch, sizeof(scratch), &mr, err, sizeof(err));
+	if (r < 0) {
+		channel_set_error(wp->ch, "line %zu: %s", wp->lineno, err);
+		return r == -EMSGSIZE ? r : -EINVAL;
 	}
+	if (!wp->privileged &&
+	    access_check_mad(scratch + UMAD_FRAME_HDR_SIZE, err, sizeof(err)) < 0) {
+		channel_set_error(wp->ch, "line %zu: %s", wp->lineno, err);
+		return -EPERM;
+	}
+	o = &wp->out[wp->nout];
+	if (arena_take(&wp->frames, UMAD_FRAME_HDR_SIZE + mr.mad_len, &o->off) < 0)
+		return -ENOMEM;
+	memcpy(wp->frames.buf + o->off, scratch, UMAD_FRAME_HDR_SIZE + mr.mad_len);
+	finish_frame(wp, o, wp->frames.buf + o->off, &mr);
+	wp->nout++;
+	return 0;
+}
+
+static int line_too_long(struct write_parse *wp, size_t lineno)
+{
+	channel_set_error(wp->ch, "line %zu: longer than %d bytes", lineno,
+			  MADTEXT_LINE_MAX);
+	return -EMSGSIZE;
+}
+
+/* Parses every whole line of t[0..total), whose first frag_len bytes an
+ * earlier write gave; *tail is where the unfinished last line begins. */
+static int parse_lines(struct write_parse *wp, const char *t, size_t total,
+		       size_t frag_len, size_t *tail)
+{
+	size_t start = 0;
+
 	while (start < total) {
 		const char *nl = memchr(t + start, '\n', total - start);
 		size_t len, end;
-		struct madtext_request mr;
-		struct out_mad *o;
-		uint8_t *frame;
+		int r;
 
 		if (!nl)
 			break; /* unfinished: kept for the next write */
 		len = (size_t)(nl - (t + start));
 		end = (size_t)(nl - t) + 1;
-		lineno++;
-		if (len > MADTEXT_LINE_MAX) {
-			channel_set_error(ch, "line %zu: longer than %d bytes", lineno,
-					  MADTEXT_LINE_MAX);
-			goto err_msgsize;
+		wp->lineno++;
+		if (len > MADTEXT_LINE_MAX)
+			return line_too_long(wp, wp->lineno);
+		if (!madtext_is_blank(t + start, len)) {
+			r = parse_line(wp, t + start, len);
+			if (r < 0)
+				return r;
+			/* A line the previous write began counts as sent
+			 * with this one. */
+			wp->out[wp->nout - 1].end = end > frag_len ? end - frag_len : 0;
 		}
-		if (madtext_is_blank(t + start, len)) {
-			start = end;
-			continue;
-		}
-		if (nout == cap) {
-			size_t ncap = cap ? cap * 2 : 32;
-			struct out_mad *bigger = realloc(out, ncap * sizeof(*out));
-
-			if (!bigger)
-				goto err_nomem;
-			out = bigger;
-			cap = ncap;
-		}
-		r = madtext_parse(t + start, len, scratch, sizeof(scratch), &mr,
-				  err, sizeof(err));
-		if (r < 0) {
-			channel_set_error(ch, "line %zu: %s", lineno, err);
-			if (r == -EMSGSIZE)
-				goto err_msgsize;
-			goto err_inval;
-		}
-		if (!of->privileged) {
-			r = access_check_mad(scratch + UMAD_FRAME_HDR_SIZE, err, sizeof(err));
-			if (r < 0) {
-				channel_set_error(ch, "line %zu: %s", lineno, err);
-				goto err_perm;
-			}
-		}
-		/* Kept at its own size: 320 bytes for one MAD, not the 8.5 KB
-		 * the longest line could need (which costs page faults). */
-		o = &out[nout];
-		if (arena_take(&frames, UMAD_FRAME_HDR_SIZE + mr.mad_len, &o->off) < 0)
-			goto err_nomem;
-		frame = frames.buf + o->off;
-		memcpy(frame, scratch, UMAD_FRAME_HDR_SIZE + mr.mad_len);
-		nout++;
-		o->mad_len = mr.mad_len;
-		if (mr.timeout_ms >= 0)
-			o->timeout_ms = mr.timeout_ms;
-		else
-			o->timeout_ms = mad_is_response(frame + UMAD_FRAME_HDR_SIZE) ?
-						0 : timeout_ms;
-		o->retries = mr.retries >= 0 ? mr.retries : retries;
-		{
-			/* QP1's Q_Key is always the well-known one (IBA 13.5.3.1);
-			 * a received line may show 0 where the source did not
-			 * report it, so a reply written from it still arrives. */
-			struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
-
-			if (hdr->addr.qpn == htobe32(1) && !hdr->addr.qkey)
-				hdr->addr.qkey = htobe32(0x80010000);
-		}
-		if (!mr.tid_given) {
-			uint64_t tid = __atomic_fetch_add(&next_text_tid, 1,
-							  __ATOMIC_RELAXED);
-			uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
-
-			for (int i = 7; i >= 0; i--, tid >>= 8)
-				mad[8 + i] = (uint8_t)tid;
-		}
-		/* A line the previous write began counts as sent with this one. */
-		o->end = end > frag_len ? end - frag_len : 0;
 		start = end;
 	}
-	if (total - start > MADTEXT_LINE_MAX) {
-		channel_set_error(ch, "line %zu: longer than %d bytes", lineno + 1,
-				  MADTEXT_LINE_MAX);
-		goto err_msgsize;
+	*tail = start;
+	if (total - start > MADTEXT_LINE_MAX)
+		return line_too_long(wp, wp->lineno + 1);
+	if (!wp->nout && start == total) {
+		channel_set_error(wp->ch, "the write holds no MAD line");
+		return -EINVAL;
 	}
-	if (!nout && start == total) {
-		channel_set_error(ch, "the write holds no MAD line");
-		goto err_inval;
-	}
-	/* Keep the unfinished tail for the next write. */
-	{
-		char *frag = NULL;
+	return 0;
+}
 
-		if (total > start) {
-			frag = malloc(total - start);
-			if (!frag)
-				goto err_nomem;
-			memcpy(frag, t + start, total - start);
+/* Keeps the unfinished tail of a write for the next one. */
+static int keep_fragment(struct madfile_open *mo, const char *tail, size_t len)
+{
+	char *frag = NULL;
+
+	if (len) {
+		frag = malloc(len);
+		if (!frag)
+			return -ENOMEM;
+		memcpy(frag, tail, len);
+	}
+	free(mo->send_frag);
+	mo->send_frag = frag;
+	mo->send_frag_len = len;
+	return 0;
+}
+
+/* Text send: the whole write (after the unfinished line of the previous
+ * one) is parsed and checked before anything is sent; a bad line anywhere
+ * fails the write with nothing sent. */
+static void text_write(fuse_req_t req, struct madfile_open *mo, const char *buf,
+		       size_t size)
+{
+	struct channel *ch = mo->co.ch;
+	size_t frag_len = mo->send_frag_len, total = frag_len + size, tail = 0;
+	struct write_parse wp = { .ch = ch, .privileged = mo->co.privileged };
+	char *joined = NULL;
+	const char *t = buf;
+	int r;
+
+	pthread_mutex_lock(&ch->q.lock);
+	wp.timeout_ms = ch->timeout_ms;
+	wp.retries = ch->retries;
+	pthread_mutex_unlock(&ch->q.lock);
+	if (frag_len) {
+		joined = malloc(total);
+		if (!joined) {
+			fuse_reply_err(req, ENOMEM);
+			return;
 		}
-		free(of->send_frag);
-		of->send_frag = frag;
-		of->send_frag_len = total - start;
+		memcpy(joined, mo->send_frag, frag_len);
+		memcpy(joined + frag_len, buf, size);
+		t = joined;
 	}
-	send_parsed(req, ch, out, nout, frames.buf, size);
-	goto out;
-
-err_nomem:
-	fuse_reply_err(req, ENOMEM);
-	goto out;
-err_inval:
-	fuse_reply_err(req, EINVAL);
-	goto out;
-err_msgsize:
-	fuse_reply_err(req, EMSGSIZE);
-	goto out;
-err_perm:
-	fuse_reply_err(req, EPERM);
-out:
-	free(frames.buf);
-	free(out);
-	free(text);
+	r = parse_lines(&wp, t, total, frag_len, &tail);
+	if (r == 0)
+		r = keep_fragment(mo, t + tail, total - tail);
+	if (r == 0)
+		send_parsed(req, &mo->co, &wp, size);
+	else
+		fuse_reply_err(req, -r);
+	free(wp.frames.buf);
+	free(wp.out);
+	free(joined);
 }
 
 /* Binary umad: one frame per write, as the kernel's device. */
@@ -325,9 +359,6 @@ static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		       size_t size)
 {
 	struct channel *ch = of->ch;
-	/* Errors show in the last_error of the directory the fd was opened
-	 * in: the fd's private channel has no file of its own. */
-	struct channel *err_ch = of->user_of ? of->user_of : ch;
 	const struct ib_user_mad *in = (const void *)buf;
 	size_t mad_len;
 	uint8_t *frame;
@@ -336,7 +367,7 @@ static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
 
 	r = umadframe_check(buf, size, &mad_len, why, sizeof(why));
 	if (r < 0) {
-		channel_set_error(err_ch, "%s", why);
+		channel_set_error(ch, "%s", why);
 		fuse_reply_err(req, -r);
 		return;
 	}
@@ -344,7 +375,7 @@ static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		r = access_check_mad((const uint8_t *)buf + UMAD_FRAME_HDR_SIZE, why,
 				     sizeof(why));
 		if (r < 0) {
-			channel_set_error(err_ch, "frame not sent: %s", why);
+			channel_set_error(ch, "frame not sent: %s", why);
 			fuse_reply_err(req, -r);
 			return;
 		}
@@ -356,11 +387,11 @@ static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		return;
 	}
 	memcpy(frame, buf, size);
-	r = channel_send(ch, frame, mad_len, (int)in->timeout_ms, (int)in->retries);
+	r = channel_send(of, frame, mad_len, (int)in->timeout_ms, (int)in->retries);
 	free(frame);
 	if (r < 0) {
 		channel_strerror(ch, r, why, sizeof(why));
-		channel_set_error(err_ch, "frame not sent: %s", why);
+		channel_set_error(ch, "frame not sent: %s", why);
 		fuse_reply_err(req, r == -EBUSY ? EAGAIN : -r);
 		return;
 	}
@@ -370,12 +401,12 @@ static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
 static void mad_write(fuse_req_t req, struct node *n, const char *buf,
 		      size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct chan_open *of = (struct chan_open *)(uintptr_t)fi->fh;
+	struct madfile_open *mo = madfile_open_of(fi);
 
 	if (n->file == MF_UMAD)
-		umad_write(req, of, buf, size);
+		umad_write(req, &mo->co, buf, size);
 	else if (n->file == MF_SEND)
-		text_write(req, of, buf, size);
+		text_write(req, mo, buf, size);
 	else
 		fuse_reply_err(req, EBADF);
 }
@@ -409,25 +440,19 @@ static void setting_write(fuse_req_t req, struct node *n, const char *buf,
 			  size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct channel *ch = n->owner;
-	long long max = n->file == SET_TIMEOUT ? 3600000 : 100;
-	char text[32], *end;
-	long long v;
+	uint64_t max = n->file == SET_TIMEOUT ? 3600000 : 100, v;
 	size_t len = size;
 
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
 		len--;
-	if (!len || len >= sizeof(text)) {
+	if (!len || len >= 32) {
 		channel_set_error(ch, "%s: expected one number", n->name);
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	memcpy(text, buf, len);
-	text[len] = '\0';
-	errno = 0;
-	v = strtoll(text, &end, 0);
-	if (errno || *end || v < 0 || v > max) {
-		channel_set_error(ch, "%s: '%s' is not a number from 0 to %lld",
-				  n->name, text, max);
+	if (number_parse_value(buf, len, 0, max, &v) < 0) {
+		channel_set_error(ch, "%s: '%.*s' is not a number from 0 to %" PRIu64,
+				  n->name, (int)len, buf, max);
 		fuse_reply_err(req, EINVAL);
 		return;
 	}

@@ -423,7 +423,8 @@ void readq_poll(fuse_req_t req, struct readq_open *of, struct fuse_pollhandle *p
 
 void readq_wake(struct readq *q)
 {
-	/* Parked reads first, oldest first, while there is data for them. */
+	/* Parked reads first, oldest first, while there is data for them
+	 * (an owner may keep items for some open files only). */
 	for (;;) {
 		struct parked_read *pr;
 		bool owned;
@@ -432,7 +433,9 @@ void readq_wake(struct readq *q)
 
 		pthread_mutex_lock(&q->lock);
 		pr = q->parked_head;
-		if (!pr || !q->ops->readable(pr->of)) {
+		while (pr && !q->ops->readable(pr->of))
+			pr = pr->next;
+		if (!pr) {
 			pthread_mutex_unlock(&q->lock);
 			break;
 		}

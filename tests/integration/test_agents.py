@@ -41,6 +41,7 @@ from pathlib import Path
 import pytest
 
 import fabric as fab
+import madtext as mt
 from madfiles import OpenFile, last_error, pdir, read_text, stats, write_text
 
 HERE = Path(__file__).resolve().parent
@@ -177,6 +178,56 @@ class Responder(threading.Thread):
         assert not self.is_alive(), "responder thread stuck"
         self.recv.close()
         os.close(self.send_fd)
+        if self.error:
+            raise self.error
+
+
+class UmadResponder(threading.Thread):
+    """A binary server as a C program ported from libibumad writes it:
+    reads request frames from a channel's umad, writes each back on the
+    same open file as a GetResp (the received address names the
+    requester; QP1's well-known Q_Key, as libibmad's mad_respond sets)."""
+
+    def __init__(self, chan_dir):
+        super().__init__(daemon=True)
+        self.stop_ev = threading.Event()
+        self.answered = 0
+        self.error = None
+        self.fd = os.open(Path(chan_dir) / "umad", os.O_RDWR | os.O_NONBLOCK)
+
+    def answer(self, frame):
+        hdr, mad = mt.unpack_umad(frame)
+        h = mt.mad_header(mad)
+        assert (h["class"], h["method"]) == (PING_CLASS, 0x01), h
+        assert mad[37:40] == PING_OUI.to_bytes(3, "big"), mad[:40].hex()
+        reply = bytearray(mad)
+        reply[3] = 0x81                         # GetResp
+        out = mt.pack_umad(reply, lid=hdr["lid"], qpn=hdr["qpn"],
+                           qkey=0x80010000, sl=hdr["sl"], timeout_ms=0,
+                           pkey_index=hdr["pkey_index"])
+        assert os.write(self.fd, out) == len(out)
+        self.answered += 1
+
+    def run(self):
+        p = select.poll()
+        p.register(self.fd, select.POLLIN)
+        try:
+            while not self.stop_ev.is_set():
+                if not p.poll(100):
+                    continue
+                try:
+                    frame = os.read(self.fd, mt.UMAD_HDR + mt.MAD_SIZE)
+                except BlockingIOError:
+                    continue        # another reader took it
+                self.answer(frame)
+        except Exception as e:  # reported by stop()
+            self.error = e
+
+    def stop(self):
+        self.stop_ev.set()
+        self.join(5)
+        assert not self.is_alive(), "umad responder thread stuck"
+        os.close(self.fd)
         if self.error:
             raise self.error
 
@@ -357,6 +408,99 @@ def test_register_survives_sm_probe(make_fabric, mount):
 
 # ---------------------------------------------------------------------------
 # 2. requests from a channel reach ibping -S; answers come back to it
+
+def test_umad_serves_ibping(fabric, mount):
+    """A named channel's umad reads the unsolicited MADs of its
+    registrations as frames; responses written on it go out through the
+    channel's agent; both directions count in the channel's stats."""
+    m = mount("Hca1")
+    p = pdir(m)
+    c = p / "agents" / "upong"
+    os.mkdir(c)
+    assert register(c, PING_REG) == len(PING_REG)
+    before = stats(c)
+    with Lines(p / "recv") as port_recv:
+        resp = UmadResponder(c)
+        resp.start()
+        try:
+            cp = fabric.run_tool(["ibping", "-c", "10", "-f",
+                                  str(mount_lid(m))], "Hca2", check=False)
+        finally:
+            resp.stop()
+        assert ping_stats(cp.stdout) == (10, 10, 0), cp.stdout + cp.stderr
+        port_recv.assert_empty()
+    assert resp.answered == 10
+    after = stats(c)
+    assert after["received"] - before["received"] == 10, after
+    assert after["sent"] - before["sent"] == 10, after
+    assert after["queued"] == 0 and after["dropped"] == 0, after
+    assert last_error(c) == ""
+    assert_daemon_alive(m)
+
+
+def test_recv_and_umad_share_unsolicited(fabric, mount):
+    """recv and umad of one channel are two views of one queue: each
+    unsolicited MAD goes to one reader, whichever takes it first."""
+    m = mount("Hca1")
+    c = pdir(m) / "agents" / "both"
+    os.mkdir(c)
+    register(c, PING_REG)
+    text, binary = Responder(c), UmadResponder(c)
+    text.start()
+    binary.start()
+    try:
+        cp = fabric.run_tool(["ibping", "-c", "20", "-f", str(mount_lid(m))],
+                             "Hca2", check=False)
+    finally:
+        text.stop()
+        binary.stop()
+    assert ping_stats(cp.stdout) == (20, 20, 0), cp.stdout + cp.stderr
+    assert text.answered + binary.answered == 20
+    assert stats(c)["sent"] == 20 and stats(c)["received"] == 20
+
+
+def ping_frame(lid, tid):
+    mad = bytearray(mt.MAD_SIZE)
+    mad[0:4] = bytes((1, PING_CLASS, 1, 0x01))
+    mad[8:16] = tid.to_bytes(8, "big")
+    mad[37:40] = PING_OUI.to_bytes(3, "big")
+    return mt.pack_umad(mad, lid=lid, qpn=1, qkey=0x80010000, timeout_ms=1000,
+                        retries=1)
+
+
+def test_answers_go_to_the_view_that_asked(fabric, mount, ping_server):
+    """An answer to a request written on a umad open comes back on that
+    open only; one to a `send` line to the text readers only."""
+    srv, srv_lid = ping_server
+    m = mount("Hca1")
+    c = pdir(m) / "agents" / "ask"
+    os.mkdir(c)
+    fd = os.open(c / "umad", os.O_RDWR | os.O_NONBLOCK)
+    other = os.open(c / "umad", os.O_RDWR | os.O_NONBLOCK)
+    try:
+        with Lines(c / "recv") as r:
+            os.write(fd, ping_frame(srv_lid, 0x5151))
+            p = select.poll()
+            p.register(fd, select.POLLIN)
+            assert p.poll(5000), "no answer on the umad open that asked"
+            hdr, mad = mt.read_frame(fd)
+            assert hdr["status"] == 0 and mt.mad_tid(mad) == 0x5151
+            assert mad[3] == 0x81
+            write_text(c / "send", "class=0x32 method=get oui=0x1405 lid=%d "
+                       "tid=0x5252\n" % srv_lid)
+            ln = r.lines(1, timeout=5)[0]
+            assert int(ln["tid"], 16) == 0x5252 and ln["method"] == "getresp"
+            time.sleep(0.2)
+            r.assert_empty()
+            for f in (fd, other):
+                with pytest.raises(BlockingIOError):
+                    os.read(f, 4096)
+    finally:
+        os.close(fd)
+        os.close(other)
+    s = stats(c)
+    assert s["sent"] == 2 and s["received"] == 2 and s["queued"] == 0, s
+
 
 def test_channel_requests_reach_ibping_server(fabric, mount, ping_server):
     srv, srv_lid = ping_server

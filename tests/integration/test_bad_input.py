@@ -238,6 +238,18 @@ def test_setting_bounds(fabric, mount, name, ok, bad):
     assert read_text(f) == "%d\n" % int(ok[-1], 0)
 
 
+def test_setting_number_grammar(fabric, mount):
+    """Settings read numbers as every umadfs interface does (number.h):
+    leading zeros are decimal, no sign."""
+    m = mount("Hca1")
+    f = pdir(m) / "retries"
+    assert write_once(f, b"010\n") == 4
+    assert read_text(f) == "10\n"
+    for v in ("+5", " 5", "0x"):
+        expect_errno(errno.EINVAL, write_once, f, (v + "\n").encode())
+    assert read_text(f) == "10\n"
+
+
 # ---------------------------------------------------------------------------
 # the command line
 

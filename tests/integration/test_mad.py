@@ -479,6 +479,24 @@ def test_umad_answers_only_on_sending_fd(fabric, mount):
         os.close(fd2)
 
 
+def test_umad_traffic_counts_in_stats(fabric, mount):
+    """What goes through the port's umad counts in the port's stats, as
+    what goes through send and recv does."""
+    m = mount("Hca1")
+    before = stats(m)
+    fd = open_umad(m)
+    try:
+        for tid in (0xc1, 0xc2, 0xc3):
+            os.write(fd, mt.pack_umad(mt.dr_smp(0x11, tid=tid)))
+        assert sorted(mt.mad_tid(mt.read_frame(fd)[1]) for _ in range(3)) == \
+            [0xc1, 0xc2, 0xc3]
+    finally:
+        os.close(fd)
+    after = stats(m)
+    assert after["sent"] - before["sent"] == 3, after
+    assert after["received"] - before["received"] == 3, after
+
+
 def test_umad_answer_for_closed_fd_is_dropped(fabric, mount):
     """Answers for an fd closed meanwhile go nowhere, and nothing breaks."""
     m = mount("Hca1")

@@ -1,11 +1,10 @@
-/* A channel: where answers and unsolicited MADs for one set of readers go.
+/* A channel: one queue of received MADs that its open files read, as text
+ * lines (recv) or as umad frames (umad).  The port's own MAD files are the
+ * channel "default", agents/NAME directories named channels.
  *
- * It is a bounded queue of received frames, the reads parked on it, the
- * poll handles of the files open on it, and its counters.  The port's own
- * send/recv files are the channel "default"; every open of a `umad` file
- * gets a private channel of its own (answers go back to the open file that
- * sent the request); agents/NAME directories are named channels.  All are
- * this one type. */
+ * An item goes to one reader: the unsolicited MADs of the channel's
+ * registrations to whichever open file reads first, an answer to the open
+ * file that sent the request (a umad open, or the text view for `send`). */
 #ifndef UMADFS_CHANNEL_H
 #define UMADFS_CHANNEL_H
 
@@ -30,10 +29,19 @@ struct channel_stats {
 	uint64_t sent, received, timeouts, errors, dropped;
 };
 
+/* Where the engine delivers: a channel's item goes to its readers by it. */
+struct chan_sink {
+	struct mad_sink sink; /* first: the engine hands back &sink */
+	struct channel *ch;
+};
+
 struct channel {
-	struct mad_sink sink; /* first: the engine delivers to &ch->sink */
-	struct ca_port *pd;
-	char name[64];
+	struct chan_sink unsolicited; /* its registrations' MADs: any reader */
+	struct chan_sink text;        /* answers to `send`: text readers */
+	/* Only for its engine (channel_engine()) and to know which port's
+	 * events (channels_set_transport, channels_port_gone) are its own. */
+	struct ca_port *port;
+	char where[128];      /* "CA/port name", for messages */
 
 	struct readq q; /* readers; q.lock guards everything below too */
 	struct channel_item *head, *tail;
@@ -48,17 +56,16 @@ struct channel {
 	unsigned nusers; /* open send/recv/umad files (atomic): rmdir EBUSY */
 };
 
-/* What one open file of a channel keeps. */
+/* What one open file of a channel keeps; the file layer's own state may
+ * follow it (chan_open_new's size), freed by fini. */
 struct chan_open {
 	struct readq_open ro;     /* first: readq hands this back */
 	struct channel *ch;
-	struct channel *user_of;  /* the directory's channel it counts in nusers */
-	bool text;                /* recv (lines) vs umad (frames) */
-	bool private_channel;     /* the channel lives and dies with it */
+	struct chan_sink answers; /* frames: answers to its own requests */
+	bool frames;              /* reads umad frames (umad), not lines */
 	bool privileged;          /* the opener may send SMPs and Sets */
 	struct line_rest rest;    /* of a line a short read cut (q.lock) */
-	char *send_frag;          /* a written line not yet ended by '\n' */
-	size_t send_frag_len;
+	void (*fini)(struct chan_open *of); /* optional, before the free */
 };
 
 extern unsigned channel_queue_limit; /* for new channels; -o queue_len= */
@@ -70,7 +77,7 @@ struct mad_engine *channel_engine(struct channel *ch, int *err);
 void channel_engine_done(struct channel *ch);
 
 /* A new channel, with one reference for its creator. */
-struct channel *channel_new(struct ca_port *pd, const char *name);
+struct channel *channel_new(struct ca_port *port, const char *name);
 void channel_get(struct channel *ch);
 /* Drops a reference; the last one unregisters its agents, fails parked
  * reads, forgets pending requests and frees it. */
@@ -81,30 +88,32 @@ void channel_shut(struct channel *ch);
 /* 0 once no send/recv/umad file of ch is open, or -EBUSY after
  * READQ_RELEASE_WAIT_MS (see readq.h: files closed just before rmdir). */
 int channel_wait_unused(struct channel *ch);
-/* The engine of pd found its transport dead (err EIO) or back (0): every
+/* The engine of port found its transport dead (err EIO) or back (0): every
  * channel of the port fails its reads with err, or serves them again (see
  * readq_set_error).  Receiver thread. */
-void channels_set_transport(struct ca_port *pd, int err);
-/* pd's CA is gone (before its engine is taken away): every channel of the
+void channels_set_transport(struct ca_port *port, int err);
+/* port's CA is gone (before its engine is taken away): every channel of the
  * port fails its reads with EIO and polls POLLERR for good, as the
  * kernel's umad files of a removed port, and drops what it had queued. */
-void channels_port_gone(struct ca_port *pd);
+void channels_port_gone(struct ca_port *port);
 
 void channel_set_error(struct channel *ch, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Open-file bookkeeping; chan_open_new links it for poll notifications. */
-struct chan_open *chan_open_new(struct channel *ch, bool text, bool private_channel);
+/* An open file of ch (size bytes: a struct chan_open first), linked
+ * for poll notifications and counted in ch->nusers (rmdir waits). */
+struct chan_open *chan_open_new(struct channel *ch, bool frames, size_t size,
+				void (*fini)(struct chan_open *of));
+/* Forgets its pending requests and the answers queued for it. */
 void chan_open_free(struct chan_open *of);
 
-/* Sends frames written to the channel; answers come back to it. */
-int channel_send(struct channel *ch, void *frame, size_t mad_len,
+/* Sends a frame written on of.  A request's answer comes back to of's
+ * view (a umad open itself; the text readers for `send`); a response goes
+ * out through the agent the channel registered for its class. */
+int channel_send(struct chan_open *of, void *frame, size_t mad_len,
 		 int timeout_ms, int retries);
 /* What a failed channel_send() (r) says in last_error: strerror, and for
  * EIO why (the port's transport is down, or the device refused the send). */
 void channel_strerror(struct channel *ch, int r, char *buf, size_t len);
-
-/* Frames an unsolicited MAD or an answer into the channel (engine side). */
-void channel_deliver(struct channel *ch, const void *frame, size_t mad_len);
 
 #endif

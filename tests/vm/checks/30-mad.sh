@@ -16,6 +16,10 @@
 #                      answer never matched: one error=timeout item after
 #                      about timeout x (retries + 1)
 #   mad/register-*     registration errors of the kernel
+#   mad/umad-serves    a channel serves through its umad file (umad_pong,
+#                      tests/tools: frames in, GetResp frames out on the
+#                      same fd) the requests a second channel writes to
+#                      its send; both channels' stats count them
 . /lib/umadfs-vm/checklib.sh
 
 CA=$(cas | head -n 1)
@@ -117,6 +121,43 @@ else
 	fail rmpp "register: $(cat "$A/last_error")"
 fi
 rmdir "$A" "$B"
+
+# ---- a binary server on agents/NAME/umad ----
+U=$UMADFS_MNT/$CA/ports/1/agents/umad-server
+C=$UMADFS_MNT/$CA/ports/1/agents/umad-client
+mkdir "$U" "$C"
+if ! command -v umad_pong >/dev/null; then
+	skip umad-serves "no umad_pong in the image (build tests/tools)"
+elif echo "class=0x32 oui=0x1405 methods=get" >"$U/register"; then
+	umad_pong "$U/umad" 3 20 >/tmp/pong.out 2>&1 &
+	PONG=$!
+	sleep 0.5
+	got=0
+	for t in 0x61 0x62 0x63; do
+		echo "class=0x32 method=get oui=0x1405 lid=0 qp=1 gid=$GID0 gid_index=0 timeout=2000 retries=1 tid=$t" >"$C/send"
+		L=$(first_line "$C/recv" 10)
+		if [ "$(key "$L" method)" = getresp ] && [ "$(key "$L" tid)" = $t ] &&
+		   [ -z "$(key "$L" error)" ]; then
+			case "$(key "$L" mad)" in *c0ffee*) got=$((got + 1)) ;; esac
+		fi
+	done
+	wait $PONG
+	PONG_RC=$?
+	srv=$(tr '\n' ' ' <"$U/stats")
+	cli=$(tr '\n' ' ' <"$C/stats")
+	case "$srv $cli" in
+	"sent 3 received 3 "*"sent 3 received 3 "*) counted=1 ;;
+	*) counted=0 ;;
+	esac
+	if [ $got = 3 ] && [ $PONG_RC = 0 ] && [ $counted = 1 ]; then
+		pass umad-serves "3 of 3 answered through umad; stats: $srv"
+	else
+		fail umad-serves "answered $got of 3; umad_pong: $(tr '\n' ' ' </tmp/pong.out); server: $srv $(cat "$U/last_error"); client: $cli"
+	fi
+else
+	fail umad-serves "register: $(cat "$U/last_error")"
+fi
+rmdir "$U" "$C"
 
 # ---- a request from GID index 1 times out ----
 # GID 1 needs an IPv4 address on the netdev (an IPv4-mapped GID; answers

@@ -135,7 +135,7 @@ mkdir -p "$R/usr/local/bin" "$R/lib/umadfs-vm" "$R/checks" "$R/etc"
 copy_elf "$UMADFS_BIN" "$R" /usr/local/bin
 # The test tools built beside the daemon (tests/tools) go in by default.
 tools=$(dirname "$UMADFS_BIN")/../tests/tools
-for t in ud_send rq_probe; do
+for t in ud_send rq_probe umad_pong; do
 	if [ -x "$tools/$t" ]; then copy_elf "$tools/$t" "$R" /usr/local/bin; fi
 done
 for b in ${UMADFS_VM_EXTRA_BINS:-}; do
