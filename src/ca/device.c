@@ -64,8 +64,13 @@ void ca_stop(struct ca *ca)
 
 		if (!port)
 			continue;
-		/* Waits for the calls in progress (a query lasts its
-		 * timeout at most); later ones find no engine. */
+		/* No delivery from here on, while files may still cancel
+		 * their requests (and free what they were answered into). */
+		pthread_rwlock_rdlock(&port->engine_lock);
+		engine_stop(port->engine);
+		pthread_rwlock_unlock(&port->engine_lock);
+		/* Waits for the calls in progress; later ones find no
+		 * engine. */
 		pthread_rwlock_wrlock(&port->engine_lock);
 		engine = port->engine;
 		port->engine = NULL;

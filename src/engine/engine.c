@@ -50,12 +50,20 @@ err_free:
 	return r;
 }
 
+void engine_stop(struct mad_engine *p)
+{
+	if (!p || p->joined)
+		return;
+	p->stopping = 1;
+	pthread_join(p->receiver, NULL);
+	p->joined = true;
+}
+
 void engine_close(struct mad_engine *p)
 {
 	if (!p)
 		return;
-	p->stopping = 1;
-	pthread_join(p->receiver, NULL);
+	engine_stop(p);
 	drop_held(p, NULL);
 	if (p->issm_fd >= 0)
 		close(p->issm_fd);

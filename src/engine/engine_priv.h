@@ -61,7 +61,8 @@ struct mad_engine {
 	int portnum;
 	int fd; /* umad "portid"; set before the receiver starts, then fixed */
 	pthread_t receiver;
-	volatile int stopping; /* written once by engine_close */
+	volatile int stopping; /* written once by engine_stop */
+	bool joined;           /* the receiver is gone (engine_stop's caller) */
 
 	/* Held by the receiver from looking up a pending entry until its sink
 	 * has been called and flushed, so engine_cancel_sink can wait a

@@ -47,7 +47,11 @@ typedef void (*engine_transport_fn)(void *ctx, int err);
  * inherits the mask). */
 int engine_open(struct mad_engine **out, const char *ca, int portnum,
 	      engine_transport_fn on_transport, void *ctx);
-/* Stops the receiver, drops pending requests, closes the fd. */
+/* Stops the receiver thread: when it returns, no delivery runs or will
+ * run, and waiting queries end with -ENODEV.  Calls may still come in
+ * (and fail or go nowhere) until engine_close(). */
+void engine_stop(struct mad_engine *p);
+/* Stops the receiver, drops pending requests, closes the fd, frees. */
 void engine_close(struct mad_engine *p);
 
 /* Sends one request frame (header + mad_len bytes of MAD).  A request that
