@@ -44,43 +44,29 @@ static int show_sys_image_guid(const umad_ca_t *ca, char *buf, size_t cap)
 	return sysfmt_guid_colon(buf, cap, be64toh(ca->system_guid));
 }
 
-static int show_line(char *buf, size_t cap, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int show_line(char *buf, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, cap, fmt, ap);
-	va_end(ap);
-	return n < 0 || (size_t)n >= cap ? -ENOSPC : n;
-}
-
 static int show_fw_ver(const umad_ca_t *ca, char *buf, size_t cap)
 {
-	return show_line(buf, cap, "%s\n", ca->fw_ver);
+	return sysfmt_line(buf, cap, "%s\n", ca->fw_ver);
 }
 
 static int show_hw_rev(const umad_ca_t *ca, char *buf, size_t cap)
 {
-	return show_line(buf, cap, "%s\n", ca->hw_ver);
+	return sysfmt_line(buf, cap, "%s\n", ca->hw_ver);
 }
 
 static int show_hca_type(const umad_ca_t *ca, char *buf, size_t cap)
 {
-	return show_line(buf, cap, "%s\n", ca->ca_type);
+	return sysfmt_line(buf, cap, "%s\n", ca->ca_type);
 }
 
 static int show_ca_name(const umad_ca_t *ca, char *buf, size_t cap)
 {
-	return show_line(buf, cap, "%s\n", ca->ca_name);
+	return sysfmt_line(buf, cap, "%s\n", ca->ca_name);
 }
 
 static int show_num_ports(const umad_ca_t *ca, char *buf, size_t cap)
 {
-	return show_line(buf, cap, "%d\n", ca->numports);
+	return sysfmt_line(buf, cap, "%d\n", ca->numports);
 }
 
 static const struct {
@@ -203,37 +189,37 @@ static int show_phys_state(const struct port_snap *s, char *buf, size_t cap)
 
 static int show_rate(const struct port_snap *s, char *buf, size_t cap)
 {
-	return show_line(buf, cap, "%s", s->rate);
+	return sysfmt_line(buf, cap, "%s", s->rate);
 }
 
 static int show_lid(const struct port_snap *s, char *buf, size_t cap)
 {
-	return show_line(buf, cap, "0x%x\n", s->up.base_lid);
+	return sysfmt_line(buf, cap, "0x%x\n", s->up.base_lid);
 }
 
 static int show_sm_lid(const struct port_snap *s, char *buf, size_t cap)
 {
-	return show_line(buf, cap, "0x%x\n", s->up.sm_lid);
+	return sysfmt_line(buf, cap, "0x%x\n", s->up.sm_lid);
 }
 
 static int show_lmc(const struct port_snap *s, char *buf, size_t cap)
 {
-	return show_line(buf, cap, "%u\n", s->up.lmc);
+	return sysfmt_line(buf, cap, "%u\n", s->up.lmc);
 }
 
 static int show_sm_sl(const struct port_snap *s, char *buf, size_t cap)
 {
-	return show_line(buf, cap, "%u\n", s->up.sm_sl);
+	return sysfmt_line(buf, cap, "%u\n", s->up.sm_sl);
 }
 
 static int show_cap_mask(const struct port_snap *s, char *buf, size_t cap)
 {
-	return show_line(buf, cap, "0x%08x\n", be32toh(s->up.capmask));
+	return sysfmt_line(buf, cap, "0x%08x\n", be32toh(s->up.capmask));
 }
 
 static int show_link_layer(const struct port_snap *s, char *buf, size_t cap)
 {
-	return show_line(buf, cap, "%s\n", s->up.link_layer);
+	return sysfmt_line(buf, cap, "%s\n", s->up.link_layer);
 }
 
 static int show_port_guid(const struct port_snap *s, char *buf, size_t cap)
@@ -248,12 +234,12 @@ static int show_gid_prefix(const struct port_snap *s, char *buf, size_t cap)
 
 static int show_port_num(const struct port_snap *s, char *buf, size_t cap)
 {
-	return show_line(buf, cap, "%d\n", s->up.portnum);
+	return sysfmt_line(buf, cap, "%d\n", s->up.portnum);
 }
 
 static int show_port_ca_name(const struct port_snap *s, char *buf, size_t cap)
 {
-	return show_line(buf, cap, "%s\n", s->up.ca_name);
+	return sysfmt_line(buf, cap, "%s\n", s->up.ca_name);
 }
 
 static const struct {
@@ -307,7 +293,7 @@ static int pkey_show(struct node *n, char *buf, size_t cap)
 	if (r < 0)
 		return r;
 	if ((unsigned)n->pkey < up.pkeys_size)
-		r = show_line(buf, cap, "0x%04x\n", up.pkeys[n->pkey]);
+		r = sysfmt_line(buf, cap, "0x%04x\n", up.pkeys[n->pkey]);
 	else
 		r = -ENOENT;
 	ibumad_release_port(&up);
@@ -358,7 +344,7 @@ static int node_desc_show(struct node *n, char *buf, size_t cap)
 			continue; /* no engine: the next port, or sysfs */
 		if (r < 0)
 			return -EIO;
-		return show_line(buf, cap, "%.*s\n",
+		return sysfmt_line(buf, cap, "%.*s\n",
 				 (int)strnlen((char *)data, IB_SMP_DATA_SIZE),
 				 (char *)data);
 	}

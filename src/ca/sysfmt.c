@@ -6,10 +6,7 @@
 
 #include "umadfs/ca/sysfmt.h"
 
-static int emit(char *buf, size_t cap, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int emit(char *buf, size_t cap, const char *fmt, ...)
+int sysfmt_line(char *buf, size_t cap, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -32,19 +29,19 @@ int sysfmt_node_type(char *buf, size_t cap, unsigned node_type)
 	const char *name = node_type < sizeof(names) / sizeof(names[0]) &&
 				   names[node_type] ? names[node_type] : "<unknown>";
 
-	return emit(buf, cap, "%u: %s\n", node_type, name);
+	return sysfmt_line(buf, cap, "%u: %s\n", node_type, name);
 }
 
 int sysfmt_guid_colon(char *buf, size_t cap, uint64_t guid)
 {
-	return emit(buf, cap, "%04x:%04x:%04x:%04x\n",
+	return sysfmt_line(buf, cap, "%04x:%04x:%04x:%04x\n",
 		    (unsigned)(guid >> 48) & 0xffff, (unsigned)(guid >> 32) & 0xffff,
 		    (unsigned)(guid >> 16) & 0xffff, (unsigned)guid & 0xffff);
 }
 
 int sysfmt_guid_hex(char *buf, size_t cap, uint64_t guid)
 {
-	return emit(buf, cap, "0x%016" PRIx64 "\n", guid);
+	return sysfmt_line(buf, cap, "0x%016" PRIx64 "\n", guid);
 }
 
 int sysfmt_port_state(char *buf, size_t cap, unsigned state)
@@ -53,7 +50,7 @@ int sysfmt_port_state(char *buf, size_t cap, unsigned state)
 		"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER",
 	};
 
-	return emit(buf, cap, "%u: %s\n", state,
+	return sysfmt_line(buf, cap, "%u: %s\n", state,
 		    state < sizeof(names) / sizeof(names[0]) ? names[state] : "UNKNOWN");
 }
 
@@ -65,7 +62,7 @@ int sysfmt_phys_state(char *buf, size_t cap, unsigned phys_state)
 		"Phy Test",
 	};
 
-	return emit(buf, cap, "%u: %s\n", phys_state,
+	return sysfmt_line(buf, cap, "%u: %s\n", phys_state,
 		    phys_state < sizeof(names) / sizeof(names[0]) ?
 			    names[phys_state] : "<unknown>");
 }
@@ -105,6 +102,6 @@ int sysfmt_rate(char *buf, size_t cap, unsigned width, unsigned speed,
 	if (lanes < 0)
 		return -EINVAL;
 	rate *= lanes;
-	return emit(buf, cap, "%d%s Gb/sec (%dX%s)\n", rate / 10,
+	return sysfmt_line(buf, cap, "%d%s Gb/sec (%dX%s)\n", rate / 10,
 		    rate % 10 ? ".5" : "", lanes, name);
 }

@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* printf into buf: the length, or -ENOSPC if it does not fit. */
+int sysfmt_line(char *buf, size_t cap, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* "1: CA\n", "2: switch\n", "3: router\n", ... */
 int sysfmt_node_type(char *buf, size_t cap, unsigned node_type);
 /* "0002:c903:0000:1234\n" from a GUID in host byte order. */
