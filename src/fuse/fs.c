@@ -33,6 +33,10 @@ static void fill_stat(struct node *n, struct stat *st, bool with_size)
 	}
 	st->st_blksize = 4096;
 	st->st_atime = st->st_mtime = st->st_ctime = mount_time;
+	if (n->ops && n->ops->mtime)
+		st->st_atime = st->st_mtime = st->st_ctime = n->ops->mtime(n);
+	if (n->link)
+		st->st_size = (off_t)strlen(n->link);
 	if (with_size && n->ops && n->ops->size)
 		st->st_size = n->ops->size(n);
 }
@@ -301,6 +305,28 @@ static void fs_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 	n->ops->poll(req, n, fi, ph);
 }
 
+static void fs_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct node *n;
+	char *link = NULL;
+
+	tree_rdlock();
+	n = tree_get(ino);
+	if (n && n->link)
+		link = strdup(n->link);
+	tree_unlock();
+	if (!n || !S_ISLNK(n->mode)) {
+		fuse_reply_err(req, n ? EINVAL : ENOENT);
+		return;
+	}
+	if (!link) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fuse_reply_readlink(req, link);
+	free(link);
+}
+
 /* Nothing can be created, removed or renamed in the CA tree itself. */
 static void fs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     mode_t mode, dev_t rdev)
@@ -392,6 +418,7 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.forget = fs_forget,
 	.forget_multi = fs_forget_multi,
 	.getattr = fs_getattr,
+	.readlink = fs_readlink,
 	.setattr = fs_setattr,
 	.readdir = fs_readdir,
 	.open = fs_open,

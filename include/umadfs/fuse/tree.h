@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <fuse_lowlevel.h>
 
@@ -29,6 +30,8 @@ struct node_ops {
 		     struct fuse_pollhandle *ph);
 	/* st_size for getattr: what a read from offset 0 returns now, or 0. */
 	off_t (*size)(struct node *n);
+	/* Optional: st_mtime (when the content was made), else the mount's. */
+	time_t (*mtime)(struct node *n);
 };
 
 /* Directories whose children users create and remove (agents/, rq/). */
@@ -52,6 +55,7 @@ struct node {
 	gid_t gid;   /* checks them): root's unless access.c says otherwise */
 	const struct node_ops *ops; /* NULL for directories */
 	const struct dir_ops *dops; /* directories with mkdir/rmdir, or NULL */
+	char *link; /* a symbolic link's target (S_IFLNK), else NULL */
 	/* The feature's object the node shows (a CA, port, channel, receive
 	 * queue...: the type its ops expect), and which part of it. */
 	void *owner;
@@ -72,6 +76,10 @@ struct node *tree_root(void);
  * directory).  NULL on ENOMEM or a duplicate name. */
 struct node *tree_add(struct node *dir, const char *name, mode_t mode,
 		      const struct node_ops *ops, void *owner, int which);
+/* Adds a symbolic link name -> target (S_IFLNK | 0777).  NULL on ENOMEM
+ * or a duplicate name. */
+struct node *tree_add_symlink(struct node *dir, const char *name,
+			      const char *target);
 void tree_rdlock(void);
 void tree_wrlock(void);
 void tree_unlock(void);
