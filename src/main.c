@@ -19,6 +19,7 @@
 #include "umadfs/channel/access.h"
 #include "umadfs/channel/channel.h"
 #include "umadfs/ca/device.h"
+#include "umadfs/fabric/fabric.h"
 #include "umadfs/fuse/fs.h"
 #include "umadfs/fuse/readq.h"
 #include "umadfs/base/log.h"
@@ -163,6 +164,7 @@ static bool connection_gone(struct fuse_session *se)
 static void release_waiting_reads(void)
 {
 	readq_release_all();
+	fabric_release();
 }
 
 static void block_signals(void)
@@ -192,6 +194,8 @@ int main(int argc, char *argv[])
 	int ret = 1, r;
 
 	block_signals();
+	if (fabric_parse_options(&args) < 0)
+		return 2;
 	if (fuse_opt_parse(&args, &uo, umadfs_opts, opt_proc) != 0)
 		return 2;
 	if (uo.first_arg && !has_nonopt(&args) &&
@@ -304,6 +308,8 @@ int main(int argc, char *argv[])
 	}
 	/* Threads only now: fuse_daemonize() forks. */
 	devices_start();
+	if (fabric_add_dir(tree_root()) < 0)
+		log_warn("fabric/: cannot start (out of memory)");
 	r = supervisor_start(se, opts.mountpoint, mount_dev,
 			     release_waiting_reads);
 	if (r < 0) {
@@ -342,6 +348,7 @@ int main(int argc, char *argv[])
 	 * still there. */
 	readq_drop_opens();
 	textfile_drop_opens();
+	fabric_stop();
 	tree_destroy();
 	devices_close();
 	/* After a lazy detach the path may name something else by now:
@@ -364,6 +371,7 @@ err_unmount:
 err_session:
 	fuse_session_destroy(se);
 err_devices:
+	fabric_stop();
 	devices_close();
 err_tree:
 	tree_destroy();

@@ -162,6 +162,17 @@ void devices_start(void)
 				port_start(cas[i]->ports[p]);
 }
 
+int devices_ports(struct ca_port **out, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < ncas; i++)
+		for (int p = 0; p < UMAD_CA_MAX_PORTS && n < max; p++)
+			if (cas[i]->ports[p])
+				out[n++] = cas[i]->ports[p];
+	return n;
+}
+
 void devices_close(void)
 {
 	for (int i = 0; i < ncas; i++) {

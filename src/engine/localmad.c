@@ -17,6 +17,13 @@ static void mad_header(uint8_t *mad, unsigned mgmt_class, unsigned version,
 	mad_set_field(mad, 0, IB_MAD_ATTRMOD_F, attr_mod);
 }
 
+void localmad_pma_frame(uint8_t *frame, unsigned lid, unsigned attr_id)
+{
+	memset(frame, 0, IBUMAD_HDR_SIZE + IBUMAD_MAD_SIZE);
+	umad_set_addr(frame, (int)lid, 1, 0, IB_DEFAULT_QP1_QKEY);
+	mad_header(frame + IBUMAD_HDR_SIZE, IB_PERFORMANCE_CLASS, 1, attr_id, 0);
+}
+
 int localmad_pma_get(struct mad_engine *engine, unsigned lid, unsigned attr_id,
 		     uint8_t data[IB_PC_DATA_SZ])
 {
@@ -29,9 +36,7 @@ int localmad_pma_get(struct mad_engine *engine, unsigned lid, unsigned attr_id,
 		return -ENODEV;
 	if (!lid)
 		return -ENETDOWN; /* no LID yet: the port is not configured */
-	memset(frame, 0, sizeof(frame));
-	umad_set_addr(frame, (int)lid, 1, 0, IB_DEFAULT_QP1_QKEY);
-	mad_header(mad, IB_PERFORMANCE_CLASS, 1, attr_id, 0);
+	localmad_pma_frame(frame, lid, attr_id);
 	memcpy(mad + IB_PC_DATA_OFFS, data, IB_PC_DATA_SZ);
 	r = engine_query(engine, frame, sizeof(frame), &mad_len,
 		       LOCALMAD_TIMEOUT_MS, LOCALMAD_RETRIES);

@@ -44,5 +44,8 @@ int devices_scan(struct node *root, enum attr_source source);
 /* Opens each port's MAD engine (threads: after fuse_daemonize()). */
 void devices_start(void);
 void devices_close(void);
+/* Copies up to max of the host's ports, CA by CA in port order, into out;
+ * returns how many.  Valid from devices_scan() to devices_close(). */
+int devices_ports(struct ca_port **out, int max);
 
 #endif

@@ -1,6 +1,6 @@
-/* The daemon's own queries of the local port through the MAD engine:
- * directed-route SMPs with hop count 0 (answered by the port's own SMA).
- * Attribute and counter files build on these. */
+/* The daemon's own queries through the MAD engine: directed-route SMPs
+ * (hop count 0: the port's own SMA) and PerfMgt Gets.  Attribute and
+ * counter files and the fabric sweep build on these. */
 #ifndef UMADFS_LOCALMAD_H
 #define UMADFS_LOCALMAD_H
 
@@ -16,6 +16,10 @@ struct mad_engine;
 /* Builds a SubnGet(attr_id, attr_mod) directed-route SMP with hop count 0
  * (the port's own SMA) in frame: umad header + 256 bytes, zeroed first. */
 void localmad_smp_frame(uint8_t *frame, unsigned attr_id, unsigned attr_mod);
+
+/* Builds a PerfMgt Get(attr_id) to LID lid (GSI, QP1) in frame: umad
+ * header + 256 bytes, zeroed first; the caller fills the data area. */
+void localmad_pma_frame(uint8_t *frame, unsigned lid, unsigned attr_id);
 
 /* SubnGet(attr_id, attr_mod) to the local port; copies the 64-byte SMP data
  * into data.  Returns 0, -errno, or -EPROTO for a non-zero MAD status. */

@@ -1,0 +1,17 @@
+/* The fabric/ directory: its files, and the node directories and links
+ * that follow each new snapshot. */
+#ifndef UMADFS_FABFILES_H
+#define UMADFS_FABFILES_H
+
+struct node;
+struct fab_snap;
+
+/* Adds fabric/ (files, nodes/, class/infiniband/) under root. */
+int fabfiles_add(struct node *root);
+/* After snap became current: a directory per node (new ones made, gone
+ * ones removed), peer and class links as snap has them.  The sweep thread. */
+void fabfiles_update(struct fab_snap *snap);
+/* At exit: drops the snapshot the directories were made from. */
+void fabfiles_close(void);
+
+#endif

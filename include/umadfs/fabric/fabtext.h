@@ -1,0 +1,20 @@
+/* The texts of a snapshot: sweep, topology (ibnetdiscover's format),
+ * links and metrics.prom, and the one-line values of the node and port
+ * files. */
+#ifndef UMADFS_FABTEXT_H
+#define UMADFS_FABTEXT_H
+
+#include <stddef.h>
+
+#include "umadfs/fabric/fabsnap.h"
+
+/* Text which of snap, formatted on first use and kept in the snapshot
+ * (which the caller holds); NULL on ENOMEM.  *len gets its length. */
+const char *fabtext_get(struct fab_snap *snap, enum fab_text which, size_t *len);
+/* The sweep file (age_ms is now's): its length, or -ENOSPC. */
+int fabtext_sweep(const struct fab_snap *snap, char *buf, size_t cap);
+/* s quoted: "...", with \" \\ and \xHH for bytes outside printable ASCII;
+ * returns the length written (cap >= 4 * strlen(s) + 3). */
+size_t fabtext_quote(char *buf, size_t cap, const char *s);
+
+#endif
