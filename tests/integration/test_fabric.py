@@ -1,0 +1,181 @@
+"""fabric/: the sweep against the real tools (ibnetdiscover, iblinkinfo),
+peer links both ways, and the written topology back through ibsim."""
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GEN = os.path.join(HERE, "..", "bench", "gen-fabric.py")
+
+
+def port_to_node(out):
+    """CA port GUID -> node GUID, from ibnetdiscover's topology output."""
+    node, m = None, {}
+    for line in out.splitlines():
+        g = re.match(r"caguid=0x([0-9a-f]+)", line)
+        if g:
+            node = int(g.group(1), 16)
+        p = re.match(r"\[\d+\]\(([0-9a-f]+)\)", line)
+        if p and node is not None:
+            m[int(p.group(1), 16)] = node
+    return m
+
+
+def ibnd(fabric, host):
+    """ibnetdiscover's node GUIDs by type and its links, as sets; -p names
+    a CA by its port GUID, mapped back to the node's."""
+    out = fabric.run_tool(["ibnetdiscover"], host).stdout
+    switches = {int(g, 16) for g in re.findall(r"^switchguid=0x([0-9a-f]+)", out, re.M)}
+    cas = {int(g, 16) for g in re.findall(r"^caguid=0x([0-9a-f]+)", out, re.M)}
+    node_of = port_to_node(out)
+    links = set()
+    for line in fabric.run_tool(["ibnetdiscover", "-p"], host).stdout.splitlines():
+        f = line.split()
+        if " - " in line and len(f) >= 11:
+            a = (int(f[3], 16), int(f[2]))
+            b = (int(f[10], 16), int(f[9]))
+            a = (node_of.get(a[0], a[0]), a[1])
+            b = (node_of.get(b[0], b[0]), b[1])
+            links.add(tuple(sorted((a, b))))
+    return switches, cas, links
+
+
+def sweep_kv(m):
+    return dict(line.split(" ", 1) if " " in line else (line, "")
+                for line in open(m.path("fabric", "sweep")).read().splitlines())
+
+
+def our_links(m):
+    links = set()
+    for line in open(m.path("fabric", "links")).read().splitlines():
+        kv = dict(re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', line))
+        a = (int(kv["guid"], 16), int(kv["port"]))
+        b = (int(kv["peer_guid"], 16), int(kv["peer_port"]))
+        links.add(tuple(sorted((a, b))))
+    return links
+
+
+def check_against_ibnetdiscover(fabric, m, host):
+    switches, cas, links = ibnd(fabric, host)
+    kv = sweep_kv(m)
+    assert kv["ok"] == "1", kv
+    assert int(kv["switches"]) == len(switches)
+    assert int(kv["cas"]) == len(cas)
+    assert int(kv["nodes"]) == len(switches) + len(cas)
+    assert int(kv["links"]) == len(links)
+    names = {int(n, 16) for n in os.listdir(m.path("fabric", "nodes"))}
+    assert names == switches | cas
+    assert our_links(m) == links
+    for g in switches:
+        t = open(m.path("fabric", "nodes", "0x%016x" % g, "node_type")).read()
+        assert t == "2: switch\n"
+
+
+def check_peers(m):
+    """Every peer link resolves, and its peer's peer is the port itself."""
+    nodes = m.path("fabric", "nodes")
+    seen = 0
+    for g in os.listdir(nodes):
+        for p in os.listdir(os.path.join(nodes, g, "ports")):
+            port = os.path.join(nodes, g, "ports", p)
+            peer = os.path.join(port, "peer")
+            if not os.path.lexists(peer):
+                continue
+            back = os.path.join(os.path.realpath(peer), "peer")
+            assert os.path.realpath(back) == os.path.realpath(port)
+            seen += 1
+    return seen
+
+
+def test_sweep_equals_ibnetdiscover(fabric, mount):
+    m = mount("Hca1")
+    check_against_ibnetdiscover(fabric, m, "Hca1")
+    assert check_peers(m) == 2 * int(sweep_kv(m)["links"])
+    cls = m.path("fabric", "class", "infiniband")
+    for g in os.listdir(cls):
+        assert os.path.realpath(os.path.join(cls, g)) == \
+            os.path.realpath(m.path("fabric", "nodes", g))
+
+
+def test_links_equal_iblinkinfo(fabric, mount):
+    m = mount("Hca2")
+    node_of = port_to_node(fabric.run_tool(["ibnetdiscover"], "Hca2").stdout)
+    out = fabric.run_tool(["iblinkinfo", "--line"], "Hca2").stdout
+    # "0x...  "desc"  LID  PORT[  ] ==( 4X  2.5 Gbps Active/  LinkUp)==>  0x... LID PORT[ ] ..."
+    want = {}
+    for line in out.splitlines():
+        mm = re.match(r'\s*0x([0-9a-f]+)\s+".*?"\s+\d+\s+(\d+)\[.*?==\(\s*(\d+X)\s+'
+                      r'([\d.]+) Gbps\s+(\w+)/', line)
+        if mm:
+            g = int(mm.group(1), 16)
+            want[(node_of.get(g, g), int(mm.group(2)))] = (
+                mm.group(3).lower(), mm.group(4), mm.group(5))
+    assert want
+    speeds = {"2.5": "SDR", "5.0": "DDR", "10.0": "QDR"}
+    for line in open(m.path("fabric", "links")).read().splitlines():
+        kv = dict(re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', line))
+        for end in (("guid", "port"), ("peer_guid", "peer_port")):
+            w, s, st = want[(int(kv[end[0]], 16), int(kv[end[1]]))]
+            assert (kv["width"], kv["speed"], kv["state"]) == (w, speeds[s], st)
+
+
+def test_dual_homed_hca_peers(make_fabric, mount):
+    f = make_fabric("dual-port-hca.net")
+    f.start_opensm("Hca2")
+    f.wait_active("Hca2", timeout=30)
+    m = mount("Hca2", fabric=f)
+    check_against_ibnetdiscover(f, m, "Hca2")
+    assert check_peers(m) == 6
+    dual = [g for g in os.listdir(m.path("fabric", "nodes"))
+            if open(m.path("fabric", "nodes", g, "node_desc")).read().startswith("umadfs-dual")]
+    assert len(dual) == 1
+    for p in ("1", "2"):
+        peer = os.readlink(m.path("fabric", "nodes", dual[0], "ports", p, "peer"))
+        assert peer.endswith("/ports/" + p)
+
+
+def test_generated_fat_tree(tmp_path, make_fabric, mount):
+    net = tmp_path / "fat.net"
+    subprocess.run([sys.executable, GEN, "--leaves", "6", "--spines", "3",
+                    "--hcas-per-leaf", "5", str(net)], check=True)
+    f = make_fabric(str(net))
+    f.start_opensm("H0001")
+    f.wait_active("H0002", timeout=30)
+    m = mount("H0002", fabric=f)
+    check_against_ibnetdiscover(f, m, "H0002")
+    assert check_peers(m) == 2 * (30 + 18)
+
+
+def test_topology_round_trip(tmp_path, fabric, mount, make_fabric):
+    m = mount("Hca1")
+    net = tmp_path / "written.net"
+    net.write_text(open(m.path("fabric", "topology")).read())
+    links = our_links(m)
+    names = set(os.listdir(m.path("fabric", "nodes")))
+    f2 = make_fabric(str(net))
+    f2.start_opensm("H-0000000000100004")
+    f2.wait_active("H-0000000000100002", timeout=30)
+    m2 = mount("H-0000000000100002", fabric=f2)
+    assert sweep_kv(m2)["ok"] == "1"
+    assert set(os.listdir(m2.path("fabric", "nodes"))) == names
+    assert our_links(m2) == links
+
+
+def test_sweep_write_and_interval(fabric, mount):
+    m = mount("Hca1")
+    first = sweep_kv(m)["time"]
+    time.sleep(1.1)
+    with open(m.path("fabric", "sweep"), "w") as f:
+        f.write("1\n")
+    assert sweep_kv(m)["time"] != first
+    with pytest.raises(OSError):
+        with open(m.path("fabric", "interval_ms"), "w") as f:
+            f.write("-1\n")
+    assert open(m.path("fabric", "interval_ms")).read() == "0\n"
+    with pytest.raises(OSError):
+        open(m.path("fabric", "topology"), "w")
