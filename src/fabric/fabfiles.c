@@ -12,13 +12,12 @@
 #include "umadfs/ca/counters.h"
 #include "umadfs/ca/sysfmt.h"
 #include "umadfs/fabric/fabfiles.h"
-#include "umadfs/fabric/fabric.h"
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/fabtext.h"
+#include "umadfs/fabric/sweeper.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 
-#define INTERVAL_MAX_MS 86400000u
 
 /* A node's directory: owner of every node of its subtree (each holds a
  * reference), so it outlives the last one the kernel knows. */
@@ -36,7 +35,7 @@ static struct fab_snap *shown; /* the snapshot the directories follow */
 
 static time_t snap_mtime(struct node *n)
 {
-	struct fab_snap *s = fabric_snapshot(false);
+	struct fab_snap *s = sweeper_snapshot(false);
 	time_t t = s ? s->time.tv_sec : 0;
 
 	fabsnap_put(s);
@@ -66,7 +65,7 @@ static void big_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	o->snap = fabric_snapshot(true);
+	o->snap = sweeper_snapshot(true);
 	if (o->snap)
 		o->text = fabtext_get(o->snap, (enum fab_text)n->file, &o->len);
 	if (o->snap && !o->text) {
@@ -109,7 +108,7 @@ static void big_release(fuse_req_t req, struct node *n, struct fuse_file_info *f
 
 static off_t big_size(struct node *n)
 {
-	struct fab_snap *s = fabric_snapshot(false);
+	struct fab_snap *s = sweeper_snapshot(false);
 	size_t len = 0;
 
 	if (s)
@@ -125,7 +124,7 @@ static const struct node_ops big_ops = {
 
 static int sweep_show(struct node *n, char *buf, size_t cap)
 {
-	struct fab_snap *s = fabric_snapshot(true);
+	struct fab_snap *s = sweeper_snapshot(true);
 	int len = s ? fabtext_sweep(s, buf, cap) : 0;
 
 	fabsnap_put(s);
@@ -140,7 +139,7 @@ static void sweep_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi
 static void sweep_write(fuse_req_t req, struct node *n, const char *buf,
 			size_t size, off_t off, struct fuse_file_info *fi)
 {
-	int r = fabric_sweep_wait(req);
+	int r = sweeper_wait(req);
 
 	if (r < 0)
 		fuse_reply_err(req, -r);
@@ -150,7 +149,7 @@ static void sweep_write(fuse_req_t req, struct node *n, const char *buf,
 
 static off_t sweep_size(struct node *n)
 {
-	struct fab_snap *s = fabric_snapshot(false);
+	struct fab_snap *s = sweeper_snapshot(false);
 	char buf[TEXTFILE_MAX];
 	int len = s ? fabtext_sweep(s, buf, sizeof(buf)) : 0;
 
@@ -165,7 +164,7 @@ static const struct node_ops sweep_ops = {
 
 static int interval_show(struct node *n, char *buf, size_t cap)
 {
-	return snprintf(buf, cap, "%u\n", fabric_interval_ms());
+	return snprintf(buf, cap, "%u\n", sweeper_interval_ms());
 }
 
 static void interval_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
@@ -178,11 +177,11 @@ static void interval_write(fuse_req_t req, struct node *n, const char *buf,
 {
 	uint64_t v;
 
-	if (number_parse_value(buf, size, 0, INTERVAL_MAX_MS, &v) < 0) {
+	if (number_parse_value(buf, size, 0, SWEEPER_INTERVAL_MAX_MS, &v) < 0) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	fabric_set_interval_ms((unsigned)v);
+	sweeper_set_interval_ms((unsigned)v);
 	fuse_reply_write(req, size);
 }
 
@@ -261,7 +260,7 @@ static int port_value(const struct fab_node *fn, const struct fab_port *p,
 static int fabnode_show(struct node *n, char *buf, size_t cap)
 {
 	struct fab_nodedir *nd = n->owner;
-	struct fab_snap *s = fabric_snapshot(false);
+	struct fab_snap *s = sweeper_snapshot(false);
 	const struct fab_node *fn = s ? fabsnap_find(s, nd->guid) : NULL;
 	unsigned port = FILE_PORT(n->file), what = FILE_WHAT(n->file);
 	int r = -ENOENT;

@@ -1,46 +1,20 @@
-/* The fabric subsystem's life (fabric.h): its options, the sweep thread,
- * the current snapshot and its swap, and the writers waiting for a sweep. */
+/* The fabric subsystem's face to the process (fabric.h): its options, and
+ * starting and stopping the files and the sweeps. */
 #include <errno.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <infiniband/mad.h>
-
-#include "umadfs/base/log.h"
 #include "umadfs/base/number.h"
-#include "umadfs/ca/device.h"
-#include "umadfs/engine/localmad.h"
-#include "umadfs/fabric/discover.h"
 #include "umadfs/fabric/fabfiles.h"
 #include "umadfs/fabric/fabric.h"
-#include "umadfs/fabric/fabsnap.h"
+#include "umadfs/fabric/sweeper.h"
 
-#define FIRST_SWEEP_WAIT_S 60 /* a first reader waits at most this long */
-#define INTERVAL_MAX_MS 86400000u
+#define INTERVAL_MAX_MS SWEEPER_INTERVAL_MAX_MS
+#define PORT_CA_MAX 64
 
-static struct {
-	pthread_mutex_t lock;
-	pthread_cond_t wake;     /* the sweep thread: asked, interval, stop */
-	pthread_cond_t done;     /* waiters: a sweep completed, or stop */
-	struct fab_snap *snap;   /* the current snapshot (lock) */
-	uint64_t started, completed; /* sweeps, by number (lock) */
-	bool asked, running, stopping; /* (lock) */
-	unsigned interval_ms;    /* (lock) */
-	struct discover *disc;   /* the sweep thread's */
-	pthread_t thread;
-	bool thread_started;
-	/* Options, set before the thread starts. */
-	bool off;
-	char port_ca[UMAD_CA_NAME_LEN]; /* "": the first ACTIVE port */
-	int port_num;
-} fab = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.wake = PTHREAD_COND_INITIALIZER,
-	.done = PTHREAD_COND_INITIALIZER,
-};
+static bool off; /* fabric=off: set once by fabric_parse_options */
 
 struct fabric_opts {
 	char *interval, *port, *off;
@@ -55,30 +29,32 @@ static const struct fuse_opt fabric_opts[] = {
 	FUSE_OPT_END
 };
 
-/* "CA:N" */
-static int parse_port(const char *s)
+/* "CA:N" into ca (PORT_CA_MAX bytes) and *portnum. */
+static int parse_port(const char *s, char *ca, int *portnum)
 {
 	const char *colon = strrchr(s, ':');
 	uint64_t n;
 
-	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(fab.port_ca) ||
+	if (!colon || colon == s || colon - s >= PORT_CA_MAX ||
 	    number_parse(colon + 1, strlen(colon + 1), &n) < 0 || n > 254)
 		return -EINVAL;
-	memcpy(fab.port_ca, s, (size_t)(colon - s));
-	fab.port_ca[colon - s] = '\0';
-	fab.port_num = (int)n;
+	memcpy(ca, s, (size_t)(colon - s));
+	ca[colon - s] = '\0';
+	*portnum = (int)n;
 	return 0;
 }
 
 static int check_options(const struct fabric_opts *o)
 {
-	uint64_t v;
+	char ca[PORT_CA_MAX] = "";
+	int portnum = 0;
+	uint64_t v = 0;
 
 	if (o->off && strcmp(o->off, "off") && strcmp(o->off, "on")) {
 		fprintf(stderr, "umadfs: fabric=%s: expected off or on\n", o->off);
 		return -EINVAL;
 	}
-	fab.off = o->off && !strcmp(o->off, "off");
+	off = o->off && !strcmp(o->off, "off");
 	if (o->interval) {
 		if (number_parse_value(o->interval, strlen(o->interval), 0,
 				       INTERVAL_MAX_MS, &v) < 0) {
@@ -87,9 +63,9 @@ static int check_options(const struct fabric_opts *o)
 				INTERVAL_MAX_MS);
 			return -EINVAL;
 		}
-		fab.interval_ms = (unsigned)v;
 	}
-	if (o->port && parse_port(o->port) < 0) {
+	if ((o->port && parse_port(o->port, ca, &portnum) < 0) ||
+	    sweeper_configure((unsigned)v, ca, portnum) < 0) {
 		fprintf(stderr, "umadfs: fabric_port=%s: expected CA:PORT\n", o->port);
 		return -EINVAL;
 	}
@@ -109,254 +85,26 @@ int fabric_parse_options(struct fuse_args *args)
 	return r;
 }
 
-/* Port p's engine if it is the one to sweep out of, else NULL. */
-static struct mad_engine *usable_engine(struct ca_port *p)
-{
-	uint8_t data[IB_SMP_DATA_SIZE];
-
-	if (!p->engine)
-		return NULL;
-	if (fab.port_ca[0])
-		return strcmp(p->ca->name, fab.port_ca) || p->portnum != fab.port_num ?
-			NULL : p->engine;
-	if (localmad_smp_get(p->engine, IB_ATTR_PORT_INFO, (unsigned)p->portnum,
-			     data) < 0)
-		return NULL;
-	return mad_get_field(data, 0, IB_PORT_STATE_F) == 4 /* ACTIVE */ ?
-		p->engine : NULL;
-}
-
-static struct mad_engine *pick_port(struct fab_snap *snap)
-{
-	struct ca_port *ports[64];
-	int n = devices_ports(ports, 64);
-
-	for (int i = 0; i < n; i++) {
-		struct mad_engine *e = usable_engine(ports[i]);
-
-		if (e) {
-			snprintf(snap->via, sizeof(snap->via), "%s/%d",
-				 ports[i]->ca->name, ports[i]->portnum);
-			return e;
-		}
-	}
-	if (fab.port_ca[0])
-		snprintf(snap->error, sizeof(snap->error),
-			 "port %s/%d not found or without a MAD engine",
-			 fab.port_ca, fab.port_num);
-	else
-		snprintf(snap->error, sizeof(snap->error), "no ACTIVE port");
-	return NULL;
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* One sweep into a new snapshot; NULL when stopped (or out of memory). */
-static struct fab_snap *sweep_once(void)
-{
-	struct fab_snap *snap = fabsnap_new();
-	int64_t start = mono_ms();
-	struct mad_engine *e;
-	int r;
-
-	if (!snap)
-		return NULL;
-	e = pick_port(snap);
-	if (e) {
-		r = discover_run(fab.disc, e, snap, LOCALMAD_TIMEOUT_MS,
-				 LOCALMAD_RETRIES);
-		if (r == -ECANCELED || r == -ENOMEM) {
-			fabsnap_put(snap);
-			return NULL;
-		}
-		if (!snap->nnodes)
-			snprintf(snap->error, sizeof(snap->error),
-				 "the local port's SMA did not answer");
-	}
-	snap->ok = snap->nnodes > 0;
-	fabsnap_count(snap);
-	clock_gettime(CLOCK_REALTIME, &snap->time);
-	snap->mono_ms = mono_ms();
-	snap->duration_ms = (unsigned)(snap->mono_ms - start);
-	return snap;
-}
-
-/* Waits (lock held) until a sweep is asked for, the interval passed, or
- * stop; true to sweep. */
-static bool wait_for_work(void)
-{
-	while (!fab.asked && !fab.stopping) {
-		struct timespec until;
-
-		if (!fab.interval_ms) {
-			pthread_cond_wait(&fab.wake, &fab.lock);
-			continue;
-		}
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += fab.interval_ms / 1000;
-		until.tv_nsec += (long)(fab.interval_ms % 1000) * 1000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
-		if (pthread_cond_timedwait(&fab.wake, &fab.lock, &until) == ETIMEDOUT)
-			fab.asked = true;
-	}
-	return !fab.stopping;
-}
-
-static void *sweep_thread(void *arg)
-{
-	pthread_mutex_lock(&fab.lock);
-	while (wait_for_work()) {
-		struct fab_snap *snap, *old = NULL;
-		uint64_t number = ++fab.started;
-
-		fab.asked = false;
-		fab.running = true;
-		pthread_mutex_unlock(&fab.lock);
-		snap = sweep_once();
-		if (snap) {
-			pthread_mutex_lock(&fab.lock);
-			old = fab.snap;
-			fab.snap = snap;
-			pthread_mutex_unlock(&fab.lock);
-			fabfiles_update(snap);
-		}
-		pthread_mutex_lock(&fab.lock);
-		fab.running = false;
-		fab.completed = number;
-		pthread_cond_broadcast(&fab.done);
-		pthread_mutex_unlock(&fab.lock);
-		fabsnap_put(old);
-		pthread_mutex_lock(&fab.lock);
-	}
-	pthread_mutex_unlock(&fab.lock);
-	return NULL;
-}
 
 int fabric_add_dir(struct node *root)
 {
 	int r;
 
-	if (fab.off)
+	if (off)
 		return 0;
-	fab.disc = discover_new();
-	if (!fab.disc)
-		return -ENOMEM;
 	r = fabfiles_add(root);
-	if (r < 0)
-		return r;
-	r = -pthread_create(&fab.thread, NULL, sweep_thread, NULL);
-	if (r < 0)
-		return r;
-	fab.thread_started = true;
-	return 0;
+	if (r == 0)
+		r = sweeper_start(fabfiles_update);
+	return r;
 }
 
 void fabric_release(void)
 {
-	pthread_mutex_lock(&fab.lock);
-	fab.stopping = true;
-	pthread_cond_broadcast(&fab.wake);
-	pthread_cond_broadcast(&fab.done);
-	pthread_mutex_unlock(&fab.lock);
-	if (fab.disc)
-		discover_abort(fab.disc);
+	sweeper_release();
 }
 
 void fabric_stop(void)
 {
-	fabric_release();
-	if (fab.thread_started)
-		pthread_join(fab.thread, NULL);
-	fab.thread_started = false;
+	sweeper_stop();
 	fabfiles_close();
-	fabsnap_put(fab.snap);
-	fab.snap = NULL;
-	discover_free(fab.disc);
-	fab.disc = NULL;
-}
-
-/* Asks for a sweep that starts after now and returns its number (lock). */
-static uint64_t ask_sweep(void)
-{
-	fab.asked = true;
-	pthread_cond_signal(&fab.wake);
-	return fab.started + 1;
-}
-
-struct fab_snap *fabric_snapshot(bool wait)
-{
-	struct fab_snap *snap;
-
-	pthread_mutex_lock(&fab.lock);
-	if (wait && !fab.snap && !fab.stopping) {
-		uint64_t number = fab.running ? fab.started : ask_sweep();
-		struct timespec until;
-
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += FIRST_SWEEP_WAIT_S;
-		while (fab.completed < number && !fab.stopping &&
-		       pthread_cond_timedwait(&fab.done, &fab.lock, &until) != ETIMEDOUT)
-			;
-	}
-	snap = fab.snap;
-	if (snap)
-		fabsnap_get(snap);
-	pthread_mutex_unlock(&fab.lock);
-	return snap;
-}
-
-static void on_interrupt(fuse_req_t req, void *data)
-{
-	pthread_mutex_lock(&fab.lock);
-	*(bool *)data = true;
-	pthread_cond_broadcast(&fab.done);
-	pthread_mutex_unlock(&fab.lock);
-}
-
-int fabric_sweep_wait(fuse_req_t req)
-{
-	bool interrupted = false;
-	uint64_t number;
-	int r = 0;
-
-	/* Before the lock: it calls on_interrupt at once if already
-	 * interrupted. */
-	fuse_req_interrupt_func(req, on_interrupt, &interrupted);
-	pthread_mutex_lock(&fab.lock);
-	number = ask_sweep();
-	while (fab.completed < number && !fab.stopping && !interrupted)
-		pthread_cond_wait(&fab.done, &fab.lock);
-	if (fab.completed < number)
-		r = fab.stopping ? -ENODEV : -EINTR;
-	pthread_mutex_unlock(&fab.lock);
-	/* No interrupt may reach our stack once we return. */
-	fuse_req_interrupt_func(req, NULL, NULL);
-	return r;
-}
-
-unsigned fabric_interval_ms(void)
-{
-	unsigned ms;
-
-	pthread_mutex_lock(&fab.lock);
-	ms = fab.interval_ms;
-	pthread_mutex_unlock(&fab.lock);
-	return ms;
-}
-
-void fabric_set_interval_ms(unsigned ms)
-{
-	pthread_mutex_lock(&fab.lock);
-	fab.interval_ms = ms;
-	pthread_cond_signal(&fab.wake);
-	pthread_mutex_unlock(&fab.lock);
 }

@@ -4,13 +4,9 @@
 #ifndef UMADFS_FABRIC_H
 #define UMADFS_FABRIC_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include <fuse_lowlevel.h>
 
 struct node;
-struct fab_snap;
 
 /* Takes -o fabric_interval=MS, -o fabric_port=CA:N and -o fabric=off out
  * of args.  Returns 0, or -EINVAL with a message on stderr. */
@@ -23,14 +19,5 @@ int fabric_add_dir(struct node *root);
 void fabric_release(void);
 /* After the session: joins the sweep thread, frees the snapshot. */
 void fabric_stop(void);
-
-/* For the files: the current snapshot (a reference), or NULL.  With
- * wait, a first use with none yet starts a sweep and waits for it. */
-struct fab_snap *fabric_snapshot(bool wait);
-/* `echo 1 > sweep`: asks for a sweep and waits until one that started
- * after the call is complete.  0, -EINTR (interrupted) or -ENODEV. */
-int fabric_sweep_wait(fuse_req_t req);
-unsigned fabric_interval_ms(void);
-void fabric_set_interval_ms(unsigned ms);
 
 #endif
