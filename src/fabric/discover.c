@@ -168,12 +168,13 @@ static void smp_frame(const struct req *r, uint8_t *frame, unsigned attr,
 	memcpy(mad + 128, r->path, FAB_PATH_MAX); /* Initial Path (IBA 14.2.1.2) */
 }
 
-/* The port of node n whose LID its PMA answers on for port p, or 0. */
+/* The LID node n's PMA answers on for port p (a switch's port 0's; a CA
+ * port's own, or another port's when it has none), or 0 when none. */
 static unsigned pma_lid(const struct fab_node *n, unsigned p)
 {
 	if (n->type == FAB_SWITCH)
 		return n->ports[0].lid;
-	if (p)
+	if (p && n->ports[p].lid)
 		return n->ports[p].lid;
 	for (unsigned i = 1; i <= n->nports; i++)
 		if (n->ports[i].lid)
@@ -368,15 +369,16 @@ static int port_info(struct discover *d, const struct req *r, uint8_t *data)
 	return enqueue(d, REQ_NODE_INFO, r->node, r->port, n->hops + 1u, path);
 }
 
-/* PMA ClassPortInfo: which counters to ask of every linked port. */
+/* PMA ClassPortInfo: which counters to ask of every port (a switch's
+ * port 0 too, as its ports/0/counters/ shows them). */
 static int pma_class(struct discover *d, const struct req *r, uint8_t *data)
 {
 	struct fab_node *n = &d->snap->nodes[r->node];
 	int err = 0;
 
 	n->pma_capmask = (uint16_t)mad_get_field(data, 0, IB_CPI_CAPMASK_F);
-	for (unsigned p = 1; !err && p <= n->nports; p++) {
-		if (!n->ports[p].peer_guid || !pma_lid(n, p))
+	for (unsigned p = n->type == FAB_SWITCH ? 0 : 1; !err && p <= n->nports; p++) {
+		if (!n->ports[p].has_info)
 			continue;
 		err = enqueue(d, REQ_PORT_COUNTERS, r->node, p, 0, NULL);
 		if (!err && (n->pma_capmask & (PM_EXT_WIDTH_SUPPORTED |

@@ -179,3 +179,36 @@ def test_sweep_write_and_interval(fabric, mount):
     assert open(m.path("fabric", "interval_ms")).read() == "0\n"
     with pytest.raises(OSError):
         open(m.path("fabric", "topology"), "w")
+
+
+def lid_of(m, guid, port):
+    return int(open(m.path("fabric", "nodes", "0x%016x" % guid, "ports",
+                           str(port), "lid")).read(), 16)
+
+
+def test_counters_equal_perfquery(make_fabric, mount):
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    sw1, hca2 = 0x200000, 0x100002      # Switch1, Hca2 of two-switch.net
+    for node, port in (("Switch1", 7), ("Hca2", 1)):
+        tm.perf_set(f, node, port, "PortCounters", tm.ERROR_VALUES)
+        tm.perf_set(f, node, port, "PortCountersExtended", tm.EXT_VALUES)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["ok"] == "1"     # the first read starts the sweep
+    for guid, port in ((sw1, 7), (hca2, 1)):
+        cdir = m.path("fabric", "nodes", "0x%016x" % guid, "ports", str(port),
+                      "counters")
+        ours = {n: int(open(os.path.join(cdir, n)).read()) for n in os.listdir(cdir)}
+        lid = lid_of(m, sw1 if guid == sw1 else hca2, 0 if guid == sw1 else port)
+        peer = tm.perfquery(f, "Hca1", str(lid), str(port))
+        peer_x = tm.perfquery(f, "Hca1", "-x", str(lid), str(port))
+        for name, key in tm.SYSFS_BASIC.items():
+            if name != "port_xmit_wait":
+                assert ours[name] == peer[key], (name, ours, peer)
+        for name, key in tm.SYSFS_EXT.items():
+            # The sweep's own MADs cross these ports: traffic only grows.
+            assert tm.EXT_VALUES[key] <= ours[name] <= peer_x[key] or \
+                key == "PortMulticastRcvPkts", (name, ours, peer_x)
+    prom = open(m.path("fabric", "metrics.prom")).read()
+    assert re.search(r'umadfs_port_symbol_error_total\{guid="0x0000000000200000",'
+                     r'[^}]*port="7"[^}]*\} 1234\n', prom)
