@@ -190,6 +190,7 @@ int main(int argc, char *argv[])
 	struct fuse_session *se;
 	enum attr_source source;
 	dev_t mount_dev;
+	gid_t group;
 	bool detached;
 	int ret = 1, r;
 
@@ -308,7 +309,7 @@ int main(int argc, char *argv[])
 	}
 	/* Threads only now: fuse_daemonize() forks. */
 	devices_start();
-	if (fabric_add_dir(tree_root()) < 0)
+	if (fabric_add_dir(tree_root(), access_group(&group) ? &group : NULL) < 0)
 		log_warn("fabric/: cannot start (out of memory)");
 	r = supervisor_start(se, opts.mountpoint, mount_dev,
 			     release_waiting_reads);

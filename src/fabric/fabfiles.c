@@ -424,15 +424,27 @@ void fabfiles_close(void)
 	shown = NULL;
 }
 
-int fabfiles_add(struct node *root)
+/* A settable file: root's, and the group's (mode 0664) if there is one. */
+static struct node *add_settable(struct node *dir, const char *name,
+				 const struct node_ops *ops, const gid_t *group)
+{
+	struct node *n = tree_add(dir, name, S_IFREG | (group ? 0664 : 0644), ops,
+				  NULL, 0);
+
+	if (n && group)
+		n->gid = *group;
+	return n;
+}
+
+int fabfiles_add(struct node *root, const gid_t *group)
 {
 	struct node *fabric = tree_add(root, "fabric", S_IFDIR | 0555, NULL, NULL, 0);
 	struct node *class;
 
 	if (!fabric)
 		return -ENOMEM;
-	if (!tree_add(fabric, "sweep", S_IFREG | 0644, &sweep_ops, NULL, 0) ||
-	    !tree_add(fabric, "interval_ms", S_IFREG | 0644, &interval_ops, NULL, 0) ||
+	if (!add_settable(fabric, "sweep", &sweep_ops, group) ||
+	    !add_settable(fabric, "interval_ms", &interval_ops, group) ||
 	    !tree_add(fabric, "topology", S_IFREG | 0444, &big_ops, NULL,
 		      FILE_TOPOLOGY) ||
 	    !tree_add(fabric, "links", S_IFREG | 0444, &big_ops, NULL, FILE_LINKS) ||

@@ -86,13 +86,13 @@ int fabric_parse_options(struct fuse_args *args)
 }
 
 
-int fabric_add_dir(struct node *root)
+int fabric_add_dir(struct node *root, const gid_t *group)
 {
 	int r;
 
 	if (off)
 		return 0;
-	r = fabfiles_add(root);
+	r = fabfiles_add(root, group);
 	if (r == 0)
 		r = sweeper_start(fabfiles_update);
 	return r;

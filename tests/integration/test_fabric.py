@@ -3,6 +3,7 @@ peer links both ways, and the written topology back through ibsim."""
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -212,3 +213,62 @@ def test_counters_equal_perfquery(make_fabric, mount):
     prom = open(m.path("fabric", "metrics.prom")).read()
     assert re.search(r'umadfs_port_symbol_error_total\{guid="0x0000000000200000",'
                      r'[^}]*port="7"[^}]*\} 1234\n', prom)
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.skipif(not shutil.which("promtool"), reason="promtool (prometheus) missing")
+def test_metrics_pass_promtool(fabric, mount):
+    m = mount("Hca1")
+    with open(m.path("fabric", "metrics.prom")) as f:
+        r = subprocess.run(["promtool", "check", "metrics"], stdin=f,
+                           capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    prom = open(m.path("fabric", "metrics.prom")).read()
+    assert "umadfs_port_data_received_bytes_total{" in prom
+    assert re.search(r"^umadfs_sweep_ok 1$", prom, re.M)
+    assert re.search(r'^umadfs_port_state\{[^}]*port="3"[^}]*\} 1$', prom, re.M)
+
+
+@pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
+                    reason="prometheus-node-exporter missing")
+def test_node_exporter_both_ways(fabric, mount, tmp_path):
+    import urllib.request
+    m = mount("Hca1")
+    assert sweep_kv(m)["ok"] == "1"
+    port = free_port()
+    log = open(tmp_path / "node_exporter.log", "w")
+    p = subprocess.Popen(["prometheus-node-exporter", "--path.sysfs=%s" % m.path("fabric"),
+                          "--collector.disable-defaults", "--collector.infiniband",
+                          "--collector.textfile",
+                          "--collector.textfile.directory=%s" % m.path("fabric"),
+                          "--web.listen-address=127.0.0.1:%d" % port],
+                         stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        text = None
+        for _ in range(50):
+            try:
+                text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
+                                              timeout=5).read().decode()
+                break
+            except OSError:
+                time.sleep(0.1)
+    finally:
+        p.terminate()
+        p.wait()
+    assert text
+    assert 'node_scrape_collector_success{collector="infiniband"} 1' in text
+    assert 'node_scrape_collector_success{collector="textfile"} 1' in text
+    assert re.search(r"^umadfs_sweep_ok 1$", text, re.M)
+    for g in os.listdir(m.path("fabric", "nodes")):
+        assert 'device="%s"' % g in text
+    sym = open(m.path("fabric", "nodes", "0x0000000000200000", "ports", "7",
+                      "counters", "port_xmit_packets")).read().strip()
+    mm = re.search(r'^node_infiniband_port_packets_transmitted_total\{device='
+                   r'"0x0000000000200000",port="7"\} (\S+)$', text, re.M)
+    assert mm and float(mm.group(1)) == float(sym)

@@ -3,11 +3,14 @@
 #ifndef UMADFS_FABFILES_H
 #define UMADFS_FABFILES_H
 
+#include <sys/types.h>
+
 struct node;
 struct fab_snap;
 
-/* Adds fabric/ (files, nodes/, class/infiniband/) under root. */
-int fabfiles_add(struct node *root);
+/* Adds fabric/ (files, nodes/, class/infiniband/) under root; group (or
+ * NULL) may write sweep and interval_ms too. */
+int fabfiles_add(struct node *root, const gid_t *group);
 /* After snap became current: a directory per node (new ones made, gone
  * ones removed), peer and class links as snap has them.  The sweep thread. */
 void fabfiles_update(struct fab_snap *snap);

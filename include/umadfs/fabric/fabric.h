@@ -4,6 +4,8 @@
 #ifndef UMADFS_FABRIC_H
 #define UMADFS_FABRIC_H
 
+#include <sys/types.h>
+
 #include <fuse_lowlevel.h>
 
 struct node;
@@ -12,8 +14,10 @@ struct node;
  * of args.  Returns 0, or -EINVAL with a message on stderr. */
 int fabric_parse_options(struct fuse_args *args);
 /* Adds fabric/ under root and starts the sweep thread (threads: after
- * fuse_daemonize()).  Nothing with fabric=off.  0 or -errno. */
-int fabric_add_dir(struct node *root);
+ * fuse_daemonize()).  sweep and interval_ms are root's, and writable by
+ * group too if not NULL (mad_group=).  Nothing with fabric=off.  0 or
+ * -errno. */
+int fabric_add_dir(struct node *root, const gid_t *group);
 /* Shutdown: answers every waiting writer (ENODEV) and stops a running
  * sweep promptly.  Any thread; may be called twice. */
 void fabric_release(void);
