@@ -344,6 +344,7 @@ static struct fab_nodedir *add_node_dir(const struct fab_node *fn)
 		free(nd);
 		return NULL;
 	}
+	nd->dir->transient = true;
 	for (unsigned i = 0; i < sizeof(node_files) / sizeof(node_files[0]); i++)
 		tree_add(nd->dir, node_files[i], S_IFREG | 0444, &fabnode_ops, nd,
 			 (int)(WHAT_NODE + i));
@@ -355,6 +356,8 @@ static struct fab_nodedir *add_node_dir(const struct fab_node *fn)
 	tree_hold_owner(nd->dir, nodedir_get, nodedir_put);
 	snprintf(target, sizeof(target), "../../nodes/%s", name);
 	nd->class_link = tree_add_symlink(class_dir, name, target);
+	if (nd->class_link)
+		nd->class_link->transient = true;
 	return nd;
 }
 
@@ -383,8 +386,12 @@ static void update_peer(const struct fab_snap *s, const struct fab_node *fn,
 		tree_unlink(old);
 		old = NULL;
 	}
-	if (target[0] && !old)
-		tree_add_symlink(dir, "peer", target);
+	if (target[0] && !old) {
+		struct node *link = tree_add_symlink(dir, "peer", target);
+
+		if (link)
+			link->transient = true;
+	}
 }
 
 void fabfiles_update(struct fab_snap *snap)
@@ -436,7 +443,7 @@ static struct node *add_settable(struct node *dir, const char *name,
 	return n;
 }
 
-int fabfiles_add(struct node *root, const gid_t *group)
+int fabfiles_add(struct node *root, const gid_t *group, struct node **out)
 {
 	struct node *fabric = tree_add(root, "fabric", S_IFDIR | 0555, NULL, NULL, 0);
 	struct node *class;
@@ -455,5 +462,6 @@ int fabfiles_add(struct node *root, const gid_t *group)
 	class = tree_add(fabric, "class", S_IFDIR | 0555, NULL, NULL, 0);
 	class_dir = class ? tree_add(class, "infiniband", S_IFDIR | 0555, NULL, NULL, 0) :
 		NULL;
+	*out = fabric;
 	return nodes_dir && class_dir ? 0 : -ENOMEM;
 }

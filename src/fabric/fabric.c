@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "umadfs/base/number.h"
+#include "umadfs/fabric/fabevents.h"
 #include "umadfs/fabric/fabfiles.h"
 #include "umadfs/fabric/fabric.h"
 #include "umadfs/fabric/sweeper.h"
@@ -86,15 +87,25 @@ int fabric_parse_options(struct fuse_args *args)
 }
 
 
+/* A new snapshot is current: events from the change, then the tree. */
+static void on_swap(struct fab_snap *old, struct fab_snap *snap)
+{
+	fabevents_diff(old, snap);
+	fabfiles_update(snap);
+}
+
 int fabric_add_dir(struct node *root, const gid_t *group)
 {
+	struct node *dir;
 	int r;
 
 	if (off)
 		return 0;
-	r = fabfiles_add(root, group);
+	r = fabfiles_add(root, group, &dir);
 	if (r == 0)
-		r = sweeper_start(fabfiles_update);
+		r = fabevents_add(dir);
+	if (r == 0)
+		r = sweeper_start(on_swap);
 	return r;
 }
 
@@ -107,4 +118,5 @@ void fabric_stop(void)
 {
 	sweeper_stop();
 	fabfiles_close();
+	fabevents_close();
 }

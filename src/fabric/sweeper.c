@@ -27,7 +27,7 @@ static struct {
 	struct discover *disc;   /* the sweep thread's */
 	pthread_t thread;
 	bool thread_started;
-	void (*on_swap)(struct fab_snap *snap); /* the files follow */
+	void (*on_swap)(struct fab_snap *old, struct fab_snap *snap); /* files follow */
 	/* Options, set before the thread starts. */
 	char port_ca[UMAD_CA_NAME_LEN]; /* "": the first ACTIVE port */
 	int port_num;
@@ -155,7 +155,7 @@ static void *sweep_thread(void *arg)
 			old = fab.snap;
 			fab.snap = snap;
 			pthread_mutex_unlock(&fab.lock);
-			fab.on_swap(snap);
+			fab.on_swap(old, snap);
 		}
 		pthread_mutex_lock(&fab.lock);
 		fab.running = false;
@@ -169,7 +169,7 @@ static void *sweep_thread(void *arg)
 	return NULL;
 }
 
-int sweeper_start(void (*on_swap)(struct fab_snap *snap))
+int sweeper_start(void (*on_swap)(struct fab_snap *old, struct fab_snap *snap))
 {
 	int r;
 

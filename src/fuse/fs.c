@@ -51,7 +51,7 @@ static void reply_entry(fuse_req_t req, struct node *n)
 	fill_stat(n, &e.attr, true);
 	e.ino = n->ino;
 	e.attr_timeout = ATTR_TIMEOUT;
-	e.entry_timeout = ENTRY_TIMEOUT;
+	e.entry_timeout = n->transient ? 0 : ENTRY_TIMEOUT;
 	tree_ref(n);
 	tree_unlock();
 	if (fuse_reply_entry(req, &e))

@@ -1,6 +1,7 @@
 """fabric/: the sweep against the real tools (ibnetdiscover, iblinkinfo),
 peer links both ways, and the written topology back through ibsim."""
 
+import errno
 import os
 import re
 import shutil
@@ -272,3 +273,104 @@ def test_node_exporter_both_ways(fabric, mount, tmp_path):
     mm = re.search(r'^node_infiniband_port_packets_transmitted_total\{device='
                    r'"0x0000000000200000",port="7"\} (\S+)$', text, re.M)
     assert mm and float(mm.group(1)) == float(sym)
+
+
+def read_events(fd, want, timeout=5.0):
+    """Lines from the events fd (O_NONBLOCK) until want of them or timeout."""
+    import select
+    buf, deadline = b"", time.monotonic() + timeout
+    while buf.count(b"\n") < want and time.monotonic() < deadline:
+        r, _, _ = select.select([fd], [], [], max(0, deadline - time.monotonic()))
+        if r:
+            buf += os.read(fd, 65536)
+    return [dict(re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', ln))
+            for ln in buf.decode().splitlines()]
+
+
+def sweep_now(m):
+    with open(m.path("fabric", "sweep"), "w") as f:
+        f.write("1\n")
+    return sweep_kv(m)
+
+
+def test_events_unlink_relink_and_errors(make_fabric, mount):
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["links"] == "5"
+    peer7 = m.path("fabric", "nodes", "0x0000000000200000", "ports", "7", "peer")
+    assert os.path.islink(peer7)
+    fd = os.open(m.path("fabric", "events"), os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        with pytest.raises(BlockingIOError):
+            os.read(fd, 4096)
+        f.command('Unlink "Switch1"[7]')
+        assert sweep_now(m)["links"] == "4"
+        ev = read_events(fd, 2)
+        downs = {(e["guid"], e["port"], e["peer_guid"], e["peer_port"])
+                 for e in ev if e["event"] == "link_down"}
+        assert downs == {("0x0000000000200000", "7", "0x0000000000200001", "7"),
+                         ("0x0000000000200001", "7", "0x0000000000200000", "7")}, ev
+        assert not os.path.lexists(peer7)
+        assert "port=7 " not in open(m.path("fabric", "links")).read().replace(
+            "peer_port=7 ", "")
+        f.command('ReLink "Switch1"[7]')
+        assert sweep_now(m)["links"] == "5"
+        ups = [e for e in read_events(fd, 2) if e["event"] == "link_up"]
+        assert len(ups) == 2 and os.path.islink(peer7)
+        f.command('PerformanceSet "Switch2"[8] PortCounters.SymbolErrorCounter=7')
+        sweep_now(m)
+        # (The Unlink's discards on port 7 show too: only symbol_error here.)
+        ev = [e for e in read_events(fd, 1) if e["event"] == "counter_increased"
+              and e["counter"] == "symbol_error"]
+        assert [(e["guid"], e["port"], e["counter"], e["delta"]) for e in ev] == \
+            [("0x0000000000200001", "8", "symbol_error", "7")], ev
+        assert ev[0]["peer_guid"] == "0x0000000000200000"
+    finally:
+        os.close(fd)
+
+
+def test_sweep_under_packet_loss(make_fabric, mount):
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["ok"] == "1"
+    f.command('Error "Hca3"[1] 30')
+    timeouts = 0
+    for _ in range(6):
+        kv = sweep_now(m)
+        assert kv["ok"] == "1"
+        timeouts += int(kv["timeouts"])
+        if timeouts:
+            break
+    assert timeouts > 0
+    assert "umadfs_sweep_timeouts" in open(m.path("fabric", "metrics.prom")).read()
+
+
+def test_events_blocking_read_and_poll(fabric, mount):
+    import select
+    import threading
+    m = mount("Hca1")
+    assert sweep_kv(m)["ok"] == "1"
+    fd = os.open(m.path("fabric", "events"), os.O_RDONLY)
+    try:
+        p = select.poll()
+        p.register(fd, select.POLLIN)
+        assert p.poll(200) == []            # nothing changed: not readable
+        got = []
+
+        def reader():
+            try:
+                got.append(os.read(fd, 4096))
+            except OSError as e:
+                got.append(e.errno)
+        t = threading.Thread(target=reader)
+        t.start()
+        t.join(0.3)
+        assert t.is_alive()                 # a blocking read waits
+    finally:
+        p.unregister(fd)
+    m.unmount()                             # ... and is answered at unmount
+    t.join(5)
+    assert not t.is_alive() and got == [errno.ENODEV]
+    os.close(fd)

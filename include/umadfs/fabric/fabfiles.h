@@ -8,9 +8,9 @@
 struct node;
 struct fab_snap;
 
-/* Adds fabric/ (files, nodes/, class/infiniband/) under root; group (or
- * NULL) may write sweep and interval_ms too. */
-int fabfiles_add(struct node *root, const gid_t *group);
+/* Adds fabric/ (files, nodes/, class/infiniband/) under root, into *out;
+ * group (or NULL) may write sweep and interval_ms too. */
+int fabfiles_add(struct node *root, const gid_t *group, struct node **out);
 /* After snap became current: a directory per node (new ones made, gone
  * ones removed), peer and class links as snap has them.  The sweep thread. */
 void fabfiles_update(struct fab_snap *snap);

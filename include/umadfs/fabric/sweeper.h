@@ -15,9 +15,9 @@ struct fab_snap;
 /* Before start: the period (0: on demand) and the port, "" for the first
  * ACTIVE one.  -EINVAL for a CA name too long. */
 int sweeper_configure(unsigned interval_ms, const char *ca, int portnum);
-/* Starts the thread; on_swap(snap) runs on it after each swap, before the
- * waiting writers are answered. */
-int sweeper_start(void (*on_swap)(struct fab_snap *snap));
+/* Starts the thread; on_swap(old, snap) runs on it after each swap (old
+ * the snapshot before, or NULL), before the waiting writers are answered. */
+int sweeper_start(void (*on_swap)(struct fab_snap *old, struct fab_snap *snap));
 /* Answers every waiter (ENODEV) and ends a running sweep soon. */
 void sweeper_release(void);
 /* Joins the thread and drops the current snapshot. */

@@ -56,6 +56,7 @@ struct node {
 	const struct node_ops *ops; /* NULL for directories */
 	const struct dir_ops *dops; /* directories with mkdir/rmdir, or NULL */
 	char *link; /* a symbolic link's target (S_IFLNK), else NULL */
+	bool transient; /* may go without an rmdir: the kernel caches no name */
 	/* The feature's object the node shows (a CA, port, channel, receive
 	 * queue...: the type its ops expect), and which part of it. */
 	void *owner;
