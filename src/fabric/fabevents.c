@@ -1,6 +1,7 @@
 /* fabric/events (fabevents.h): the ring of event lines, each reader's
  * place in it, and the comparison of two snapshots that makes the lines. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -126,22 +127,6 @@ static void events_open(fuse_req_t req, struct node *n, struct fuse_file_info *f
 		ev_open_free(of); /* interrupted: no release will come */
 }
 
-static void events_read(fuse_req_t req, struct node *n, size_t size, off_t off,
-			struct fuse_file_info *fi)
-{
-	struct ev_open *of = (struct ev_open *)(uintptr_t)fi->fh;
-
-	readq_read(req, &of->ro, size, fi->flags & O_NONBLOCK);
-}
-
-static void events_poll(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
-			struct fuse_pollhandle *ph)
-{
-	struct ev_open *of = (struct ev_open *)(uintptr_t)fi->fh;
-
-	readq_poll(req, &of->ro, ph);
-}
-
 static void events_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	ev_open_free((struct ev_open *)(uintptr_t)fi->fh);
@@ -149,7 +134,7 @@ static void events_release(fuse_req_t req, struct node *n, struct fuse_file_info
 }
 
 static const struct node_ops events_ops = {
-	.open = events_open, .read = events_read, .poll = events_poll,
+	.open = events_open, .read = readq_fh_read, .poll = readq_fh_poll,
 	.release = events_release,
 };
 
