@@ -50,7 +50,16 @@ struct big_open {
 	struct fab_snap *snap; /* NULL: empty */
 	const char *text;
 	size_t len;
+	bool owned; /* text is ours to free */
 };
+
+static void big_open_free(struct big_open *o)
+{
+	if (o->owned)
+		free((char *)o->text);
+	fabsnap_put(o->snap);
+	free(o);
+}
 
 static void big_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
@@ -67,19 +76,17 @@ static void big_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	}
 	o->snap = sweeper_snapshot(true);
 	if (o->snap)
-		o->text = fabtext_get(o->snap, (enum fab_text)n->file, &o->len);
+		o->text = fabtext_get(o->snap, (enum fab_text)n->file, &o->len,
+				      &o->owned);
 	if (o->snap && !o->text) {
-		fabsnap_put(o->snap);
-		free(o);
+		big_open_free(o);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	fi->fh = (uintptr_t)o;
 	fi->direct_io = 1;
-	if (fuse_reply_open(req, fi) == -ENOENT) {
-		fabsnap_put(o->snap);
-		free(o);
-	}
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		big_open_free(o);
 }
 
 static void big_read(fuse_req_t req, struct node *n, size_t size, off_t off,
@@ -99,10 +106,7 @@ static void big_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 
 static void big_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	struct big_open *o = (struct big_open *)(uintptr_t)fi->fh;
-
-	fabsnap_put(o->snap);
-	free(o);
+	big_open_free((struct big_open *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }
 
@@ -112,7 +116,7 @@ static off_t big_size(struct node *n)
 	size_t len = 0;
 
 	if (s)
-		fabtext_get(s, (enum fab_text)n->file, &len);
+		len = fabtext_size(s, (enum fab_text)n->file);
 	fabsnap_put(s);
 	return (off_t)len;
 }

@@ -440,29 +440,63 @@ static void format_metrics(struct text *t, const struct fab_snap *s)
 	free(pp);
 }
 
-const char *fabtext_get(struct fab_snap *snap, enum fab_text which, size_t *len)
+static char *format(const struct fab_snap *snap, enum fab_text which,
+		    size_t *len)
 {
 	struct text t = { 0 };
-	const char *out;
 
+	if (which == FAB_TEXT_TOPOLOGY)
+		format_topology(&t, snap);
+	else if (which == FAB_TEXT_LINKS)
+		format_links(&t, snap);
+	else if (which == FAB_TEXT_METRICS)
+		format_metrics(&t, snap);
+	put(&t, "%s", ""); /* an empty text is still made */
+	if (t.failed) {
+		free(t.buf);
+		return NULL;
+	}
+	*len = t.len;
+	return t.buf;
+}
+
+const char *fabtext_get(struct fab_snap *snap, enum fab_text which, size_t *len,
+			bool *owned)
+{
+	char *buf;
+
+	*owned = false;
 	pthread_mutex_lock(&snap->text_lock);
-	if (!snap->texts[which].buf) {
-		if (which == FAB_TEXT_TOPOLOGY)
-			format_topology(&t, snap);
-		else if (which == FAB_TEXT_LINKS)
-			format_links(&t, snap);
-		else if (which == FAB_TEXT_METRICS)
-			format_metrics(&t, snap);
-		put(&t, "%s", ""); /* an empty text is still made */
-		if (t.failed) {
-			free(t.buf);
-		} else {
-			snap->texts[which].buf = t.buf;
-			snap->texts[which].len = t.len;
+	buf = snap->texts[which].buf;
+	if (!buf) {
+		buf = format(snap, which, len);
+		if (buf) {
+			snap->texts[which].len = *len;
+			snap->texts[which].sized = true;
+			*owned = which == FAB_TEXT_METRICS;
+			if (!*owned)
+				snap->texts[which].buf = buf;
 		}
 	}
-	out = snap->texts[which].buf;
 	*len = snap->texts[which].len;
 	pthread_mutex_unlock(&snap->text_lock);
-	return out;
+	return buf;
+}
+
+size_t fabtext_size(struct fab_snap *snap, enum fab_text which)
+{
+	size_t len = 0;
+	bool owned, sized;
+	const char *text;
+
+	pthread_mutex_lock(&snap->text_lock);
+	sized = snap->texts[which].sized;
+	len = snap->texts[which].len;
+	pthread_mutex_unlock(&snap->text_lock);
+	if (sized)
+		return len;
+	text = fabtext_get(snap, which, &len, &owned);
+	if (owned)
+		free((char *)text);
+	return text ? len : 0;
 }

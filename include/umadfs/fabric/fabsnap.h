@@ -71,7 +71,11 @@ struct fab_snap {
 	uint32_t *hash;         /* open addressing: node index + 1, 0 empty */
 	size_t hash_cap;
 	pthread_mutex_t text_lock; /* guards texts */
-	struct { char *buf; size_t len; } texts[FAB_TEXT_COUNT];
+	struct {
+		char *buf;  /* kept, except metrics (tens of MB at 4k nodes) */
+		size_t len;
+		bool sized; /* len is known */
+	} texts[FAB_TEXT_COUNT];
 };
 
 struct fab_snap *fabsnap_new(void);

@@ -4,13 +4,18 @@
 #ifndef UMADFS_FABTEXT_H
 #define UMADFS_FABTEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "umadfs/fabric/fabsnap.h"
 
-/* Text which of snap, formatted on first use and kept in the snapshot
- * (which the caller holds); NULL on ENOMEM.  *len gets its length. */
-const char *fabtext_get(struct fab_snap *snap, enum fab_text which, size_t *len);
+/* Text which of snap (which the caller holds), formatted on first use and
+ * kept in the snapshot, or (metrics.prom, too big to keep) made for the
+ * caller, who frees it (*owned set); NULL on ENOMEM.  *len: its length. */
+const char *fabtext_get(struct fab_snap *snap, enum fab_text which, size_t *len,
+			bool *owned);
+/* Its length (known once made; made and dropped if not yet), 0 on ENOMEM. */
+size_t fabtext_size(struct fab_snap *snap, enum fab_text which);
 /* The sweep file (age_ms is now's): its length, or -ENOSPC. */
 int fabtext_sweep(const struct fab_snap *snap, char *buf, size_t cap);
 /* s quoted: "...", with \" \\ and \xHH for bytes outside printable ASCII;
