@@ -306,15 +306,13 @@ static void nodedir_put(struct node *n)
 		free(nd);
 }
 
-static int add_port_dir(struct fab_nodedir *nd, struct node *ports, unsigned p)
+/* ports/N/'s files and counters/, at its first use (tree write lock). */
+static int port_populate(struct node *dir)
 {
-	struct node *dir, *counters;
-	char name[8];
+	struct fab_nodedir *nd = dir->owner;
+	unsigned p = (unsigned)dir->file;
+	struct node *counters;
 
-	snprintf(name, sizeof(name), "%u", p);
-	dir = nd->port_dirs[p] = tree_add(ports, name, S_IFDIR | 0555, NULL, nd, 0);
-	if (!dir)
-		return -ENOMEM;
 	for (unsigned i = 0; i < sizeof(port_files) / sizeof(port_files[0]); i++)
 		if (!tree_add(dir, port_files[i], S_IFREG | 0444, &fabnode_ops, nd,
 			      (int)(p << 8 | i)))
@@ -326,6 +324,25 @@ static int add_port_dir(struct fab_nodedir *nd, struct node *ports, unsigned p)
 		if (!tree_add(counters, counters_name(i), S_IFREG | 0444,
 			      &fabnode_ops, nd, (int)(p << 8 | (WHAT_COUNTER + i))))
 			return -ENOMEM;
+	/* The new nodes hold nd as the rest of its subtree does. */
+	for (struct node *c = dir->children; c; c = c->next_sibling)
+		if (!S_ISLNK(c->mode))
+			tree_hold_owner(c, nodedir_get, nodedir_put);
+	return 0;
+}
+
+static const struct dir_ops port_dir_ops = { .populate = port_populate };
+
+static int add_port_dir(struct fab_nodedir *nd, struct node *ports, unsigned p)
+{
+	char name[8];
+
+	snprintf(name, sizeof(name), "%u", p);
+	nd->port_dirs[p] = tree_add(ports, name, S_IFDIR | 0555, NULL, nd, (int)p);
+	if (!nd->port_dirs[p])
+		return -ENOMEM;
+	nd->port_dirs[p]->dops = &port_dir_ops;
+	nd->port_dirs[p]->lazy = true;
 	return 0;
 }
 

@@ -63,12 +63,34 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	mount_time = time(NULL);
 }
 
+/* The node of ino with the tree read lock held, a lazy directory's
+ * children made first. */
+static struct node *get_populated(fuse_ino_t ino)
+{
+	struct node *n;
+
+	tree_rdlock();
+	n = tree_get(ino);
+	if (!n || !n->lazy)
+		return n;
+	tree_unlock();
+	tree_wrlock();
+	n = tree_get(ino);
+	if (n && n->lazy) {
+		/* On failure the directory stays as it is, and lazy. */
+		if (n->dops->populate(n) == 0)
+			n->lazy = false;
+	}
+	tree_unlock();
+	tree_rdlock();
+	return tree_get(ino);
+}
+
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct node *dir, *n;
 
-	tree_rdlock();
-	dir = tree_get(parent);
+	dir = get_populated(parent);
 	if (!dir || !S_ISDIR(dir->mode)) {
 		tree_unlock();
 		fuse_reply_err(req, dir ? ENOTDIR : ENOENT);
@@ -182,8 +204,7 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	tree_rdlock();
-	dir = tree_get(ino);
+	dir = get_populated(ino);
 	if (!dir || !S_ISDIR(dir->mode)) {
 		tree_unlock();
 		free(buf);
@@ -350,7 +371,7 @@ static struct node *mkdir_dir(fuse_req_t req, fuse_ino_t parent)
 {
 	struct node *dir = node_of(req, parent);
 
-	if (dir && !dir->dops) {
+	if (dir && (!dir->dops || !dir->dops->mkdir)) {
 		fuse_reply_err(req, EACCES);
 		return NULL;
 	}

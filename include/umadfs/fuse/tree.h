@@ -34,7 +34,8 @@ struct node_ops {
 	time_t (*mtime)(struct node *n);
 };
 
-/* Directories whose children users create and remove (agents/, rq/). */
+/* Directories whose children users create and remove (agents/, rq/), or
+ * that make their children when first used. */
 struct dir_ops {
 	/* Makes the child directory name under dir for the user creator
 	 * (tree lock not held); returns it in *out, or -errno (EEXIST,
@@ -43,6 +44,10 @@ struct dir_ops {
 		     struct node **out);
 	/* Removes child, a directory mkdir made; -EBUSY while in use. */
 	int (*rmdir)(struct node *dir, struct node *child);
+	/* Makes the children of a directory added with lazy set, at its
+	 * first lookup or readdir (tree write lock held): a large tree costs
+	 * memory only where it is read.  0 or -errno. */
+	int (*populate)(struct node *dir);
 };
 
 struct node {
@@ -57,6 +62,7 @@ struct node {
 	const struct dir_ops *dops; /* directories with mkdir/rmdir, or NULL */
 	char *link; /* a symbolic link's target (S_IFLNK), else NULL */
 	bool transient; /* may go without an rmdir: the kernel caches no name */
+	bool lazy;      /* children not made yet: dops->populate (tree lock) */
 	/* The feature's object the node shows (a CA, port, channel, receive
 	 * queue...: the type its ops expect), and which part of it. */
 	void *owner;
