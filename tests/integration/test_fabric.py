@@ -374,3 +374,76 @@ def test_events_blocking_read_and_poll(fabric, mount):
     t.join(5)
     assert not t.is_alive() and got == [errno.ENODEV]
     os.close(fd)
+
+
+def test_sigterm_during_sweep_answers_the_writer(make_fabric, mount):
+    """A sweep slowed by a node that answers nothing (Error 100%: three
+    tries of 200 ms) is running when SIGTERM comes: the blocked writer of
+    sweep is answered and the daemon gone within 2 s."""
+    import signal
+    import threading
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["ok"] == "1"
+    f.command('Error "Hca3"[1] 100')
+    got = []
+
+    def writer():
+        try:
+            with open(m.path("fabric", "sweep"), "w") as fw:
+                fw.write("1\n")
+            got.append("done")
+        except OSError as e:
+            got.append(e.errno)
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    time.sleep(0.2)
+    assert not got, got                     # still sweeping
+    t0 = time.monotonic()
+    os.kill(m.proc.pid, signal.SIGTERM)
+    rc = m.proc.wait(2.0)
+    t.join(2.0)
+    assert rc == 0
+    assert got and got[0] in (errno.ENODEV, errno.ENOTCONN, "done"), got
+    assert time.monotonic() - t0 < 2.0
+
+
+def test_no_active_port(make_fabric, mount):
+    f = make_fabric("two-switch.net")       # no SM: no port is ACTIVE
+    m = mount("Hca1", fabric=f)
+    kv = sweep_kv(m)
+    assert kv["ok"] == "0" and kv["error"] == "no ACTIVE port", kv
+    assert open(m.path("fabric", "topology")).read() == ""
+    assert open(m.path("fabric", "links")).read() == ""
+    assert os.listdir(m.path("fabric", "nodes")) == []
+    f.start_opensm("Hca3")
+    f.wait_active("Hca1", timeout=30)
+    assert sweep_now(m)["ok"] == "1"        # the next sweep tries again
+
+
+def test_modes_and_bad_input(fabric, mount):
+    m = mount("Hca1")
+    modes = {n: os.stat(m.path("fabric", n)).st_mode & 0o7777
+             for n in ("sweep", "interval_ms", "topology", "links", "metrics.prom",
+                       "events")}
+    assert modes == {"sweep": 0o644, "interval_ms": 0o644, "topology": 0o444,
+                     "links": 0o444, "metrics.prom": 0o444, "events": 0o444}
+    for bad in ("abc\n", "-5\n", "1x\n", "\n"):
+        with pytest.raises(OSError) as e:
+            with open(m.path("fabric", "interval_ms"), "w") as f:
+                f.write(bad)
+                f.flush()
+        assert e.value.errno == errno.EINVAL
+    with open(m.path("fabric", "interval_ms"), "w") as f:
+        f.write("250\n")
+    assert open(m.path("fabric", "interval_ms")).read() == "250\n"
+    first = sweep_kv(m)["time"]
+    time.sleep(1.3)                         # background sweeps every 250 ms
+    assert sweep_kv(m)["time"] != first
+    with open(m.path("fabric", "interval_ms"), "w") as f:
+        f.write("0\n")
+    st = os.stat(m.path("fabric", "topology"))
+    assert st.st_size == len(open(m.path("fabric", "topology")).read())
+    with pytest.raises(PermissionError):
+        open(m.path("fabric", "events"), "w")
