@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,12 +55,8 @@ struct big_open {
 
 static void big_open_free(struct big_open *o)
 {
-	if (o->owned) {
-		free((char *)o->text);
-		/* glibc keeps a freed mmap'd block's size as its new mmap
-		 * threshold: give the tens of MB back now. */
-		malloc_trim(0);
-	}
+	if (o->owned)
+		fabtext_free((char *)o->text, o->len);
 	fabsnap_put(o->snap);
 	free(o);
 }

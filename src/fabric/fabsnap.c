@@ -2,6 +2,7 @@
  * the reference that keeps a snapshot alive for its readers. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "umadfs/fabric/fabsnap.h"
 
@@ -28,7 +29,8 @@ void fabsnap_put(struct fab_snap *s)
 	for (size_t i = 0; i < s->nnodes; i++)
 		free(s->nodes[i].ports);
 	for (int t = 0; t < FAB_TEXT_COUNT; t++)
-		free(s->texts[t].buf);
+		if (s->texts[t].buf)
+			munmap(s->texts[t].buf, s->texts[t].len + 1);
 	pthread_mutex_destroy(&s->text_lock);
 	free(s->nodes);
 	free(s->hash);

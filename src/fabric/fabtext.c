@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <time.h>
 
@@ -19,6 +20,26 @@ struct text {
 
 static void put(struct text *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Texts live in their own mappings (mremap grows them without a copy),
+ * so that the tens of MB of a large fabric's metrics go back to the
+ * system when freed, whatever malloc's thresholds say. */
+static bool text_grow(struct text *t, size_t need)
+{
+	size_t cap = t->cap ? t->cap * 2 : 65536;
+	void *p;
+
+	while (cap < need)
+		cap *= 2;
+	p = t->buf ? mremap(t->buf, t->cap, cap, MREMAP_MAYMOVE) :
+		mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		     -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	t->buf = p;
+	t->cap = cap;
+	return true;
+}
 
 static void put(struct text *t, const char *fmt, ...)
 {
@@ -38,18 +59,18 @@ static void put(struct text *t, const char *fmt, ...)
 		}
 		if (t->buf && (size_t)n < t->cap - t->len)
 			break;
-		size_t cap = t->cap ? t->cap * 2 : 65536;
-		while (cap < t->len + (size_t)n + 1)
-			cap *= 2;
-		char *bigger = realloc(t->buf, cap);
-		if (!bigger) {
+		if (!text_grow(t, t->len + (size_t)n + 1)) {
 			t->failed = true;
 			return;
 		}
-		t->buf = bigger;
-		t->cap = cap;
 	}
 	t->len += (size_t)n;
+}
+
+void fabtext_free(char *text, size_t len)
+{
+	if (text)
+		munmap(text, len + 1);
 }
 
 size_t fabtext_quote(char *buf, size_t cap, const char *s)
@@ -453,9 +474,14 @@ static char *format(const struct fab_snap *snap, enum fab_text which,
 		format_metrics(&t, snap);
 	put(&t, "%s", ""); /* an empty text is still made */
 	if (t.failed) {
-		free(t.buf);
+		if (t.buf)
+			munmap(t.buf, t.cap);
 		return NULL;
 	}
+	/* Down to len + 1 bytes: what fabtext_free() unmaps. */
+	if (t.cap > t.len + 1 &&
+	    mremap(t.buf, t.cap, t.len + 1, 0) == MAP_FAILED)
+		munmap((char *)t.buf + t.len + 1, t.cap - t.len - 1);
 	*len = t.len;
 	return t.buf;
 }
@@ -497,6 +523,6 @@ size_t fabtext_size(struct fab_snap *snap, enum fab_text which)
 		return len;
 	text = fabtext_get(snap, which, &len, &owned);
 	if (owned)
-		free((char *)text);
+		fabtext_free((char *)text, len);
 	return text ? len : 0;
 }

@@ -10,7 +10,7 @@ struct discover;
 struct fab_snap;
 struct mad_engine;
 
-#define DISCOVER_WINDOW 256 /* requests in flight */
+#define DISCOVER_WINDOW 512 /* requests in flight */
 
 struct discover *discover_new(void);
 void discover_free(struct discover *d);

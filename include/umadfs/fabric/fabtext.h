@@ -14,6 +14,8 @@
  * caller, who frees it (*owned set); NULL on ENOMEM.  *len: its length. */
 const char *fabtext_get(struct fab_snap *snap, enum fab_text which, size_t *len,
 			bool *owned);
+/* Frees a text fabtext_get() made for its caller (len: its length). */
+void fabtext_free(char *text, size_t len);
 /* Its length (known once made; made and dropped if not yet), 0 on ENOMEM. */
 size_t fabtext_size(struct fab_snap *snap, enum fab_text which);
 /* The sweep file (age_ms is now's): its length, or -ENOSPC. */
