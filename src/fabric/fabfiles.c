@@ -452,6 +452,45 @@ void fabfiles_close(void)
 	shown = NULL;
 }
 
+/* fabric/ sits beside the CAs in the mount's root, where node_exporter's
+ * infiniband collector (--path.sysfs with the mount as class/infiniband)
+ * takes every directory for a device and gives up on all of them when one
+ * lacks these files: so fabric/ has them, and an empty ports/. */
+static const char *const device_files[][2] = {
+	{ "board_id", "umadfs fabric view\n" },
+	{ "fw_ver", "0.0.0\n" },
+	{ "hca_type", "fabric\n" },
+};
+
+static int device_show(struct node *n, char *buf, size_t cap)
+{
+	return snprintf(buf, cap, "%s", device_files[n->file][1]);
+}
+
+static void device_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	textfile_open(req, n, fi, device_show);
+}
+
+static off_t device_size(struct node *n)
+{
+	return (off_t)strlen(device_files[n->file][1]);
+}
+
+static const struct node_ops device_ops = {
+	.open = device_open, .read = textfile_read, .release = textfile_release,
+	.size = device_size,
+};
+
+static int add_device_files(struct node *fabric)
+{
+	for (int i = 0; i < 3; i++)
+		if (!tree_add(fabric, device_files[i][0], S_IFREG | 0444, &device_ops,
+			      NULL, i))
+			return -ENOMEM;
+	return tree_add(fabric, "ports", S_IFDIR | 0555, NULL, NULL, 0) ? 0 : -ENOMEM;
+}
+
 /* A settable file: root's, and the group's (mode 0664) if there is one. */
 static struct node *add_settable(struct node *dir, const char *name,
 				 const struct node_ops *ops, const gid_t *group)
@@ -484,5 +523,7 @@ int fabfiles_add(struct node *root, const gid_t *group, struct node **out)
 	class_dir = class ? tree_add(class, "infiniband", S_IFDIR | 0555, NULL, NULL, 0) :
 		NULL;
 	*out = fabric;
-	return nodes_dir && class_dir ? 0 : -ENOMEM;
+	if (!nodes_dir || !class_dir)
+		return -ENOMEM;
+	return add_device_files(fabric);
 }

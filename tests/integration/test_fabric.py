@@ -236,32 +236,35 @@ def test_metrics_pass_promtool(fabric, mount):
     assert re.search(r'^umadfs_port_state\{[^}]*port="3"[^}]*\} 1$', prom, re.M)
 
 
-@pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
-                    reason="prometheus-node-exporter missing")
-def test_node_exporter_both_ways(fabric, mount, tmp_path):
+def node_exporter(sysfs, tmp_path, *args):
+    """One scrape of a node_exporter run by hand on 127.0.0.1."""
     import urllib.request
-    m = mount("Hca1")
-    assert sweep_kv(m)["ok"] == "1"
     port = free_port()
-    log = open(tmp_path / "node_exporter.log", "w")
-    p = subprocess.Popen(["prometheus-node-exporter", "--path.sysfs=%s" % m.path("fabric"),
+    log = open(tmp_path / "node_exporter.log", "a")
+    p = subprocess.Popen(["prometheus-node-exporter", "--path.sysfs=%s" % sysfs,
                           "--collector.disable-defaults", "--collector.infiniband",
-                          "--collector.textfile",
-                          "--collector.textfile.directory=%s" % m.path("fabric"),
-                          "--web.listen-address=127.0.0.1:%d" % port],
+                          *args, "--web.listen-address=127.0.0.1:%d" % port],
                          stdout=subprocess.DEVNULL, stderr=log)
     try:
-        text = None
         for _ in range(50):
             try:
-                text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
+                return urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
                                               timeout=5).read().decode()
-                break
             except OSError:
                 time.sleep(0.1)
     finally:
         p.terminate()
         p.wait()
+    return None
+
+
+@pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
+                    reason="prometheus-node-exporter missing")
+def test_node_exporter_both_ways(fabric, mount, tmp_path):
+    m = mount("Hca1")
+    assert sweep_kv(m)["ok"] == "1"
+    text = node_exporter(m.path("fabric"), tmp_path, "--collector.textfile",
+                         "--collector.textfile.directory=%s" % m.path("fabric"))
     assert text
     assert 'node_scrape_collector_success{collector="infiniband"} 1' in text
     assert 'node_scrape_collector_success{collector="textfile"} 1' in text
@@ -447,3 +450,20 @@ def test_modes_and_bad_input(fabric, mount):
     assert st.st_size == len(open(m.path("fabric", "topology")).read())
     with pytest.raises(PermissionError):
         open(m.path("fabric", "events"), "w")
+
+
+@pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
+                    reason="prometheus-node-exporter missing")
+def test_node_exporter_on_the_local_tree(fabric, mount, tmp_path):
+    """The mount itself as class/infiniband: the host's own ports."""
+    m = mount("Hca1")
+    root = tmp_path / "sys"
+    (root / "class").mkdir(parents=True)
+    os.symlink(m.mountpoint, root / "class" / "infiniband")
+    text = node_exporter(root, tmp_path)
+    assert text
+    assert 'node_scrape_collector_success{collector="infiniband"} 1' in text, \
+        open(tmp_path / "node_exporter.log").read()[-2000:]
+    assert re.search(r'^node_infiniband_info\{board_id="[^"]+",device="ibsim0"', text, re.M)
+    assert re.search(r'^node_infiniband_state_id\{device="ibsim0",port="1"\} 4$',
+                     text, re.M)
