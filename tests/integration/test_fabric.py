@@ -467,3 +467,29 @@ def test_node_exporter_on_the_local_tree(fabric, mount, tmp_path):
     assert re.search(r'^node_infiniband_info\{board_id="[^"]+",device="ibsim0"', text, re.M)
     assert re.search(r'^node_infiniband_state_id\{device="ibsim0",port="1"\} 4$',
                      text, re.M)
+
+
+def test_events_node_gone_and_appeared(make_fabric, mount):
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["nodes"] == "5"
+    hca2 = "0x0000000000100002"
+    fd = os.open(m.path("fabric", "events"), os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        f.command('Unlink "Hca2"[1]')
+        kv = sweep_now(m)
+        assert (kv["nodes"], kv["links"]) == ("4", "4")
+        assert hca2 not in os.listdir(m.path("fabric", "nodes"))
+        assert hca2 not in os.listdir(m.path("fabric", "class", "infiniband"))
+        ev = read_events(fd, 2)
+        assert {(e["event"], e["guid"]) for e in ev} == {
+            ("node_gone", hca2), ("link_down", "0x0000000000200000")}, ev
+        f.command('ReLink "Hca2"[1]')
+        kv = sweep_now(m)
+        assert (kv["nodes"], kv["links"]) == ("5", "5")
+        ev = read_events(fd, 3)
+        assert ("node_appeared", hca2) in {(e["event"], e["guid"]) for e in ev}, ev
+        assert open(m.path("fabric", "nodes", hca2, "node_desc")).read() == "Hca2\n"
+    finally:
+        os.close(fd)
