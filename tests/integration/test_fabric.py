@@ -493,3 +493,28 @@ def test_events_node_gone_and_appeared(make_fabric, mount):
         assert open(m.path("fabric", "nodes", hca2, "node_desc")).read() == "Hca2\n"
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("opt,msg", [
+    ("fabric_interval=abc", "expected milliseconds"),
+    ("fabric_interval=-1", "expected milliseconds"),
+    ("fabric_port=ibsim0", "expected CA:PORT"),
+    ("fabric=maybe", "expected off or on"),
+])
+def test_bad_fabric_options(tmp_path, opt, msg):
+    import fabric as fab
+    cp = subprocess.run([fab.umadfs_bin(), "-f", "-o", opt, str(tmp_path)],
+                        capture_output=True, text=True, timeout=10)
+    assert cp.returncode == 2 and msg in cp.stderr, cp
+
+
+def test_fabric_options(fabric, mount):
+    m = mount("Hca1", options=("fabric_port=ibsim0:1", "fabric_interval=60000"))
+    kv = sweep_kv(m)
+    assert kv["via"] == "ibsim0/1" and kv["ok"] == "1"
+    assert open(m.path("fabric", "interval_ms")).read() == "60000\n"
+    m2 = mount("Hca2", options=("fabric_port=nosuch:1",))
+    kv = sweep_kv(m2)
+    assert kv["ok"] == "0" and "nosuch/1" in kv["error"], kv
+    m3 = mount("Hca3", options=("fabric=off",))
+    assert "fabric" not in os.listdir(m3.mountpoint)
