@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
@@ -17,6 +18,7 @@
 #include "umadfs/mad/mad.h"
 
 #define NO_NODE UINT32_MAX
+#define SILENCE_MS 5000 /* beyond a request's own time: the engine is gone */
 #define PORT_STATE_DOWN 1 /* PortInfo PortState */
 #define MAX_HOPS (FAB_PATH_MAX - 1)
 /* PMA ClassPortInfo CapabilityMask bits (IBA 16.1.3.1, as perfquery). */
@@ -464,17 +466,29 @@ static int ask_counters(struct discover *d)
 	return err;
 }
 
-/* Waits for the next answer and handles it; -ECANCELED on abort. */
+/* Waits for the next answer and handles it; -ECANCELED on abort,
+ * -ETIMEDOUT when none came for far longer than any request may take (an
+ * engine closed under the sweep ends its requests without a word). */
 static int next_answer(struct discover *d)
 {
+	int64_t wait_ms = (int64_t)d->timeout_ms * (d->retries + 1) + SILENCE_MS;
+	struct timespec until;
 	struct answer a;
+	int r = 0;
 
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += wait_ms / 1000;
+	until.tv_nsec += (wait_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
 	pthread_mutex_lock(&d->lock);
-	while (!d->rlen && !d->stop)
-		pthread_cond_wait(&d->cond, &d->lock);
-	if (d->stop) {
+	while (!d->rlen && !d->stop && r != ETIMEDOUT)
+		r = pthread_cond_timedwait(&d->cond, &d->lock, &until);
+	if (d->stop || !d->rlen) {
 		pthread_mutex_unlock(&d->lock);
-		return -ECANCELED;
+		return d->stop ? -ECANCELED : -ETIMEDOUT;
 	}
 	memcpy(&a, &d->ring[d->rhead], sizeof(a));
 	d->rhead = (d->rhead + 1) % DISCOVER_WINDOW;
@@ -511,6 +525,12 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 			continue;
 		}
 		r = next_answer(d);
+		if (r == -ETIMEDOUT) {
+			/* What is missing counts as timed out; the rest stands. */
+			d->snap->stats.timeouts += d->inflight;
+			r = 0;
+			break;
+		}
 		if (r < 0)
 			break;
 	}
