@@ -40,7 +40,7 @@ die() {
 # What dpkg-buildpackage and lintian need, and the Build-Depends.
 NEEDED=(build-essential debhelper dpkg-dev fakeroot lintian git
 	meson ninja-build pkg-config libfuse3-dev libibumad-dev libibverbs-dev
-	libibmad-dev libsystemd-dev systemd)
+	libibmad-dev libsystemd-dev libudev-dev systemd)
 missing=()
 for p in "${NEEDED[@]}"; do
 	[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == "install ok installed" ]] ||

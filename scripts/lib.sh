@@ -13,6 +13,7 @@ UMAD2SIM_LIB=${UMAD2SIM_LIB:-/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so}
 UMADFS_BUILD_PACKAGES=(
 	build-essential gcc pkg-config meson ninja-build
 	libfuse3-dev fuse3 libibumad-dev libibverbs-dev libibmad-dev libsystemd-dev
+	libudev-dev
 )
 UMADFS_DIAG_PACKAGES=(infiniband-diags)
 # opensm is here for the simulated fabric only: see hold_services.

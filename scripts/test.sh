@@ -5,8 +5,8 @@
 #
 # 1. the C unit tests, in the normal build and in an ASan+UBSan build, and
 #    15 s of libFuzzer on each parser (UMADFS_SKIP_FUZZ=1 skips it);
-# 2. the simulated-fabric integration tests against the ASan+UBSan daemon
-#    (UMADFS_SKIP_ASAN=1 skips this pass);
+# 2. the simulated-fabric integration tests and the real-kernel VM tier
+#    against the ASan+UBSan daemon (UMADFS_SKIP_ASAN=1 skips this pass);
 # 3. a subset of them (about 3 minutes) against the normal daemon under
 #    valgrind memcheck: any memcheck error or definite leak fails the test
 #    (UMADFS_SKIP_VALGRIND=1 skips this pass);
@@ -41,9 +41,9 @@ if [[ ${UMADFS_SKIP_ASAN:-0} != 1 ]]; then
 	export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=1:suppressions=$UMADFS_REPO/tests/integration/asan.supp"
 	export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 	meson test -C "$asan_build" --print-errorlogs || rc=$?
-	log "integration tests against the ASan+UBSan daemon"
-	UMADFS_BIN=$asan_build/src/umadfs \
-		/usr/bin/python3 -m pytest -p no:cacheprovider -q tests/integration || rc=$?
+	log "integration tests and the VM tier against the ASan+UBSan daemon"
+	UMADFS_BIN=$asan_build/src/umadfs UMADFS_VM_OUT=/tmp/umadfs-vm-asan \
+		/usr/bin/python3 -m pytest -p no:cacheprovider -q tests/integration tests/vm || rc=$?
 	unset ASAN_OPTIONS UBSAN_OPTIONS
 fi
 

@@ -22,6 +22,7 @@
 #include <fuse_lowlevel.h>
 
 #include "umadfs/base/log.h"
+#include "umadfs/mountinfo.h"
 #include "umadfs/supervisor.h"
 
 #define GRACE_MS 800 /* open files get this long before the abort */
@@ -35,22 +36,6 @@ static struct {
 	int wake_pipe[2];     /* written by supervisor_stop */
 	volatile int detached; /* the mount is gone from the namespace */
 } sv;
-
-/* Is our mount (by device number) still in this namespace? */
-static bool mount_present(void)
-{
-	char line[4096], want[32];
-	bool found = false;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-
-	if (!f)
-		return true;
-	snprintf(want, sizeof(want), " %u:%u ", major(sv.dev), minor(sv.dev));
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, want) != NULL;
-	fclose(f);
-	return found;
-}
 
 static void detach_mount(void)
 {
@@ -158,7 +143,7 @@ static void *supervisor_main(void *arg)
 			shutdown_session(true);
 			break;
 		}
-		if (!mount_present()) {
+		if (!mountinfo_has_dev(sv.dev)) {
 			log_info("%s was unmounted: stopping", sv.mountpoint);
 			shutdown_session(false);
 			break;

@@ -1,4 +1,5 @@
-/* Logging for the daemon: one line per message, level first. */
+/* Logging for the daemon and for libfuse: one line per message, level
+ * first, to stderr or (daemonized) syslog. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,9 +31,10 @@ static void write_line(const char *text)
 	}
 }
 
-/* libfuse's own messages (fuse_log: unmount errors and the like), the
- * same way; they carry their "fuse: " prefix and newline. */
-static void fuse_log_to_stderr(enum fuse_log_level level, const char *fmt,
+/* libfuse's own messages (fuse_log: unmount errors and the like) where
+ * ours go: stderr, in one write(2), or syslog once daemonized.  They carry
+ * their "fuse: " prefix and newline. */
+static void log_fuse_message(enum fuse_log_level level, const char *fmt,
 			       va_list ap)
 {
 	char line[1024];
@@ -47,7 +49,7 @@ static void fuse_log_to_stderr(enum fuse_log_level level, const char *fmt,
 void log_init(bool debug)
 {
 	log_debug_on = debug;
-	fuse_set_log_func(fuse_log_to_stderr);
+	fuse_set_log_func(log_fuse_message);
 }
 
 void log_use_syslog(void)

@@ -19,7 +19,6 @@
 #include "umadfs/ca/attr.h"
 #include "umadfs/ca/device.h"
 #include "umadfs/engine/ibumad.h"
-#include "umadfs/engine/localmad.h"
 #include "umadfs/ca/sysfmt.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
@@ -187,7 +186,7 @@ static int port_snapshot(struct ca_port *pd, struct port_snap *s)
 		read_sysfs_rate(&s->up, s->rate, sizeof(s->rate));
 		return 0;
 	}
-	r = localmad_smp_get(pd->engine, IB_ATTR_PORT_INFO, (unsigned)pd->portnum, pi);
+	r = ca_port_smp_get(pd, IB_ATTR_PORT_INFO, (unsigned)pd->portnum, pi);
 	if (r < 0) {
 		ibumad_release_port(&s->up);
 		return r == -EPROTO || r == -ETIMEDOUT ? -EIO : r;
@@ -370,9 +369,14 @@ static int node_desc_show(struct node *n, char *buf, size_t cap)
 	for (int i = 0; i < UMAD_CA_MAX_PORTS; i++) {
 		struct ca_port *pd = ca->ports[i];
 
-		if (!pd || !pd->engine || !strcmp(pd->link_layer, "Ethernet"))
+		int r;
+
+		if (!pd || !strcmp(pd->link_layer, "Ethernet"))
 			continue;
-		if (localmad_smp_get(pd->engine, IB_ATTR_NODE_DESC, 0, data) < 0)
+		r = ca_port_smp_get(pd, IB_ATTR_NODE_DESC, 0, data);
+		if (r == -ENODEV)
+			continue; /* no engine: the next port, or sysfs */
+		if (r < 0)
 			return -EIO;
 		return show_line(buf, cap, "%.*s\n",
 				 (int)strnlen((char *)data, IB_SMP_DATA_SIZE),
@@ -397,10 +401,14 @@ static const struct node_ops ca_attr_ops = {
 	.release = textfile_release, .size = ca_attr_size,
 };
 
-/* Sizes would cost a MAD per stat: 0, with reads complete. */
+static off_t node_desc_size(struct node *n)
+{
+	return textfile_size(n, node_desc_show);
+}
+
 static const struct node_ops node_desc_ops = {
 	.open = node_desc_open, .read = textfile_read,
-	.release = textfile_release,
+	.release = textfile_release, .size = node_desc_size,
 };
 
 static const struct node_ops port_attr_ops = {

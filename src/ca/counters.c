@@ -9,7 +9,6 @@
 #include "umadfs/ca/attr.h"
 #include "umadfs/ca/counters.h"
 #include "umadfs/ca/device.h"
-#include "umadfs/engine/localmad.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 
@@ -90,7 +89,7 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 	if (lid < 0)
 		return lid;
 	memset(data, 0, sizeof(data));
-	r = localmad_pma_get(pd->engine, (unsigned)lid, CLASS_PORT_INFO, data);
+	r = ca_port_pma_get(pd, (unsigned)lid, CLASS_PORT_INFO, data);
 	if (r < 0)
 		return r == -ENODEV || r == -ENETDOWN ? r : -EIO;
 	capmask = mad_get_field(data, 0, IB_CPI_CAPMASK_F);
@@ -103,13 +102,13 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 	if (ext) {
 		mad_set_field(data, 0, IB_PC_EXT_PORT_SELECT_F, (unsigned)pd->portnum);
 		mad_set_field(data, 0, IB_PC_EXT_COUNTER_SELECT_F, 0xffff);
-		r = localmad_pma_get(pd->engine, (unsigned)lid,
-				     IB_GSI_PORT_COUNTERS_EXT, data);
+		r = ca_port_pma_get(pd, (unsigned)lid,
+				  IB_GSI_PORT_COUNTERS_EXT, data);
 	} else {
 		mad_set_field(data, 0, IB_PC_PORT_SELECT_F, (unsigned)pd->portnum);
 		mad_set_field(data, 0, IB_PC_COUNTER_SELECT_F, 0xffff);
-		r = localmad_pma_get(pd->engine, (unsigned)lid,
-				     IB_GSI_PORT_COUNTERS, data);
+		r = ca_port_pma_get(pd, (unsigned)lid,
+				  IB_GSI_PORT_COUNTERS, data);
 	}
 	if (r < 0)
 		return -EIO;
@@ -125,9 +124,15 @@ static void counter_open(fuse_req_t req, struct node *n, struct fuse_file_info *
 	textfile_open(req, n, fi, counter_show);
 }
 
-/* Sizes would cost two MADs per stat: report 0, reads are complete. */
+/* The true size (two MADs per stat), so that copies get the value. */
+static off_t counter_size(struct node *n)
+{
+	return textfile_size(n, counter_show);
+}
+
 static const struct node_ops counter_ops = {
 	.open = counter_open, .read = textfile_read, .release = textfile_release,
+	.size = counter_size,
 };
 
 int counters_add_files(struct node *port_dir, struct ca_port *pd)

@@ -126,8 +126,9 @@ static void register_write(fuse_req_t req, struct node *n, const char *buf,
 	bool privileged = textfile_opener_privileged(fi);
 	char why[256];
 	size_t start = 0, lineno = 0;
+	struct mad_engine *engine = channel_engine(ch, NULL);
 
-	if (!ch->pd->engine) {
+	if (!engine) {
 		channel_set_error(ch, "register: the port's umad device is not open");
 		fuse_reply_err(req, EIO);
 		return;
@@ -147,9 +148,10 @@ static void register_write(fuse_req_t req, struct node *n, const char *buf,
 			if (r == 0 && !privileged)
 				r = access_check_class(reg.mgmt_class, why, sizeof(why));
 			if (r == 0)
-				r = engine_register(ch->pd->engine, &ch->sink, &reg, why,
+				r = engine_register(engine, &ch->sink, &reg, why,
 						  sizeof(why));
 			if (r < 0) {
+				channel_engine_done(ch);
 				channel_set_error(ch, "register line %zu: %s", lineno, why);
 				if (start)
 					fuse_reply_write(req, start);
@@ -160,6 +162,7 @@ static void register_write(fuse_req_t req, struct node *n, const char *buf,
 		}
 		start += len + (nl ? 1 : 0);
 	}
+	channel_engine_done(ch);
 	fuse_reply_write(req, size);
 }
 
@@ -169,10 +172,12 @@ static int register_show(struct node *n, char *buf, size_t cap)
 	struct engine_registration regs[32];
 	int ids[32], count;
 	size_t used = 0;
+	struct mad_engine *engine = channel_engine(ch, NULL);
 
-	if (!ch->pd->engine)
+	if (!engine)
 		return 0;
-	count = engine_list_registrations(ch->pd->engine, &ch->sink, regs, ids, 32);
+	count = engine_list_registrations(engine, &ch->sink, regs, ids, 32);
+	channel_engine_done(ch);
 	for (int i = 0; i < count; i++) {
 		int w = snprintf(buf + used, cap - used,
 				 "agent=%d class=0x%02x version=%u methods=", ids[i],

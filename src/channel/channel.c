@@ -9,7 +9,7 @@
 
 #include "umadfs/channel/channel.h"
 #include "umadfs/ca/device.h"
-#include "umadfs/engine/ibumad.h"
+#include "umadfs/mad/mad.h"
 #include "umadfs/base/log.h"
 #include "umadfs/mad/madtext.h"
 
@@ -25,8 +25,8 @@ unsigned channel_queue_limit = CHANNEL_QUEUE_DEFAULT;
  * this many per channel: a malloc and a free per MAD, one in each thread,
  * cost more than the rest of the queueing. */
 #define SPARE_MAX 64
-#define ITEM_SIZE(mad_len) (sizeof(struct channel_item) + IBUMAD_HDR_SIZE + \
-			    ((mad_len) > IBUMAD_MAD_SIZE ? (mad_len) : IBUMAD_MAD_SIZE))
+#define ITEM_SIZE(mad_len) (sizeof(struct channel_item) + UMAD_FRAME_HDR_SIZE + \
+			    ((mad_len) > MAD_SIZE ? (mad_len) : MAD_SIZE))
 
 static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len);
 
@@ -78,18 +78,45 @@ struct channel *channel_new(struct ca_port *pd, const char *name)
 	return ch;
 }
 
+struct mad_engine *channel_engine(struct channel *ch, int *err)
+{
+	return ch->pd ? ca_port_engine(ch->pd, err) : NULL;
+}
+
+void channel_engine_done(struct channel *ch)
+{
+	ca_port_engine_done(ch->pd);
+}
+
 /* A new channel starts with its port's transport state (readq_ops). */
 static int channel_initial_error(struct readq *q)
 {
 	struct channel *ch = channel_of_queue(q);
+	int err = 0;
+	struct mad_engine *engine = channel_engine(ch, &err);
 
-	return ch->pd && ch->pd->engine ? engine_transport(ch->pd->engine, NULL, 0) : 0;
+	/* A port whose CA is gone (-ENODEV) fails reads as its channels
+	 * did; one whose device never opened waits, as it always has. */
+	if (!engine)
+		return err == -ENODEV ? EIO : 0;
+	err = engine_transport(engine, NULL, 0);
+	channel_engine_done(ch);
+	return err;
+}
+
+static void channel_unregister(struct channel *ch)
+{
+	struct mad_engine *engine = channel_engine(ch, NULL);
+
+	if (engine) {
+		engine_unregister_sink(engine, &ch->sink);
+		channel_engine_done(ch);
+	}
 }
 
 void channel_shut(struct channel *ch)
 {
-	if (ch->pd && ch->pd->engine)
-		engine_unregister_sink(ch->pd->engine, &ch->sink);
+	channel_unregister(ch);
 	readq_kill(&ch->q, ENODEV);
 }
 
@@ -98,23 +125,22 @@ void channel_get(struct channel *ch)
 	__atomic_add_fetch(&ch->refs, 1, __ATOMIC_RELAXED);
 }
 
+static void free_items(struct channel_item *it)
+{
+	while (it) {
+		struct channel_item *next = it->next;
+
+		free(it);
+		it = next;
+	}
+}
+
 static void channel_free(struct channel *ch)
 {
-	if (ch->pd && ch->pd->engine)
-		engine_unregister_sink(ch->pd->engine, &ch->sink);
+	channel_unregister(ch);
 	readq_destroy(&ch->q);
-	while (ch->head) {
-		struct channel_item *it = ch->head;
-
-		ch->head = it->next;
-		free(it);
-	}
-	while (ch->spare) {
-		struct channel_item *it = ch->spare;
-
-		ch->spare = it->next;
-		free(it);
-	}
+	free_items(ch->head);
+	free_items(ch->spare);
 	free(ch);
 }
 
@@ -149,6 +175,28 @@ void channels_set_transport(struct ca_port *pd, int err)
 	struct transport_change tc = { pd, err };
 
 	readq_for_each(&channel_readq_ops, channel_set_transport, &tc);
+}
+
+/* Its port is gone: reads fail with EIO for good, nothing stays queued. */
+static void channel_port_gone(struct readq *q, void *ctx)
+{
+	struct channel *ch = channel_of_queue(q);
+	struct channel_item *items;
+
+	if (ch->pd != ctx)
+		return;
+	readq_set_error(q, EIO);
+	pthread_mutex_lock(&q->lock);
+	items = ch->head;
+	ch->head = ch->tail = NULL;
+	ch->queued = 0;
+	pthread_mutex_unlock(&q->lock);
+	free_items(items);
+}
+
+void channels_port_gone(struct ca_port *pd)
+{
+	readq_for_each(&channel_readq_ops, channel_port_gone, pd);
 }
 
 void channel_set_error(struct channel *ch, const char *fmt, ...)
@@ -211,12 +259,13 @@ int channel_wait_unused(struct channel *ch)
 int channel_send(struct channel *ch, void *frame, size_t mad_len,
 		 int timeout_ms, int retries)
 {
+	struct mad_engine *engine = channel_engine(ch, NULL);
 	int r;
 
-	if (!ch->pd || !ch->pd->engine)
+	if (!engine)
 		return -EIO;
-	r = engine_send(ch->pd->engine, &ch->sink, frame, mad_len, timeout_ms,
-		      retries);
+	r = engine_send(engine, &ch->sink, frame, mad_len, timeout_ms, retries);
+	channel_engine_done(ch);
 	/* Not under q.lock, which the receiver takes for every answer. */
 	if (r == 0)
 		__atomic_add_fetch(&ch->sent, 1, __ATOMIC_RELAXED);
@@ -226,9 +275,18 @@ int channel_send(struct channel *ch, void *frame, size_t mad_len,
 void channel_strerror(struct channel *ch, int r, char *buf, size_t len)
 {
 	char why[320] = "";
+	struct mad_engine *engine;
+	int down;
 
-	if (r == -EIO && ch->pd && ch->pd->engine) {
-		if (engine_transport(ch->pd->engine, why, sizeof(why)))
+	if (r == -EIO && (engine = channel_engine(ch, NULL)) == NULL && ch->pd) {
+		snprintf(buf, len, "%s (the port has no umad device: its CA is "
+			 "gone or could not be opened)", strerror(EIO));
+		return;
+	}
+	if (r == -EIO && ch->pd) {
+		down = engine_transport(engine, why, sizeof(why));
+		channel_engine_done(ch);
+		if (down)
 			snprintf(buf, len, "%s (the port's transport is down: %s)",
 				 strerror(EIO), why);
 		else if (why[0])
@@ -255,7 +313,7 @@ static ssize_t peek_line(void *ctx, char *scratch, size_t cap, char **line,
 
 	if (!it)
 		return 0;
-	mad = it->frame + IBUMAD_HDR_SIZE;
+	mad = it->frame + UMAD_FRAME_HDR_SIZE;
 	for (int i = 0; i < 8; i++)
 		tid = tid << 8 | mad[8 + i];
 	need = madtext_format_max(it->mad_len);
@@ -282,7 +340,7 @@ static void pop_item(void *ctx)
 	if (!ch->head)
 		ch->tail = NULL;
 	ch->queued--;
-	if (it->mad_len <= IBUMAD_MAD_SIZE && ch->nspare < SPARE_MAX) {
+	if (it->mad_len <= MAD_SIZE && ch->nspare < SPARE_MAX) {
 		it->next = ch->spare;
 		ch->spare = it;
 		ch->nspare++;
@@ -312,10 +370,10 @@ static ssize_t fill_frame(struct chan_open *of, char *buf, size_t size)
 
 	if (!it)
 		return 0;
-	len = IBUMAD_HDR_SIZE + it->mad_len;
+	len = UMAD_FRAME_HDR_SIZE + it->mad_len;
 	if (size < len) {
-		if (it->mad_len <= IBUMAD_MAD_SIZE ||
-		    size < IBUMAD_HDR_SIZE + IBUMAD_MAD_SIZE)
+		if (it->mad_len <= MAD_SIZE ||
+		    size < UMAD_FRAME_MAX)
 			return -EINVAL;
 		return -ENOSPC;
 	}
@@ -355,7 +413,7 @@ static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len)
 	if (!ch->q.dead &&
 	    (ch->queued < ch->limit || readq_has_parked(&ch->q))) {
 		it = ch->spare;
-		if (it && mad_len <= IBUMAD_MAD_SIZE) {
+		if (it && mad_len <= MAD_SIZE) {
 			ch->spare = it->next;
 			ch->nspare--;
 		} else {
@@ -372,7 +430,7 @@ static bool channel_queue(struct channel *ch, const void *frame, size_t mad_len)
 	}
 	it->next = NULL;
 	it->mad_len = mad_len;
-	memcpy(it->frame, frame, IBUMAD_HDR_SIZE + mad_len);
+	memcpy(it->frame, frame, UMAD_FRAME_HDR_SIZE + mad_len);
 	if (ch->tail)
 		ch->tail->next = it;
 	else

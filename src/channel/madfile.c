@@ -10,7 +10,6 @@
 #include "umadfs/channel/access.h"
 #include "umadfs/channel/channel.h"
 #include "umadfs/ca/device.h"
-#include "umadfs/engine/ibumad.h"
 #include "umadfs/channel/madfile.h"
 #include "umadfs/mad/mad.h"
 #include "umadfs/mad/madtext.h"
@@ -126,7 +125,7 @@ static int arena_take(struct frame_arena *a, size_t n, size_t *off)
 	size_t at = (a->len + 7) & ~(size_t)7;
 
 	if (at + n > a->cap) {
-		size_t ncap = a->cap ? a->cap : 32 * (IBUMAD_HDR_SIZE + IBUMAD_MAD_SIZE);
+		size_t ncap = a->cap ? a->cap : 32 * UMAD_FRAME_MAX;
 		uint8_t *bigger;
 
 		while (ncap < at + n)
@@ -175,7 +174,7 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 	size_t nout = 0, cap = 0, start = 0, lineno = 0;
 	char *text = NULL, err[256];
 	/* Each line is parsed here first. */
-	_Alignas(8) uint8_t scratch[IBUMAD_HDR_SIZE + MADTEXT_LINE_MAX / 2 + IBUMAD_MAD_SIZE];
+	_Alignas(8) uint8_t scratch[UMAD_FRAME_HDR_SIZE + MADTEXT_LINE_MAX / 2 + MAD_SIZE];
 	const char *t;
 	int timeout_ms, retries, r;
 
@@ -236,7 +235,7 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 			goto err_inval;
 		}
 		if (!of->privileged) {
-			r = access_check_mad(scratch + IBUMAD_HDR_SIZE, err, sizeof(err));
+			r = access_check_mad(scratch + UMAD_FRAME_HDR_SIZE, err, sizeof(err));
 			if (r < 0) {
 				channel_set_error(ch, "line %zu: %s", lineno, err);
 				goto err_perm;
@@ -245,16 +244,16 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		/* Kept at its own size: 320 bytes for one MAD, not the 8.5 KB
 		 * the longest line could need (which costs page faults). */
 		o = &out[nout];
-		if (arena_take(&frames, IBUMAD_HDR_SIZE + mr.mad_len, &o->off) < 0)
+		if (arena_take(&frames, UMAD_FRAME_HDR_SIZE + mr.mad_len, &o->off) < 0)
 			goto err_nomem;
 		frame = frames.buf + o->off;
-		memcpy(frame, scratch, IBUMAD_HDR_SIZE + mr.mad_len);
+		memcpy(frame, scratch, UMAD_FRAME_HDR_SIZE + mr.mad_len);
 		nout++;
 		o->mad_len = mr.mad_len;
 		if (mr.timeout_ms >= 0)
 			o->timeout_ms = mr.timeout_ms;
 		else
-			o->timeout_ms = mad_is_response(frame + IBUMAD_HDR_SIZE) ?
+			o->timeout_ms = mad_is_response(frame + UMAD_FRAME_HDR_SIZE) ?
 						0 : timeout_ms;
 		o->retries = mr.retries >= 0 ? mr.retries : retries;
 		{
@@ -269,7 +268,7 @@ static void text_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		if (!mr.tid_given) {
 			uint64_t tid = __atomic_fetch_add(&next_text_tid, 1,
 							  __ATOMIC_RELAXED);
-			uint8_t *mad = frame + IBUMAD_HDR_SIZE;
+			uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
 
 			for (int i = 7; i >= 0; i--, tid >>= 8)
 				mad[8 + i] = (uint8_t)tid;
@@ -342,7 +341,7 @@ static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		return;
 	}
 	if (!of->privileged) {
-		r = access_check_mad((const uint8_t *)buf + IBUMAD_HDR_SIZE, why,
+		r = access_check_mad((const uint8_t *)buf + UMAD_FRAME_HDR_SIZE, why,
 				     sizeof(why));
 		if (r < 0) {
 			channel_set_error(err_ch, "frame not sent: %s", why);
@@ -351,7 +350,7 @@ static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
 		}
 	}
 	/* A frame shorter than one MAD is sent zero-padded to 256 bytes. */
-	frame = calloc(1, IBUMAD_HDR_SIZE + mad_len);
+	frame = calloc(1, UMAD_FRAME_HDR_SIZE + mad_len);
 	if (!frame) {
 		fuse_reply_err(req, ENOMEM);
 		return;

@@ -12,7 +12,7 @@
 #include <infiniband/umad.h>
 
 #include "umadfs/engine/engine.h"
-#include "umadfs/engine/localmad.h"
+#include "umadfs/engine/query.h"
 #include "umadfs/fabric/discover.h"
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/mad/mad.h"
@@ -165,7 +165,7 @@ static void smp_frame(const struct req *r, uint8_t *frame, unsigned attr,
 {
 	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
 
-	localmad_smp_frame(frame, attr, mod);
+	query_smp_frame(frame, attr, mod);
 	mad_set_field(mad, 0, IB_DRSMP_HOPCNT_F, r->hops);
 	memcpy(mad + 128, r->path, FAB_PATH_MAX); /* Initial Path (IBA 14.2.1.2) */
 }
@@ -187,15 +187,13 @@ static unsigned pma_lid(const struct fab_node *n, unsigned p)
 static void pma_frame(const struct discover *d, const struct req *r, uint8_t *frame)
 {
 	const struct fab_node *n = &d->snap->nodes[r->node];
-	uint8_t *data = frame + UMAD_FRAME_HDR_SIZE + IB_PC_DATA_OFFS;
+	uint8_t data[IB_PC_DATA_SZ] = { 0 };
 	static const unsigned attr[] = {
 		[REQ_PMA_CPI] = CLASS_PORT_INFO,
 		[REQ_PORT_COUNTERS] = IB_GSI_PORT_COUNTERS,
 		[REQ_PORT_COUNTERS_EXT] = IB_GSI_PORT_COUNTERS_EXT,
 	};
 
-	localmad_pma_frame(frame, pma_lid(n, r->kind == REQ_PMA_CPI ? 0 : r->port),
-			   attr[r->kind]);
 	if (r->kind == REQ_PORT_COUNTERS) {
 		mad_set_field(data, 0, IB_PC_PORT_SELECT_F, r->port);
 		mad_set_field(data, 0, IB_PC_COUNTER_SELECT_F, 0xffff);
@@ -203,6 +201,8 @@ static void pma_frame(const struct discover *d, const struct req *r, uint8_t *fr
 		mad_set_field(data, 0, IB_PC_EXT_PORT_SELECT_F, r->port);
 		mad_set_field(data, 0, IB_PC_EXT_COUNTER_SELECT_F, 0xffff);
 	}
+	query_pma_frame(frame, pma_lid(n, r->kind == REQ_PMA_CPI ? 0 : r->port),
+			attr[r->kind], data);
 }
 
 /* Builds request i's frame. */

@@ -94,7 +94,7 @@ static void on_swap(struct fab_snap *old, struct fab_snap *snap)
 	fabfiles_update(snap);
 }
 
-int fabric_add_dir(struct node *root, const gid_t *group)
+int fabric_add_dir(struct node *root, const gid_t *group, sweeper_ports_fn ports)
 {
 	struct node *dir;
 	int r;
@@ -105,7 +105,7 @@ int fabric_add_dir(struct node *root, const gid_t *group)
 	if (r == 0)
 		r = fabevents_add(dir);
 	if (r == 0)
-		r = sweeper_start(on_swap);
+		r = sweeper_start(on_swap, ports);
 	return r;
 }
 

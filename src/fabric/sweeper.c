@@ -9,7 +9,7 @@
 #include <infiniband/mad.h>
 
 #include "umadfs/ca/device.h"
-#include "umadfs/engine/localmad.h"
+#include "umadfs/engine/query.h"
 #include "umadfs/fabric/discover.h"
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/sweeper.h"
@@ -28,6 +28,7 @@ static struct {
 	pthread_t thread;
 	bool thread_started;
 	void (*on_swap)(struct fab_snap *old, struct fab_snap *snap); /* files follow */
+	sweeper_ports_fn ports; /* the host's ports now */
 	/* Options, set before the thread starts. */
 	char port_ca[UMAD_CA_NAME_LEN]; /* "": the first ACTIVE port */
 	int port_num;
@@ -37,44 +38,58 @@ static struct {
 	.done = PTHREAD_COND_INITIALIZER,
 };
 
-/* Port p's engine if it is the one to sweep out of, else NULL. */
-static struct mad_engine *usable_engine(struct ca_port *p)
+/* Whether port p is the one to sweep out of. */
+static bool usable_port(struct ca_port *p)
 {
 	uint8_t data[IB_SMP_DATA_SIZE];
 
-	if (!p->engine)
-		return NULL;
 	if (fab.port_ca[0])
-		return strcmp(p->ca->name, fab.port_ca) || p->portnum != fab.port_num ?
-			NULL : p->engine;
-	if (localmad_smp_get(p->engine, IB_ATTR_PORT_INFO, (unsigned)p->portnum,
-			     data) < 0)
-		return NULL;
-	return mad_get_field(data, 0, IB_PORT_STATE_F) == 4 /* ACTIVE */ ?
-		p->engine : NULL;
+		return !strcmp(p->ca->name, fab.port_ca) && p->portnum == fab.port_num;
+	if (ca_port_smp_get(p, IB_ATTR_PORT_INFO, (unsigned)p->portnum, data) < 0)
+		return false;
+	return mad_get_field(data, 0, IB_PORT_STATE_F) == 4; /* ACTIVE */
 }
 
-static struct mad_engine *pick_port(struct fab_snap *snap)
+/* The port to sweep out of, or NULL with the reason in snap->error. */
+static struct ca_port *pick_port(struct fab_snap *snap)
 {
 	struct ca_port *ports[64];
-	int n = devices_ports(ports, 64);
+	int n = fab.ports(ports, 64);
 
 	for (int i = 0; i < n; i++) {
-		struct mad_engine *e = usable_engine(ports[i]);
-
-		if (e) {
+		if (usable_port(ports[i])) {
 			snprintf(snap->via, sizeof(snap->via), "%s/%d",
 				 ports[i]->ca->name, ports[i]->portnum);
-			return e;
+			return ports[i];
 		}
 	}
 	if (fab.port_ca[0])
 		snprintf(snap->error, sizeof(snap->error),
-			 "port %s/%d not found or without a MAD engine",
-			 fab.port_ca, fab.port_num);
+			 "port %s/%d not found", fab.port_ca, fab.port_num);
 	else
 		snprintf(snap->error, sizeof(snap->error), "no ACTIVE port");
 	return NULL;
+}
+
+/* Discovery out of port, its engine held (a CA removed meanwhile waits
+ * for the sweep, whose requests then time out). */
+static int sweep_port(struct ca_port *port, struct fab_snap *snap)
+{
+	int err = 0;
+	struct mad_engine *e = ca_port_engine(port, &err);
+	int r;
+
+	if (!e) {
+		snprintf(snap->error, sizeof(snap->error), "%s: %s", snap->via,
+			 strerror(-err));
+		return 0;
+	}
+	r = discover_run(fab.disc, e, snap, QUERY_TIMEOUT_MS, QUERY_RETRIES);
+	ca_port_engine_done(port);
+	if (r == 0 && !snap->nnodes)
+		snprintf(snap->error, sizeof(snap->error),
+			 "the local port's SMA did not answer");
+	return r;
 }
 
 static int64_t mono_ms(void)
@@ -90,22 +105,14 @@ static struct fab_snap *sweep_once(void)
 {
 	struct fab_snap *snap = fabsnap_new();
 	int64_t start = mono_ms();
-	struct mad_engine *e;
-	int r;
+	struct ca_port *port;
 
 	if (!snap)
 		return NULL;
-	e = pick_port(snap);
-	if (e) {
-		r = discover_run(fab.disc, e, snap, LOCALMAD_TIMEOUT_MS,
-				 LOCALMAD_RETRIES);
-		if (r == -ECANCELED || r == -ENOMEM) {
-			fabsnap_put(snap);
-			return NULL;
-		}
-		if (!snap->nnodes)
-			snprintf(snap->error, sizeof(snap->error),
-				 "the local port's SMA did not answer");
+	port = pick_port(snap);
+	if (port && sweep_port(port, snap) < 0) {
+		fabsnap_put(snap);
+		return NULL;
 	}
 	snap->ok = snap->nnodes > 0;
 	fabsnap_count(snap);
@@ -169,11 +176,13 @@ static void *sweep_thread(void *arg)
 	return NULL;
 }
 
-int sweeper_start(void (*on_swap)(struct fab_snap *old, struct fab_snap *snap))
+int sweeper_start(void (*on_swap)(struct fab_snap *old, struct fab_snap *snap),
+		  sweeper_ports_fn ports)
 {
 	int r;
 
 	fab.on_swap = on_swap;
+	fab.ports = ports;
 	fab.disc = discover_new();
 	if (!fab.disc)
 		return -ENOMEM;

@@ -386,6 +386,10 @@ static void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	if (!dir)
 		return;
+	if (!tree_user_name_ok(name)) {
+		fuse_reply_err(req, EINVAL); /* docs/files.md, "Channel names" */
+		return;
+	}
 	r = dir->dops->mkdir(dir, name, fuse_req_ctx(req)->uid, &n);
 	if (r < 0) {
 		fuse_reply_err(req, -r);

@@ -92,6 +92,7 @@ void readq_init(struct readq *q, const struct readq_ops *ops)
 	q->nopen = 0;
 	pthread_mutex_lock(&all_lock);
 	q->dead = all_released;
+	q->dead_err = ENODEV;
 	q->err = ops->initial_error ? ops->initial_error(q) : 0;
 	q->next_all = all_queues;
 	all_queues = q;
@@ -187,6 +188,8 @@ void readq_kill(struct readq *q, int err)
 	struct parked_read *list;
 
 	pthread_mutex_lock(&q->lock);
+	if (!q->dead)
+		q->dead_err = err;
 	q->dead = true;
 	list = take_parked(q);
 	pthread_mutex_unlock(&q->lock);
@@ -316,6 +319,7 @@ static bool read_now(fuse_req_t req, struct readq_open *of, size_t size,
 	struct readq *q = of->q;
 	ssize_t n;
 	bool dead;
+	int dead_err;
 
 	pthread_mutex_lock(&q->lock);
 	if (q->err && !q->dead) {
@@ -329,13 +333,14 @@ static bool read_now(fuse_req_t req, struct readq_open *of, size_t size,
 	}
 	n = q->ops->fill(of, buf, size);
 	dead = q->dead;
+	dead_err = q->dead_err;
 	pthread_mutex_unlock(&q->lock);
 	if (n > 0 || size == 0)
 		fuse_reply_buf(req, buf, n > 0 ? (size_t)n : 0);
 	else if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else if (dead || nonblock)
-		fuse_reply_err(req, dead ? ENODEV : EAGAIN);
+		fuse_reply_err(req, dead ? dead_err : EAGAIN);
 	else
 		return false;
 	return true;

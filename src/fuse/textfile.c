@@ -1,10 +1,11 @@
-/* Snapshot-on-open text files (textfile.h): the per-open snapshots and the
- * list of those still open. */
+/* Snapshot-on-open text files (textfile.h): the per-open snapshots, the
+ * list of those still open, and the values a stat hands to the next open. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
@@ -68,10 +69,73 @@ static void reply_open(fuse_req_t req, struct fuse_file_info *fi,
 		snapshot_free(s);
 }
 
+/* The value a stat made, kept for the open that follows it (tar, cp and
+ * Python's copies stat, then open, then read st_size bytes): a live value
+ * (a counter) may change between the two, and then the copy would be cut
+ * or padded.  A few slots by inode, each taken by the first open within
+ * HANDOFF_MS; handoff_lock guards them all. */
+#define HANDOFF_SLOTS 64
+#define HANDOFF_MS 50
+
+struct handoff {
+	fuse_ino_t ino; /* 0: empty */
+	int64_t made_ms;
+	int len;
+	char text[TEXTFILE_MAX];
+};
+
+static pthread_mutex_t handoff_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct handoff *handoffs[HANDOFF_SLOTS];
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void handoff_put(fuse_ino_t ino, const char *text, int len)
+{
+	struct handoff **slot = &handoffs[ino % HANDOFF_SLOTS];
+
+	pthread_mutex_lock(&handoff_lock);
+	if (!*slot)
+		*slot = malloc(sizeof(**slot));
+	if (*slot) {
+		(*slot)->ino = ino;
+		(*slot)->made_ms = now_ms();
+		(*slot)->len = len;
+		memcpy((*slot)->text, text, (size_t)len);
+	}
+	pthread_mutex_unlock(&handoff_lock);
+}
+
+/* Copies the value a recent stat of ino made into buf; its length, or -1. */
+static int handoff_take(fuse_ino_t ino, char *buf)
+{
+	struct handoff *h;
+	int len = -1;
+
+	pthread_mutex_lock(&handoff_lock);
+	h = handoffs[ino % HANDOFF_SLOTS];
+	if (h && h->ino == ino && now_ms() - h->made_ms <= HANDOFF_MS) {
+		len = h->len;
+		memcpy(buf, h->text, (size_t)len);
+		h->ino = 0;
+	}
+	pthread_mutex_unlock(&handoff_lock);
+	return len;
+}
+
 void textfile_drop_opens(void)
 {
 	while (opens)
 		snapshot_free(opens);
+	for (int i = 0; i < HANDOFF_SLOTS; i++) {
+		free(handoffs[i]);
+		handoffs[i] = NULL;
+	}
 }
 
 void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
@@ -86,7 +150,9 @@ void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	len = show(n, buf, sizeof(buf));
+	len = handoff_take(n->ino, buf);
+	if (len < 0)
+		len = show(n, buf, sizeof(buf));
 	if (len < 0) {
 		fuse_reply_err(req, -len);
 		return;
@@ -170,5 +236,8 @@ off_t textfile_size(struct node *n, textfile_show_fn show)
 	char buf[TEXTFILE_MAX];
 	int len = show(n, buf, sizeof(buf));
 
-	return len < 0 ? 0 : len;
+	if (len < 0)
+		return 0;
+	handoff_put(n->ino, buf, len);
+	return len;
 }

@@ -104,6 +104,22 @@ struct node *tree_child(struct node *dir, const char *name)
 	return NULL;
 }
 
+bool tree_user_name_ok(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!len || len > TREE_USER_NAME_MAX || name[0] == '.')
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
+			return false;
+	}
+	return true;
+}
+
 struct node *tree_add(struct node *dir, const char *name, mode_t mode,
 		      const struct node_ops *ops, void *owner, int which)
 {

@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: GPL-2.0-or-later
 /* Helpers the MAD codec's files share: hex conversion with lookup tables,
  * name comparison, error reasons (codec.h). */
 #include "codec.h"

@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What the files of the MAD codec share and nobody else needs: hex
  * conversion, ASCII name comparison and error reasons.

@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: GPL-2.0-or-later
 /* madclass: where each management class keeps its data in a MAD (data=). */
 #include "umadfs/mad/madtext.h"
 

@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * madnames: the names the text format gives management classes, methods
  * and attributes (per class), and their lookups both ways.

@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * textbuild: madtext_parse(), the second pass: a scanned line to a umad
  * frame.  The keys come in any order but their effects do not commute, so

@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * textformat: madtext_format(), a received umad frame to the line a reader
  * of `recv` gets: header keys, address, directed-route and vendor fields,

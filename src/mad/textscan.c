@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * textscan: the first pass of madtext_parse(): split a line into key=value
  * tokens, look the keys up and convert the values that do not depend on

@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * textscan: the first pass of madtext_parse(), one line to a struct
  * scanned_line (keys found, values converted), which textbuild.c turns

@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: GPL-2.0-or-later
 /* umadframe: checks of a binary frame written to `umad`.  See umadframe.h. */
 #include "umadfs/mad/umadframe.h"
 

@@ -41,22 +41,6 @@ static void rq_node_put(struct node *n)
 	rq_put(n->owner);
 }
 
-static bool name_ok(const char *name)
-{
-	size_t len = strlen(name);
-
-	if (!len || len > RQ_NAME_MAX || name[0] == '.')
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char c = name[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
-			return false;
-	}
-	return true;
-}
-
 /* rq/ is root's (0755, whatever -o mad_group= says): creator is root. */
 static int rq_mkdir(struct node *dir, const char *name, uid_t creator,
 		    struct node **out)
@@ -67,8 +51,6 @@ static int rq_mkdir(struct node *dir, const char *name, uid_t creator,
 	bool exists;
 	int r;
 
-	if (!name_ok(name))
-		return -EINVAL;
 	/* Before making a QP for nothing. */
 	tree_rdlock();
 	exists = tree_child(dir, name) != NULL;
@@ -145,9 +127,47 @@ static int rq_rmdir(struct node *dir, struct node *child)
 	tree_wrlock();
 	tree_unlink(child);
 	tree_unlock();
-	rq_teardown(rq);
+	rq_teardown(rq, ENODEV);
 	rq_put(rq);
 	return 0;
+}
+
+/* A queue of rq_dir still up, now marked shut, with a reference; NULL
+ * when none is left. */
+static struct rq *shut_next(struct node *rq_dir)
+{
+	struct rq *found = NULL;
+
+	tree_rdlock();
+	for (struct node *c = rq_dir->children; c && !found; c = c->next_sibling) {
+		struct rq *rq = c->owner;
+
+		pthread_mutex_lock(&rq->q.lock);
+		if (!rq->shut) {
+			rq->shut = true;
+			rq_get(rq);
+			found = rq;
+		}
+		pthread_mutex_unlock(&rq->q.lock);
+	}
+	tree_unlock();
+	return found;
+}
+
+void rq_port_gone(struct node *port_dir)
+{
+	struct node *dir;
+	struct rq *rq;
+
+	tree_rdlock();
+	dir = tree_child(port_dir, "rq");
+	tree_unlock();
+	if (!dir)
+		return;
+	while ((rq = shut_next(dir)) != NULL) {
+		rq_teardown(rq, EIO);
+		rq_put(rq);
+	}
 }
 
 static const struct dir_ops rq_dir_ops = {

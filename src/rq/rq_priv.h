@@ -110,7 +110,7 @@ enum rq_file {
  * change the QP are called with q.lock held. */
 bool rq_have_verbs_device(const char *ca);
 int rq_create(const char *ca, int portnum, const char *name, struct rq **out);
-void rq_teardown(struct rq *rq);
+void rq_teardown(struct rq *rq, int err);
 void rq_get(struct rq *rq);
 void rq_put(struct rq *rq);
 int rq_qp_reset(struct rq *rq);

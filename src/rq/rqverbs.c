@@ -372,13 +372,13 @@ static bool rq_mark_shut(struct rq *rq)
 	return !was;
 }
 
-/* Stops the thread, fails reads, destroys the QP and frees the buffers of
- * a queue marked shut.  The struct stays for the nodes that still point
- * at it. */
-void rq_teardown(struct rq *rq)
+/* Stops the thread, fails reads with err (ENODEV after rmdir, EIO when
+ * the device is gone), destroys the QP and frees the buffers of a queue
+ * marked shut.  The struct stays for the nodes that still point at it. */
+void rq_teardown(struct rq *rq, int err)
 {
 	rq_thread_stop(rq);
-	readq_kill(&rq->q, ENODEV);
+	readq_kill(&rq->q, err);
 	/* No thread and no reader now, but handlers of nodes found before
 	 * the rmdir read the fields under the lock. */
 	pthread_mutex_lock(&rq->q.lock);
@@ -398,7 +398,7 @@ void rq_put(struct rq *rq)
 	if (__atomic_sub_fetch(&rq->refs, 1, __ATOMIC_ACQ_REL) == 0) {
 		/* At exit (tree_destroy) the queue is still up. */
 		if (rq_mark_shut(rq))
-			rq_teardown(rq);
+			rq_teardown(rq, ENODEV);
 		rq_free(rq);
 	}
 }

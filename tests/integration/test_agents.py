@@ -479,6 +479,31 @@ def test_eight_channels_get_their_own_answers(fabric, mount):
 # ---------------------------------------------------------------------------
 # 4. mkdir/rmdir and registrations
 
+BAD_NAMES = ["two\nlines", "ctl\x01", "with space", "caf\u00e9", ".hidden",
+             "tab\t", "x" * 64]
+
+
+def test_user_made_directory_names(mount):
+    """agents/ and rq/ take ASCII letters, digits, '-', '_' and '.' (not
+    first), 1-63 bytes; anything else is EINVAL and leaves no trace."""
+    m = mount("Hca1")
+    # rq/ exists only with a verbs device (the VM tier): the check is
+    # the dispatcher's, one for both.
+    parents = [p for p in (pdir(m) / "agents", pdir(m) / "rq") if p.exists()]
+    assert parents
+    for parent in parents:
+        for name in BAD_NAMES:
+            expect_errno(errno.EINVAL, os.mkdir, parent / name)
+        assert os.listdir(parent) == []
+    a = pdir(m) / "agents"
+    good = ["a", "cron-health_1.2", "X" * 63, "9"]
+    for name in good:
+        os.mkdir(a / name)
+    assert sorted(os.listdir(a)) == sorted(good)
+    for name in good:
+        os.rmdir(a / name)
+
+
 def test_mkdir_rmdir_lifecycle(mount):
     m = mount("Hca1")
     a = pdir(m) / "agents"

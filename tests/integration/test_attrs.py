@@ -3,6 +3,7 @@ port.  See README.md for the fixtures."""
 
 import errno
 import os
+import shutil
 import stat
 import subprocess
 import time
@@ -362,3 +363,72 @@ def test_unmount_with_sigterm(fabric, tmp_path):
     assert rc == 0, (rc, m.log_text())
     assert not mounted, "SIGTERM left the mount in place"
     assert not [p for p in m.problems() if "log" in p], m.log_text()
+
+
+# The MAD files and channel directories are streams, not values: a copy of
+# the tree leaves them out (recv would wait for a MAD).
+NOT_VALUES = {"send", "recv", "umad", "agents", "rq"}
+# Counters the daemon's own queries move (each read of a counter sends
+# PerfMgt MADs through the port): a copy shows a value between two reads.
+MOVING = {"port_xmit_data", "port_rcv_data", "port_xmit_packets",
+          "port_rcv_packets", "unicast_xmit_packets", "unicast_rcv_packets"}
+
+
+def value_files(top):
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = [d for d in dirnames if d not in NOT_VALUES]
+        for name in filenames:
+            if name not in NOT_VALUES:
+                p = os.path.join(dirpath, name)
+                if os.stat(p).st_mode & stat.S_IRUSR:
+                    yield os.path.relpath(p, top)
+
+
+def check_copy(src, dst, rels, how):
+    for rel in rels:
+        got = open(os.path.join(dst, rel)).read()
+        before = open(os.path.join(src, rel)).read()
+        assert got or not before, f"{how}: {rel} copied empty"
+        if os.path.basename(rel) in MOVING:
+            assert got.endswith("\n") and got[:-1].isdigit(), (how, rel, got)
+            continue
+        assert got == before, (how, rel, got, before)
+
+
+def test_copies_get_every_value(fabric, mount, tmp_path):
+    """shutil.copyfile (sendfile), tar and cp -r copy what cat reads,
+    counters and node_desc included (their value comes from a MAD)."""
+    m = mount("Hca1")
+    ca = m.path("ibsim0")
+    rels = sorted(value_files(ca))
+    assert "node_desc" in rels and "ports/1/counters/symbol_error" in rels
+    for rel in rels:
+        assert os.stat(os.path.join(ca, rel)).st_size == \
+            len(open(os.path.join(ca, rel), "rb").read()) or \
+            os.path.basename(rel) in MOVING, rel
+
+    py = tmp_path / "py"
+    for rel in rels:
+        (py / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(os.path.join(ca, rel), py / rel)
+    check_copy(ca, py, rels, "shutil.copyfile")
+
+    tarred = tmp_path / "tar"
+    tarred.mkdir()
+    excl = [f"--exclude={n}" for n in NOT_VALUES]
+    tar = subprocess.run(["tar", "-c", "-f", "-", "-C", str(ca), *excl, "."],
+                         capture_output=True, timeout=60)
+    assert tar.returncode == 0, tar.stderr
+    subprocess.run(["tar", "-x", "-f", "-", "-C", str(tarred)],
+                   input=tar.stdout, check=True, timeout=60)
+    check_copy(ca, tarred, rels, "tar")
+
+    cp = tmp_path / "cp"
+    cp.mkdir()
+    for sub in ("ports/1/counters", "ports/1/pkeys"):
+        subprocess.run(["cp", "-r", os.path.join(ca, sub), cp / os.path.basename(sub)],
+                       check=True, timeout=60)
+    copied = [rel[len("ports/1/"):] for rel in rels
+              if rel.startswith(("ports/1/counters/", "ports/1/pkeys/"))]
+    assert len(copied) > 10
+    check_copy(os.path.join(ca, "ports/1"), cp, copied, "cp -r")

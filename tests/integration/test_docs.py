@@ -153,15 +153,18 @@ def test_readme_prefix_and_performance():
     assert "row  what" in bench and "What the engine changes bought" in bench
 
 
-def test_no_ca_behaviour_documented_as_today():
-    """No CA at start: an empty mount, CAs not picked up until a restart
-    (no hot-plug yet), in the words the daemon logs."""
+def test_no_ca_and_hotplug_documented():
+    """No CA at start: an empty mount until one appears, in the words the
+    daemon logs; the tree follows the kernel's CAs (EIO for a removed one's
+    files), in every doc that tells."""
+    msg = "libibumad reports no CA: the mount is empty until one appears"
     for p in ("README.md", "docs/files.md", "docs/umadfs.8"):
         t = re.sub(r"\s+", " ", _text(REPO / p)).replace('"', "")
-        assert "libibumad reports no CA: the mount will be empty" in t, p
-        assert "restart" in t and "hot-plug" in t, p
+        t = t.replace("\\fB", "").replace("\\fR", "")
+        assert msg in t, p
+        assert "EIO" in t and "restart" not in t.split(msg)[1][:300], p
     src = (REPO / "src" / "main.c").read_text()
-    assert "libibumad reports no CA: the mount will be empty" in src
+    assert msg.split(": the")[0] in src and "empty until one" in src
 
 
 # ---------------------------------------------------------------------------

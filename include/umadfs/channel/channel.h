@@ -63,6 +63,12 @@ struct chan_open {
 
 extern unsigned channel_queue_limit; /* for new channels; -o queue_len= */
 
+/* The engine of the channel's port for one call (ca_port_engine()), or
+ * NULL when the port has none (*err, if err, says why: -ENODEV once its
+ * CA is gone); channel_engine_done() after the call. */
+struct mad_engine *channel_engine(struct channel *ch, int *err);
+void channel_engine_done(struct channel *ch);
+
 /* A new channel, with one reference for its creator. */
 struct channel *channel_new(struct ca_port *pd, const char *name);
 void channel_get(struct channel *ch);
@@ -79,6 +85,10 @@ int channel_wait_unused(struct channel *ch);
  * channel of the port fails its reads with err, or serves them again (see
  * readq_set_error).  Receiver thread. */
 void channels_set_transport(struct ca_port *pd, int err);
+/* pd's CA is gone (before its engine is taken away): every channel of the
+ * port fails its reads with EIO and polls POLLERR for good, as the
+ * kernel's umad files of a removed port, and drops what it had queued. */
+void channels_port_gone(struct ca_port *pd);
 
 void channel_set_error(struct channel *ch, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

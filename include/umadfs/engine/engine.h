@@ -30,10 +30,6 @@ struct mad_sink {
 	const struct mad_sink_ops *ops;
 };
 
-struct engine_stats {
-	uint64_t sent, answered, timeouts, unsolicited, unmatched, send_errors;
-};
-
 /* An agent for unsolicited MADs (umad_register / umad_register_oui). */
 struct engine_registration {
 	unsigned mgmt_class, class_version;
@@ -43,8 +39,7 @@ struct engine_registration {
 };
 
 /* Called from the receiver thread, no lock held, when the engine finds the
- * port's transport dead (err EIO) or alive again (err 0): see "liveness"
- * in engine.c. */
+ * port's transport dead (err EIO) or alive again (err 0): see liveness.c. */
 typedef void (*engine_transport_fn)(void *ctx, int err);
 
 /* Opens ca/portnum's umad device and starts its receiver thread.  The caller
@@ -71,8 +66,9 @@ int engine_send(struct mad_engine *p, struct mad_sink *sink, void *frame,
 void engine_cancel_sink(struct mad_engine *p, struct mad_sink *sink);
 
 /* Sends a request and waits for its answer, for the daemon's own queries
- * (attributes, counters).  frame holds the request on entry and the answer
- * on return (cap bytes of room, *mad_len set).  Returns 0, or -ETIMEDOUT,
+ * (attributes, counters: query.h; implemented in query.c).  frame holds
+ * the request on entry and the answer on return (cap bytes of room,
+ * *mad_len set).  Returns 0, or -ETIMEDOUT,
  * -ENODEV, or the answer's umad status as -errno. */
 int engine_query(struct mad_engine *p, void *frame, size_t cap, size_t *mad_len,
 	       int timeout_ms, int retries);
@@ -92,7 +88,5 @@ int engine_list_registrations(struct mad_engine *p, struct mad_sink *sink,
 /* EIO while the engine holds the transport for dead, else 0; why gets the
  * reason (or what last made it probe, "" if nothing). */
 int engine_transport(struct mad_engine *p, char *why, size_t len);
-
-void engine_get_stats(struct mad_engine *p, struct engine_stats *out);
 
 #endif

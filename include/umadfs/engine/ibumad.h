@@ -10,9 +10,6 @@
 #include <stdint.h>
 #include <infiniband/umad.h>
 
-#define IBUMAD_HDR_SIZE 64 /* sizeof(struct ib_user_mad) with P_Key index */
-#define IBUMAD_MAD_SIZE 256
-
 int ibumad_init(void);
 /* Fills names[max] with the CAs libibumad reports; returns how many. */
 int ibumad_ca_names(char names[][UMAD_CA_NAME_LEN], int max);

@@ -8,16 +8,19 @@
 
 #include <fuse_lowlevel.h>
 
+#include "umadfs/fabric/sweeper.h"
+
 struct node;
 
 /* Takes -o fabric_interval=MS, -o fabric_port=CA:N and -o fabric=off out
  * of args.  Returns 0, or -EINVAL with a message on stderr. */
 int fabric_parse_options(struct fuse_args *args);
 /* Adds fabric/ under root and starts the sweep thread (threads: after
- * fuse_daemonize()).  sweep and interval_ms are root's, and writable by
+ * fuse_daemonize()); ports lists the host's ports (the process layer
+ * owns the CAs, which come and go).  sweep and interval_ms are root's, and writable by
  * group too if not NULL (mad_group=).  Nothing with fabric=off.  0 or
  * -errno. */
-int fabric_add_dir(struct node *root, const gid_t *group);
+int fabric_add_dir(struct node *root, const gid_t *group, sweeper_ports_fn ports);
 /* Shutdown: answers every waiting writer (ENODEV) and stops a running
  * sweep promptly.  Any thread; may be called twice. */
 void fabric_release(void);

@@ -9,6 +9,11 @@
 #include <fuse_lowlevel.h>
 
 struct fab_snap;
+struct ca_port;
+
+/* Copies up to max of the host's ports now into out; returns how many.
+ * The ports stay valid until the daemon exits (the process layer's). */
+typedef int (*sweeper_ports_fn)(struct ca_port **out, int max);
 
 #define SWEEPER_INTERVAL_MAX_MS 86400000u /* a day */
 
@@ -17,7 +22,8 @@ struct fab_snap;
 int sweeper_configure(unsigned interval_ms, const char *ca, int portnum);
 /* Starts the thread; on_swap(old, snap) runs on it after each swap (old
  * the snapshot before, or NULL), before the waiting writers are answered. */
-int sweeper_start(void (*on_swap)(struct fab_snap *old, struct fab_snap *snap));
+int sweeper_start(void (*on_swap)(struct fab_snap *old, struct fab_snap *snap),
+		  sweeper_ports_fn ports);
 /* Answers every waiter (ENODEV) and ends a running sweep soon. */
 void sweeper_release(void);
 /* Joins the thread and drops the current snapshot. */

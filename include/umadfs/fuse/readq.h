@@ -41,7 +41,8 @@ struct readq {
 	struct parked_read *parked_head, *parked_tail;
 	struct readq_open *opens; /* for poll notifications */
 	unsigned nopen;
-	bool dead; /* shut down: reads fail with ENODEV, POLLERR */
+	bool dead;    /* shut down: reads fail with dead_err, POLLERR */
+	int dead_err; /* ENODEV (shutdown, rmdir), EIO (the device is gone) */
 	int err;   /* while set (and not dead): reads fail with it, poll POLLERR */
 	struct readq *next_all; /* the list of all queues (its own lock) */
 };
@@ -55,7 +56,8 @@ struct readq_open {
 /* Every queue is on one list from readq_init to readq_destroy, so that
  * shutdown reaches them all; after readq_release_all() new ones start dead. */
 void readq_init(struct readq *q, const struct readq_ops *ops);
-/* Fails every parked read with err and marks the queue dead. */
+/* Fails every parked read with err and marks the queue dead: later reads
+ * fail with err too (the first kill's). */
 void readq_kill(struct readq *q, int err);
 void readq_destroy(struct readq *q);
 /* Shutdown of the daemon: every parked read of every queue, and each later

@@ -37,9 +37,12 @@ void textfile_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 		   struct fuse_file_info *fi);
 void textfile_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi);
 /* At exit: frees the snapshots whose RELEASE never came (the kernel drops
- * those still queued when the connection ends). */
+ * those still queued when the connection ends) and the values kept for
+ * the next open (textfile_size). */
 void textfile_drop_opens(void);
-/* st_size: the length the value has now, 0 if it cannot be read. */
+/* st_size: the length the value has now, 0 if it cannot be read.  The
+ * value itself is what the next open of n within 50 ms reads, so a
+ * copy that stats, opens and reads st_size bytes gets it whole. */
 off_t textfile_size(struct node *n, textfile_show_fn show);
 
 #endif

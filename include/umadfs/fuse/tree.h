@@ -79,6 +79,11 @@ struct node {
 int tree_init(void);
 void tree_destroy(void);
 struct node *tree_root(void);
+/* A name users may give a directory they make (agents/NAME, rq/NAME):
+ * ASCII letters, digits, '-', '_' and '.', not '.' first, 1 to 63 bytes,
+ * so that logs, `ls` and line-oriented scripts show it as it is. */
+#define TREE_USER_NAME_MAX 63
+bool tree_user_name_ok(const char *name);
 /* Adds a child of owner's; which sets its attr, pkey or file (0 for a
  * directory).  NULL on ENOMEM or a duplicate name. */
 struct node *tree_add(struct node *dir, const char *name, mode_t mode,

@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * umadframe: the checks a frame written to a `umad` file must pass before
  * it is sent (docs/files.md, "Binary: umad").  No I/O, no allocation: the

@@ -49,5 +49,9 @@ struct rq_record {
  * device of that name (none under the ibsim simulator: then nothing is
  * made).  Returns 0 or -errno. */
 int rq_add_dir(struct node *port_dir, const char *ca, int portnum);
+/* The port's device is gone: every queue of port_dir/rq is torn down now
+ * (its verbs context closed: the kernel's removal of the device waits for
+ * that), its readers failed with EIO. */
+void rq_port_gone(struct node *port_dir);
 
 #endif

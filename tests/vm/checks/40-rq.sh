@@ -27,6 +27,8 @@ eq msg_size "$msg_size" $((mtu + 40)) "active_mtu $mtu + 40"
 stat_eq stats-initial $Q "posted 256 completed 0 errors 0 queued 0 dropped 0 read 0"
 mkdir $Q 2>/tmp/err; case $(cat /tmp/err) in *xists*) pass mkdir-again "$(cat /tmp/err)" ;;
 	*) fail mkdir-again "mkdir of an existing queue: '$(cat /tmp/err)'" ;; esac
+mkdir "$RQ/bad name" 2>/tmp/err; case $(cat /tmp/err) in *nvalid*) pass mkdir-bad-name "$(cat /tmp/err)" ;;
+	*) fail mkdir-bad-name "mkdir of 'bad name': '$(cat /tmp/err)'" ;; esac
 
 # ---- datagrams waiting before recv is opened, read with head ----------------
 send -s 0,1,100,$mtu -n 4

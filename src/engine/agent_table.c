@@ -1,0 +1,299 @@
+/* The port's umad agents: the send-only agent of each class a MAD goes out
+ * in, the agents channels register for unsolicited MADs, and what it takes
+ * to keep them working under the simulator (umad2sim, ibsim). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/mad.h>
+
+#include "umadfs/base/log.h"
+#include "umadfs/engine/engine.h"
+#include "umadfs/engine/ibumad.h"
+#include "engine_priv.h"
+
+/* Vendor classes of range 2, whose MADs carry an OUI. */
+static bool is_vendor2(unsigned mgmt_class)
+{
+	return mgmt_class >= 0x30 && mgmt_class <= 0x4f;
+}
+
+/* The kernel's ib_is_mad_class_rmpp(): classes whose agents may use RMPP. */
+static bool class_has_rmpp(unsigned mgmt_class)
+{
+	return mgmt_class == IB_SA_CLASS || mgmt_class == IB_DEVICE_MGMT_CLASS ||
+	       mgmt_class == 0x10 /* DevAdm */ || mgmt_class == 0x12 /* BIS */ ||
+	       is_vendor2(mgmt_class);
+}
+
+/* The OUI of a vendor range 2 MAD, 0 for any other. */
+static uint32_t mad_oui(const uint8_t *mad)
+{
+	if (!is_vendor2(mad[1]))
+		return 0;
+	return (uint32_t)mad[37] << 16 | (uint32_t)mad[38] << 8 | mad[39];
+}
+
+static bool agent_is(const struct agent *a, unsigned mgmt_class,
+		     unsigned version, uint32_t oui)
+{
+	return a->mgmt_class == mgmt_class && a->class_version == version &&
+	       a->oui == oui;
+}
+
+/* Adds an entry for agent id.  p->lock held, a free entry left. */
+static void agent_add(struct mad_engine *p, int id, struct mad_sink *sink,
+		      unsigned mgmt_class, unsigned version, uint32_t oui)
+{
+	struct agent *a = &p->agents[p->nagents++];
+
+	memset(a, 0, sizeof(*a));
+	a->mgmt_class = (uint8_t)mgmt_class;
+	a->class_version = (uint8_t)version;
+	a->oui = oui;
+	a->id = id;
+	a->sink = sink;
+}
+
+/* The shared send-only agent of a class, version (and OUI), registered
+ * when first needed.  p->lock held. */
+static int send_agent(struct mad_engine *p, unsigned mgmt_class,
+		      unsigned version, uint32_t oui)
+{
+	int id;
+
+	for (unsigned i = 0; i < p->nagents; i++) {
+		if (!p->agents[i].sink && agent_is(&p->agents[i], mgmt_class, version, oui))
+			return p->agents[i].id;
+	}
+	if (p->nagents == AGENTS_MAX)
+		return -ENOSPC;
+	id = ibumad_register(p->fd, (int)mgmt_class, (int)version,
+			     class_has_rmpp(mgmt_class) ? 1 : 0, oui, NULL);
+	if (id < 0) {
+		log_warn("%s/%u: registering a send agent for class 0x%02x "
+			 "version %u failed: %s", p->ca, p->portnum, mgmt_class,
+			 version, strerror(-id));
+		return id;
+	}
+	agent_add(p, id, NULL, mgmt_class, version, oui);
+	return id;
+}
+
+/* The agent a MAD goes out through.  A response from a channel that
+ * registered its class goes through that registered agent, as a C program
+ * answers with the agent that received the request: the kernel routes an
+ * RMPP response's ACKs (sent back as requests) to the registered agent,
+ * which must be the one sending.  Anything else goes through the shared
+ * send-only agent of its class and version (and OUI, for vendor classes
+ * 0x30-0x4F).  p->lock held. */
+int agent_for(struct mad_engine *p, struct mad_sink *sink, const uint8_t *mad)
+{
+	unsigned mgmt_class = mad[1], version = mad[2];
+	uint32_t oui = mad_oui(mad);
+
+	if (sink && mad_is_response(mad)) {
+		for (unsigned i = 0; i < p->nagents; i++) {
+			struct agent *a = &p->agents[i];
+
+			if (a->sink == sink && agent_is(a, mgmt_class, version, oui))
+				return a->id;
+		}
+	}
+	return send_agent(p, mgmt_class, version, oui);
+}
+
+/* The sink registered for an unsolicited MAD, as the kernel matches it:
+ * class, version, method (and OUI in vendor range 2).  p->lock held. */
+struct mad_sink *registered_sink(struct mad_engine *p, const uint8_t *mad)
+{
+	unsigned method = mad[3] & 0x7f;
+
+	for (unsigned i = 0; i < p->nagents; i++) {
+		struct agent *a = &p->agents[i];
+
+		if (a->sink && agent_is(a, mad[1], mad[2], mad_oui(mad)) &&
+		    (a->methods[method / 64] >> (method % 64) & 1))
+			return a->sink;
+	}
+	return NULL;
+}
+
+/* What the kernel refuses of a registration before looking at the other
+ * agents. */
+static int check_registration(const struct engine_registration *reg,
+			      char *why, size_t whylen)
+{
+	if (is_vendor2(reg->mgmt_class) && !reg->oui) {
+		snprintf(why, whylen, "vendor class 0x%02x needs an oui=",
+			 reg->mgmt_class);
+		return -EINVAL;
+	}
+	if (reg->rmpp && !class_has_rmpp(reg->mgmt_class)) {
+		snprintf(why, whylen, "class 0x%02x has no RMPP", reg->mgmt_class);
+		return -EINVAL;
+	}
+	if (!reg->methods[0] && !reg->methods[1]) {
+		snprintf(why, whylen, "no method to register");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* -EINVAL, the kernel's answer, when a method of reg is already
+ * registered on the port; -ENOSPC when no agent is left.  p->lock held. */
+static int check_room(struct mad_engine *p, struct mad_sink *sink,
+		      const struct engine_registration *reg, char *why, size_t whylen)
+{
+	for (unsigned i = 0; i < p->nagents; i++) {
+		struct agent *a = &p->agents[i];
+
+		if (a->sink && a->mgmt_class == reg->mgmt_class &&
+		    a->class_version == reg->class_version &&
+		    (!is_vendor2(a->mgmt_class) || a->oui == reg->oui) &&
+		    ((a->methods[0] & reg->methods[0]) ||
+		     (a->methods[1] & reg->methods[1]))) {
+			snprintf(why, whylen, "class 0x%02x version %u: a method is "
+				 "already registered (agent %d%s)", reg->mgmt_class,
+				 reg->class_version, a->id,
+				 a->sink == sink ? ", this channel" : ", another channel");
+			return -EINVAL;
+		}
+	}
+	if (p->nagents == AGENTS_MAX) {
+		snprintf(why, whylen, "the port's %d agents are all in use", AGENTS_MAX);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* ibsim hands unsolicited GSI requests only to a client holding the port's
+ * issm device.  Under the simulator only (on a real port this would
+ * announce an SM), the engine holds it while anything is registered.
+ * Holding issm makes ibsim send this client the SM's SMPs (opensm probes
+ * SMInfo at once), and umad2sim's receiver crashes on a class the process
+ * has no agent for: the SMI classes get their agents first.  p->lock held. */
+static void sim_hold_issm(struct mad_engine *p)
+{
+	if (p->issm_fd >= 0 || !ibumad_simulated())
+		return;
+	send_agent(p, IB_SMI_CLASS, 1, 0);
+	send_agent(p, IB_SMI_DIRECT_CLASS, 1, 0);
+	p->issm_fd = ibumad_open_issm(p->ca, p->portnum);
+	if (p->issm_fd < 0)
+		log_warn("%s/%u: cannot open the issm device under the "
+			 "simulator: %s", p->ca, p->portnum, strerror(-p->issm_fd));
+}
+
+int engine_register(struct mad_engine *p, struct mad_sink *sink,
+		  const struct engine_registration *reg, char *why, size_t whylen)
+{
+	uint32_t oui = is_vendor2(reg->mgmt_class) ? reg->oui : 0;
+	struct agent *a;
+	int id;
+
+	id = check_registration(reg, why, whylen);
+	if (id < 0)
+		return id;
+	pthread_mutex_lock(&p->lock);
+	id = check_room(p, sink, reg, why, whylen);
+	if (id < 0)
+		goto out;
+	id = ibumad_register(p->fd, reg->mgmt_class, reg->class_version,
+			     reg->rmpp ? 1 : 0, oui, reg->methods);
+	if (id < 0) {
+		snprintf(why, whylen, "the kernel refused the registration: %s",
+			 strerror(-id));
+		id = id == -ENOMEM ? -ENOSPC : id;
+		goto out;
+	}
+	sim_hold_issm(p);
+	if (p->nagents == AGENTS_MAX) {
+		/* The simulator's SMI agents took the last entries. */
+		ibumad_unregister(p->fd, id);
+		id = check_room(p, sink, reg, why, whylen);
+		goto out;
+	}
+	a = &p->agents[p->nagents];
+	agent_add(p, id, sink, reg->mgmt_class, reg->class_version, oui);
+	a->methods[0] = reg->methods[0];
+	a->methods[1] = reg->methods[1];
+	a->rmpp = reg->rmpp;
+out:
+	pthread_mutex_unlock(&p->lock);
+	return id;
+}
+
+/* umad2sim forgets a whole class when one of its agents goes: register
+ * the class's other agents again (new ids).  p->lock held. */
+static void sim_reregister_class(struct mad_engine *p, struct mad_sink *leaving,
+				 unsigned mgmt_class)
+{
+	for (unsigned j = 0; j < p->nagents; j++) {
+		struct agent *o = &p->agents[j];
+		int id;
+
+		if (o->mgmt_class != mgmt_class || (leaving && o->sink == leaving))
+			continue;
+		ibumad_unregister(p->fd, o->id);
+		id = ibumad_register(p->fd, o->mgmt_class, o->class_version,
+				     o->sink ? o->rmpp : class_has_rmpp(o->mgmt_class),
+				     o->oui, o->sink ? o->methods : NULL);
+		if (id < 0)
+			log_warn("%s/%u: registering agent of class 0x%02x again: %s",
+				 p->ca, p->portnum, mgmt_class, strerror(-id));
+		else
+			o->id = id;
+	}
+}
+
+void engine_unregister_sink(struct mad_engine *p, struct mad_sink *sink)
+{
+	bool registered = false;
+
+	pthread_mutex_lock(&p->lock);
+	for (unsigned i = 0; i < p->nagents;) {
+		if (p->agents[i].sink == sink) {
+			unsigned mgmt_class = p->agents[i].mgmt_class;
+
+			ibumad_unregister(p->fd, p->agents[i].id);
+			p->agents[i] = p->agents[--p->nagents];
+			if (ibumad_simulated())
+				sim_reregister_class(p, sink, mgmt_class);
+		} else {
+			registered |= p->agents[i].sink != NULL;
+			i++;
+		}
+	}
+	if (!registered && p->issm_fd >= 0) {
+		close(p->issm_fd);
+		p->issm_fd = -1;
+	}
+	pthread_mutex_unlock(&p->lock);
+	engine_cancel_sink(p, sink);
+}
+
+int engine_list_registrations(struct mad_engine *p, struct mad_sink *sink,
+			    struct engine_registration *out, int *ids, int max)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (unsigned i = 0; i < p->nagents && n < max; i++) {
+		struct agent *a = &p->agents[i];
+
+		if (a->sink != sink)
+			continue;
+		out[n].mgmt_class = a->mgmt_class;
+		out[n].class_version = a->class_version;
+		out[n].oui = a->oui;
+		out[n].rmpp = a->rmpp;
+		out[n].methods[0] = a->methods[0];
+		out[n].methods[1] = a->methods[1];
+		ids[n++] = a->id;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}

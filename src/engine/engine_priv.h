@@ -1,0 +1,142 @@
+/* What the engine's own files share: struct mad_engine, its tables, and the
+ * functions one mechanism (agents, pending table, delivery, liveness,
+ * receiver) offers the others.  Not for use outside src/engine/. */
+#ifndef UMADFS_ENGINE_PRIV_H
+#define UMADFS_ENGINE_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <infiniband/umad.h>
+
+#include "umadfs/engine/engine.h"
+#include "umadfs/mad/mad.h"
+
+#define PENDING_BITS 12
+#define PENDING_MAX (1u << PENDING_BITS) /* requests in flight per port */
+#define AGENTS_MAX 32                     /* the kernel's IB_UMAD_MAX_AGENTS */
+#define RECV_POLL_MS 100                  /* bounds how long stopping takes */
+#define EXPIRE_GRACE_MS 1000 /* past the deadline, before the engine gives up */
+#define TOUCHED_MAX 16       /* sinks waiting for a flush at once */
+#define PROBE_GRACE_MS 200   /* EXPIRE_GRACE_MS of the liveness probe */
+
+/* A request awaiting its answer, in the slot its wire TID names. */
+struct pending {
+	struct mad_sink *sink; /* NULL: slot free */
+	uint64_t caller_tid;
+	uint32_t wire_tid;
+	int agent, timeout_ms, retries_left;
+	int64_t deadline_ms; /* when the kernel would give up: timeout x (retries + 1) */
+	int grace_ms;        /* then how long the engine waits to be told */
+	/* The request's umad header and MAD header, for the timeout item the
+	 * engine makes itself if the transport never reports one. */
+	uint8_t head[UMAD_FRAME_HDR_SIZE + MAD_HDR_SIZE];
+};
+
+/* A timeout that came back before its deadline, waiting for it (see
+ * pending_answer()). */
+struct held {
+	struct held *next;
+	struct mad_sink *sink;
+	int64_t due_ms;
+	size_t mad_len;
+	uint8_t frame[];
+};
+
+/* One umad agent of the port's fd. */
+struct agent {
+	uint8_t mgmt_class, class_version;
+	uint32_t oui;
+	int id;
+	struct mad_sink *sink; /* who registered it; NULL: send-only agent */
+	uint64_t methods[2];   /* methods it serves (registered agents) */
+	bool rmpp;
+};
+
+struct mad_engine {
+	char ca[UMAD_CA_NAME_LEN];
+	int portnum;
+	int fd; /* umad "portid"; set before the receiver starts, then fixed */
+	pthread_t receiver;
+	volatile int stopping; /* written once by engine_close */
+
+	/* Held by the receiver from looking up a pending entry until its sink
+	 * has been called and flushed, so engine_cancel_sink can wait a
+	 * delivery out.  It also guards touched[] (the sinks given frames
+	 * since their last flush, empty whenever the lock is free) and held
+	 * (by due time). */
+	pthread_mutex_t dispatch_lock;
+	struct mad_sink *touched[TOUCHED_MAX];
+	unsigned ntouched;
+	struct held *held;
+
+	/* Liveness of the transport (liveness.c); receiver thread only,
+	 * but probe_wanted (any thread, atomic). */
+	engine_transport_fn on_transport;
+	void *transport_ctx;
+	struct mad_sink probe_sink;
+	bool probe_sent;
+	int probe_result;      /* by the probe's sink: 1 answered, -1 not */
+	int64_t next_probe_ms; /* while down */
+	int probe_wanted;
+
+	pthread_mutex_t lock; /* guards everything below */
+	bool down;            /* written by the receiver only */
+	char trigger[160];    /* what made the engine probe last */
+	char why[320];        /* why it is down */
+	struct pending pending[PENDING_MAX];
+	uint32_t free_slots[PENDING_MAX];
+	unsigned nfree;
+	uint32_t generation;
+	struct agent agents[AGENTS_MAX];
+	unsigned nagents;
+	int issm_fd; /* umad2sim only, while agents are registered */
+};
+
+static inline int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* agent_table.c, p->lock held: the agent a MAD goes out through (-errno
+ * if none can be had), the sink registered for an unsolicited MAD. */
+int agent_for(struct mad_engine *p, struct mad_sink *sink, const uint8_t *mad);
+struct mad_sink *registered_sink(struct mad_engine *p, const uint8_t *mad);
+
+/* pending.c: sending (probe: even while down), an answer to its request
+ * (false: none waits for it; dispatch_lock held), requests ended past
+ * their deadline (all: every one; receiver thread). */
+int send_request(struct mad_engine *p, struct mad_sink *sink, void *frame,
+		 size_t mad_len, int timeout_ms, int retries, bool probe);
+bool pending_answer(struct mad_engine *p, uint8_t *frame, size_t mad_len);
+unsigned expire_pending(struct mad_engine *p, bool all);
+
+/* delivery.c, dispatch_lock held (release_held takes it). */
+void deliver(struct mad_engine *p, struct mad_sink *sink, const void *frame,
+	     size_t mad_len);
+void flush_touched(struct mad_engine *p);
+void hold(struct mad_engine *p, struct mad_sink *sink, const uint8_t *frame,
+	  size_t mad_len, int64_t due_ms);
+void drop_held(struct mad_engine *p, struct mad_sink *sink);
+int release_held(struct mad_engine *p, bool all);
+
+/* liveness.c: transient() tells an error about one MAD or the moment from
+ * one about the transport; want_probe() asks for a probe (any thread);
+ * liveness_step() runs the probe (receiver thread). */
+void liveness_init(struct mad_engine *p, engine_transport_fn on_transport,
+		   void *ctx);
+bool transient(int err);
+void want_probe(struct mad_engine *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void liveness_step(struct mad_engine *p);
+
+/* receiver.c: the receiver thread's function. */
+void *receiver_main(void *arg);
+
+#endif

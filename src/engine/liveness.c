@@ -1,0 +1,174 @@
+/* Liveness of the transport: what makes the engine doubt it, the probe that
+ * decides, and what changes while it is down.
+ *
+ * The transport (the kernel's umad device, or umad2sim's socket to ibsim)
+ * can die under the engine: the device goes away, ibsim is killed (sends
+ * fail with ECONNREFUSED), or ibsim drops the client (`X` on its console:
+ * MADs then vanish without a word).  Three things make the engine doubt
+ * it: a send refused with an error that is not about the MAD (transient()),
+ * a receive error of that kind, and a request neither answered nor given
+ * back past its deadline (the kernel always gives it back).  The receiver
+ * thread then sends a probe, a NodeInfo SMP to the port's own SMA (hop 0,
+ * answered link up or down, on a real HCA too); if it is not answered, the
+ * transport is down: logged once, every pending request ends at once with
+ * its timeout item, the channels fail their reads (parked ones included)
+ * with EIO and poll POLLERR, and sends fail with EIO - the kernel's umad
+ * device after its port is removed.  While down, a probe goes out every
+ * second; the first one answered brings the port back. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+
+#include "umadfs/base/log.h"
+#include "umadfs/engine/engine.h"
+#include "umadfs/engine/query.h"
+#include "engine_priv.h"
+
+/* The port's own SMA answers within microseconds, link up or down. */
+#define PROBE_TIMEOUT_MS 500
+#define PROBE_RETRIES 2
+#define PROBE_DOWN_INTERVAL_MS 1000 /* while down: how often to try again */
+
+static void probe_deliver(struct mad_sink *s, const void *frame, size_t mad_len)
+{
+	struct mad_engine *p = (struct mad_engine *)((char *)s -
+				offsetof(struct mad_engine, probe_sink));
+	const struct ib_user_mad *hdr = frame;
+	const uint8_t *mad = (const uint8_t *)frame + UMAD_FRAME_HDR_SIZE;
+
+	p->probe_result = !hdr->status && mad_len >= MAD_HDR_SIZE &&
+			  mad_is_response(mad) ? 1 : -1;
+}
+
+static const struct mad_sink_ops probe_sink_ops = { .deliver = probe_deliver };
+
+void liveness_init(struct mad_engine *p, engine_transport_fn on_transport,
+		   void *ctx)
+{
+	p->on_transport = on_transport;
+	p->transport_ctx = ctx;
+	p->probe_sink.ops = &probe_sink_ops;
+}
+
+/* Errors of umad_send/umad_recv that say something about one MAD, the
+ * moment or memory, not about the transport.  Any other makes the engine
+ * probe the transport. */
+bool transient(int err)
+{
+	switch (err) {
+	case EAGAIN: case EINTR: case ENOMEM: case ENOBUFS: case EINVAL:
+	case EMSGSIZE: case EBUSY: case ENOSPC: case ETIMEDOUT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Asks the receiver thread for a probe, saying why.  Any thread. */
+void want_probe(struct mad_engine *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&p->lock);
+	if (!p->down) {
+		va_start(ap, fmt);
+		vsnprintf(p->trigger, sizeof(p->trigger), fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&p->lock);
+	__atomic_store_n(&p->probe_wanted, 1, __ATOMIC_RELEASE);
+}
+
+/* Receiver thread only.  how: what became of the probe, when down. */
+static void set_transport(struct mad_engine *p, bool up, const char *how)
+{
+	char why[sizeof(p->why)];
+
+	pthread_mutex_lock(&p->lock);
+	p->down = !up;
+	if (up)
+		p->trigger[0] = '\0';
+	else
+		snprintf(p->why, sizeof(p->why), "%s; a probe of the port's own "
+			 "SMA %s", p->trigger[0] ? p->trigger : "no answers", how);
+	memcpy(why, p->why, sizeof(why));
+	pthread_mutex_unlock(&p->lock);
+	if (up) {
+		log_info("%s/%u: the transport is back (the port's own SMA "
+			 "answered a probe)", p->ca, p->portnum);
+	} else {
+		log_warn("%s/%u: the transport is down (%s): MAD files fail with "
+			 "EIO until it answers again", p->ca, p->portnum, why);
+		p->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
+	}
+	if (p->on_transport)
+		p->on_transport(p->transport_ctx, up ? 0 : EIO);
+	if (!up) {
+		expire_pending(p, true);
+		release_held(p, true);
+	}
+}
+
+/* The probe sent earlier has its answer: the transport is what it says. */
+static void probe_done(struct mad_engine *p, bool down)
+{
+	p->probe_sent = false;
+	if ((p->probe_result > 0) == down)
+		set_transport(p, p->probe_result > 0, "got no answer");
+	else if (down)
+		p->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
+}
+
+static void probe_send(struct mad_engine *p, bool down)
+{
+	uint8_t frame[UMAD_FRAME_MAX];
+	int r;
+
+	query_smp_frame(frame, IB_ATTR_NODE_INFO, 0);
+	p->probe_result = 0;
+	r = send_request(p, &p->probe_sink, frame, MAD_SIZE,
+			 PROBE_TIMEOUT_MS, PROBE_RETRIES, true);
+	if (r == 0) {
+		p->probe_sent = true;
+	} else if (r == -EIO) {
+		__atomic_store_n(&p->probe_wanted, 0, __ATOMIC_RELEASE);
+		if (!down)
+			set_transport(p, false, "could not be sent");
+		else
+			p->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
+	} else {
+		/* No room for it now (EBUSY...): next turn. */
+		__atomic_store_n(&p->probe_wanted, 1, __ATOMIC_RELEASE);
+	}
+}
+
+/* One step of the probe's life, each turn of the receiver loop. */
+void liveness_step(struct mad_engine *p)
+{
+	bool down = p->down; /* written by this thread only */
+
+	if (p->probe_sent) {
+		if (p->probe_result)
+			probe_done(p, down);
+		return;
+	}
+	if (__atomic_exchange_n(&p->probe_wanted, 0, __ATOMIC_ACQ_REL) ||
+	    (down && now_ms() >= p->next_probe_ms))
+		probe_send(p, down);
+}
+
+int engine_transport(struct mad_engine *p, char *why, size_t len)
+{
+	int err;
+
+	pthread_mutex_lock(&p->lock);
+	err = p->down ? EIO : 0;
+	if (why && len)
+		snprintf(why, len, "%s", p->down ? p->why : p->trigger);
+	pthread_mutex_unlock(&p->lock);
+	return err;
+}

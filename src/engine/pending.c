@@ -1,0 +1,283 @@
+/* The pending table: each request awaiting an answer, from its send to its
+ * one delivery (the answer, or the request given back or ended with
+ * ETIMEDOUT).
+ *
+ * Wire TIDs: the kernel (and umad2sim) own the upper 32 bits of a request's
+ * TID (the agent's hi_tid), so the daemon keeps only the lower 32 bits for
+ * itself: (generation << PENDING_BITS) | slot.  The slot finds the pending
+ * entry in O(1); the generation tells a late answer for a slot since reused
+ * from the answer it is waiting for.  The caller's full 64-bit TID is saved
+ * in the entry and put back before delivery. */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "umadfs/engine/engine.h"
+#include "umadfs/engine/ibumad.h"
+#include "engine_priv.h"
+
+/* Takes a free slot for a request of sink and puts its wire TID in the
+ * MAD; NULL when the table is full.  p->lock held. */
+static struct pending *pending_start(struct mad_engine *p, struct mad_sink *sink,
+				     uint8_t *frame, int agent, int timeout_ms,
+				     int retries, bool probe)
+{
+	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+	struct pending *e;
+	uint32_t slot;
+
+	if (!p->nfree)
+		return NULL;
+	slot = p->free_slots[--p->nfree];
+	e = &p->pending[slot];
+	e->sink = sink;
+	e->caller_tid = mad_tid(mad);
+	e->agent = agent;
+	e->timeout_ms = timeout_ms;
+	e->retries_left = retries;
+	e->deadline_ms = now_ms() + (int64_t)timeout_ms * (retries + 1);
+	e->grace_ms = probe ? PROBE_GRACE_MS : EXPIRE_GRACE_MS;
+	p->generation++;
+	e->wire_tid = (p->generation << PENDING_BITS) | slot;
+	memcpy(e->head, frame, sizeof(e->head));
+	mad_set_tid(mad, (e->caller_tid & ~0xffffffffull) | e->wire_tid);
+	return e;
+}
+
+/* Frees e's slot and returns its sink; mad, if given, gets the caller's
+ * TID back.  p->lock held. */
+static struct mad_sink *pending_end(struct mad_engine *p, struct pending *e,
+				    uint8_t *mad)
+{
+	struct mad_sink *sink = e->sink;
+
+	if (mad)
+		mad_set_tid(mad, e->caller_tid);
+	e->sink = NULL;
+	p->free_slots[p->nfree++] = (uint32_t)(e - p->pending);
+	return sink;
+}
+
+/* The entry still waiting under wire TID wire, or NULL.  p->lock held. */
+static struct pending *pending_find(struct mad_engine *p, uint32_t wire)
+{
+	struct pending *e = &p->pending[wire & (PENDING_MAX - 1)];
+
+	return e->sink && e->wire_tid == wire ? e : NULL;
+}
+
+/* Chooses the agent a request goes out through and, when an answer is
+ * awaited, takes its slot (*wire: its wire TID).  Returns the agent id or
+ * -errno. */
+static int send_prepare(struct mad_engine *p, struct mad_sink *sink,
+			uint8_t *frame, int timeout_ms, int retries, bool probe,
+			bool awaited, uint32_t *wire)
+{
+	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+	struct pending *e;
+	int agent;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->down && !probe)
+		agent = -EIO;
+	else
+		agent = agent_for(p, sink, mad);
+	if (agent >= 0 && awaited) {
+		e = pending_start(p, sink, frame, agent, timeout_ms, retries, probe);
+		if (e)
+			*wire = e->wire_tid;
+		else
+			agent = -EBUSY;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return agent;
+}
+
+/* A send failed: the request's slot, if it still has it, is free again. */
+static void send_undo(struct mad_engine *p, uint32_t wire)
+{
+	struct pending *e;
+
+	pthread_mutex_lock(&p->lock);
+	e = pending_find(p, wire);
+	if (e)
+		pending_end(p, e, NULL);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* engine_send(), and the probe's own send (probe: even while down). */
+int send_request(struct mad_engine *p, struct mad_sink *sink, void *frame,
+		 size_t mad_len, int timeout_ms, int retries, bool probe)
+{
+	uint8_t *mad = (uint8_t *)frame + UMAD_FRAME_HDR_SIZE;
+	uint64_t caller_tid = mad_tid(mad);
+	bool awaited = timeout_ms > 0 && !mad_is_response(mad);
+	uint32_t wire = 0;
+	int agent, r;
+
+	agent = send_prepare(p, sink, frame, timeout_ms, retries, probe,
+			     awaited, &wire);
+	if (agent < 0)
+		return agent;
+	r = ibumad_send(p->fd, agent, frame, mad_len, awaited ? timeout_ms : 0,
+			retries);
+	if (r >= 0)
+		return r;
+	if (awaited) {
+		/* Undo the TID rewrite too: the caller may retry. */
+		mad_set_tid(mad, caller_tid);
+		send_undo(p, wire);
+	}
+	if (transient(-r))
+		return r;
+	/* The device or the simulator refused it: as the kernel's umad
+	 * device once the port is gone, EIO. */
+	want_probe(p, "umad_send failed: %s", strerror(-r));
+	return -EIO;
+}
+
+int engine_send(struct mad_engine *p, struct mad_sink *sink, void *frame,
+	      size_t mad_len, int timeout_ms, int retries)
+{
+	return send_request(p, sink, frame, mad_len, timeout_ms, retries, false);
+}
+
+void engine_cancel_sink(struct mad_engine *p, struct mad_sink *sink)
+{
+	pthread_mutex_lock(&p->lock);
+	for (uint32_t i = 0; i < PENDING_MAX; i++) {
+		if (p->pending[i].sink == sink)
+			pending_end(p, &p->pending[i], NULL);
+	}
+	pthread_mutex_unlock(&p->lock);
+	/* Wait out a delivery to sink that may have begun before, and drop
+	 * the timeouts held for it. */
+	pthread_mutex_lock(&p->dispatch_lock);
+	drop_held(p, sink);
+	pthread_mutex_unlock(&p->dispatch_lock);
+}
+
+/* Sends a request given back early once more.  If that fails, the
+ * timeout, in frame with its status, is final: delivered now.
+ * dispatch_lock held. */
+static void resend(struct mad_engine *p, uint8_t *frame, size_t mad_len,
+		   int agent, int timeout_ms, int retries)
+{
+	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
+	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+	uint32_t wire = (uint32_t)mad_tid(mad);
+	struct mad_sink *sink = NULL;
+	struct pending *e;
+
+	hdr->status = 0;
+	if (ibumad_send(p->fd, agent, frame, mad_len, timeout_ms, retries) >= 0)
+		return;
+	hdr->status = ETIMEDOUT;
+	pthread_mutex_lock(&p->lock);
+	e = pending_find(p, wire);
+	if (e)
+		sink = pending_end(p, e, mad);
+	pthread_mutex_unlock(&p->lock);
+	if (sink)
+		deliver(p, sink, frame, mad_len);
+}
+
+enum answer_fate { ANSWER_DELIVER, ANSWER_HOLD, ANSWER_RESEND };
+
+/* The kernel gives a request back with ETIMEDOUT only after timeout x
+ * (retries + 1).  A transport that reports a loss at once (ibsim drops
+ * with status 110 immediately) gets the same semantics here: retries are
+ * spent by resending, and the final timeout is held until the deadline. */
+static enum answer_fate answer_fate(const struct pending *e, unsigned status)
+{
+	if (status != ETIMEDOUT || now_ms() + e->timeout_ms / 2 >= e->deadline_ms)
+		return ANSWER_DELIVER;
+	return e->retries_left > 0 ? ANSWER_RESEND : ANSWER_HOLD;
+}
+
+/* Hands an answer (a response, or a request given back with a status) to
+ * the sink of its pending request.  Returns false when no request waits
+ * for it.  dispatch_lock held. */
+bool pending_answer(struct mad_engine *p, uint8_t *frame, size_t mad_len)
+{
+	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
+	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+	int agent, timeout_ms, retries;
+	struct mad_sink *sink;
+	struct pending *e;
+	int64_t due = 0;
+
+	pthread_mutex_lock(&p->lock);
+	e = pending_find(p, (uint32_t)mad_tid(mad));
+	if (!e) {
+		pthread_mutex_unlock(&p->lock);
+		return false;
+	}
+	switch (answer_fate(e, hdr->status)) {
+	case ANSWER_RESEND:
+		retries = --e->retries_left;
+		agent = e->agent;
+		timeout_ms = e->timeout_ms;
+		pthread_mutex_unlock(&p->lock);
+		resend(p, frame, mad_len, agent, timeout_ms, retries);
+		return true;
+	case ANSWER_HOLD:
+		due = e->deadline_ms;
+		break;
+	case ANSWER_DELIVER:
+		break;
+	}
+	sink = pending_end(p, e, mad);
+	pthread_mutex_unlock(&p->lock);
+	if (due)
+		hold(p, sink, frame, mad_len, due);
+	else
+		deliver(p, sink, frame, mad_len);
+	return true;
+}
+
+/* Ends the next request from slot *next on that is past its deadline and
+ * grace (all: any request), making its timeout item in frame; returns its
+ * sink, NULL when none is left. */
+static struct mad_sink *expire_next(struct mad_engine *p, bool all, int64_t now,
+				    uint32_t *next, uint8_t *frame)
+{
+	struct mad_sink *sink = NULL;
+
+	pthread_mutex_lock(&p->lock);
+	for (; *next < PENDING_MAX && !sink; (*next)++) {
+		struct pending *e = &p->pending[*next];
+
+		if (!e->sink || (!all && now <= e->deadline_ms + e->grace_ms))
+			continue;
+		memcpy(frame, e->head, sizeof(e->head));
+		((struct ib_user_mad *)frame)->status = ETIMEDOUT;
+		sink = pending_end(p, e, frame + UMAD_FRAME_HDR_SIZE);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return sink;
+}
+
+/* A request neither answered nor given back long after its deadline (the
+ * kernel always gives it back; a transport may not: ibsim after it drops
+ * the client): the engine ends it itself with a timeout item, the
+ * request's headers with status ETIMEDOUT, as the kernel's.  all: every
+ * pending request, now (the transport went down).  Returns how many
+ * requests other than the probe it ended.  Receiver thread. */
+unsigned expire_pending(struct mad_engine *p, bool all)
+{
+	uint8_t frame[UMAD_FRAME_HDR_SIZE + MAD_HDR_SIZE];
+	int64_t now = now_ms();
+	struct mad_sink *sink;
+	unsigned ended = 0;
+	uint32_t next = 0;
+
+	pthread_mutex_lock(&p->dispatch_lock);
+	while ((sink = expire_next(p, all, now, &next, frame))) {
+		ended += sink != &p->probe_sink;
+		deliver(p, sink, frame, MAD_HDR_SIZE);
+	}
+	flush_touched(p);
+	pthread_mutex_unlock(&p->dispatch_lock);
+	return ended;
+}

@@ -1,0 +1,195 @@
+/* Synchronous queries: engine_query(), which waits for the one answer of a
+ * request, and the daemon's own SMP and PMA Gets of its local port. */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "umadfs/engine/engine.h"
+#include "umadfs/engine/query.h"
+#include "engine_priv.h"
+
+
+/* A one-shot sink for engine_query's caller, who waits on it. */
+struct query_sink {
+	struct mad_sink sink;
+	pthread_mutex_t lock;
+	pthread_cond_t done_cond;
+	bool done;      /* guarded by lock */
+	uint8_t *frame; /* the caller's buffer, cap bytes */
+	size_t cap, mad_len;
+	int status;
+};
+
+static void query_deliver(struct mad_sink *s, const void *frame, size_t mad_len)
+{
+	struct query_sink *q = (struct query_sink *)s;
+	const struct ib_user_mad *hdr = frame;
+	size_t n = UMAD_FRAME_HDR_SIZE + mad_len;
+
+	pthread_mutex_lock(&q->lock);
+	if (n > q->cap)
+		n = q->cap;
+	memcpy(q->frame, frame, n);
+	q->mad_len = n - UMAD_FRAME_HDR_SIZE;
+	q->status = hdr->status ? -(int)hdr->status : 0;
+	q->done = true;
+	pthread_cond_signal(&q->done_cond);
+	pthread_mutex_unlock(&q->lock);
+}
+
+static const struct mad_sink_ops query_sink_ops = { .deliver = query_deliver };
+
+static void query_sink_init(struct query_sink *q, void *frame, size_t cap)
+{
+	pthread_condattr_t attr;
+
+	memset(q, 0, sizeof(*q));
+	q->sink.ops = &query_sink_ops;
+	q->frame = frame;
+	q->cap = cap;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&q->done_cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+/* Waits until the answer is in q, the engine stops, or wait_ms pass. */
+static void query_wait(struct mad_engine *p, struct query_sink *q, long long wait_ms)
+{
+	struct timespec deadline;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += wait_ms / 1000;
+	deadline.tv_nsec += (wait_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&q->lock);
+	while (!q->done && !p->stopping) {
+		if (pthread_cond_timedwait(&q->done_cond, &q->lock, &deadline) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&q->lock);
+}
+
+int engine_query(struct mad_engine *p, void *frame, size_t cap, size_t *mad_len,
+	       int timeout_ms, int retries)
+{
+	struct query_sink q;
+	/* Longer than the engine takes to end the request itself, so that a
+	 * request not given back always makes it probe the transport. */
+	long long wait_ms = (long long)timeout_ms * (retries + 1) +
+			    EXPIRE_GRACE_MS + 500;
+	int r;
+
+	query_sink_init(&q, frame, cap);
+	r = engine_send(p, &q.sink, frame, *mad_len, timeout_ms, retries);
+	if (r < 0)
+		goto out;
+	query_wait(p, &q, wait_ms);
+	engine_cancel_sink(p, &q.sink);
+	if (!q.done && !p->stopping)
+		want_probe(p, "a query of the port got no answer");
+	if (!q.done)
+		r = p->stopping ? -ENODEV : -ETIMEDOUT;
+	else if (q.status)
+		r = q.status;
+	else
+		*mad_len = q.mad_len;
+out:
+	pthread_cond_destroy(&q.done_cond);
+	pthread_mutex_destroy(&q.lock);
+	return r;
+}
+
+static void mad_header(uint8_t *mad, unsigned mgmt_class, unsigned version,
+		       unsigned attr_id, unsigned attr_mod)
+{
+	mad_set_field(mad, 0, IB_MAD_BASEVER_F, 1);
+	mad_set_field(mad, 0, IB_MAD_MGMTCLASS_F, mgmt_class);
+	mad_set_field(mad, 0, IB_MAD_CLASSVER_F, version);
+	mad_set_field(mad, 0, IB_MAD_METHOD_F, IB_MAD_METHOD_GET);
+	mad_set_field(mad, 0, IB_MAD_ATTRID_F, attr_id);
+	mad_set_field(mad, 0, IB_MAD_ATTRMOD_F, attr_mod);
+}
+
+void query_smp_frame(uint8_t *frame, unsigned attr_id, unsigned attr_mod)
+{
+	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+
+	memset(frame, 0, UMAD_FRAME_MAX);
+	/* LID 0xffff (permissive) on QP0: the directed route starts here. */
+	umad_set_addr(frame, 0xffff, 0, 0, 0);
+	mad_header(mad, IB_SMI_DIRECT_CLASS, 1, attr_id, attr_mod);
+	mad_set_field(mad, 0, IB_DRSMP_HOPCNT_F, 0);
+	mad_set_field(mad, 0, IB_DRSMP_HOPPTR_F, 0);
+	mad_set_field(mad, 0, IB_DRSMP_DRSLID_F, 0xffff);
+	mad_set_field(mad, 0, IB_DRSMP_DRDLID_F, 0xffff);
+}
+
+void query_pma_frame(uint8_t *frame, unsigned lid, unsigned attr_id,
+		     const uint8_t data[IB_PC_DATA_SZ])
+{
+	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+
+	memset(frame, 0, UMAD_FRAME_MAX);
+	umad_set_addr(frame, (int)lid, 1, 0, IB_DEFAULT_QP1_QKEY);
+	mad_header(mad, IB_PERFORMANCE_CLASS, 1, attr_id, 0);
+	memcpy(mad + IB_PC_DATA_OFFS, data, IB_PC_DATA_SZ);
+}
+
+/* Sends the Get in frame and waits for its answer there: at least min_len
+ * bytes of MAD with a zero status_f.  Returns 0, -errno, or -EPROTO. */
+static int local_get(struct mad_engine *engine, uint8_t frame[UMAD_FRAME_MAX],
+		     size_t min_len, enum MAD_FIELDS status_f)
+{
+	size_t mad_len = MAD_SIZE;
+	int r = engine_query(engine, frame, UMAD_FRAME_MAX, &mad_len,
+			     QUERY_TIMEOUT_MS, QUERY_RETRIES);
+
+	if (r < 0)
+		return r;
+	if (mad_len < min_len ||
+	    mad_get_field(frame + UMAD_FRAME_HDR_SIZE, 0, status_f))
+		return -EPROTO;
+	return 0;
+}
+
+int query_smp_get(struct mad_engine *engine, unsigned attr_id, unsigned attr_mod,
+		  uint8_t data[IB_SMP_DATA_SIZE])
+{
+	uint8_t frame[UMAD_FRAME_MAX];
+	int r;
+
+	if (!engine)
+		return -ENODEV;
+	query_smp_frame(frame, attr_id, attr_mod);
+	/* The DR status field leaves out the direction (D) bit. */
+	r = local_get(engine, frame, IB_SMP_DATA_OFFS + IB_SMP_DATA_SIZE,
+		      IB_DRSMP_STATUS_F);
+	if (!r)
+		memcpy(data, frame + UMAD_FRAME_HDR_SIZE + IB_SMP_DATA_OFFS,
+		       IB_SMP_DATA_SIZE);
+	return r;
+}
+
+int query_pma_get(struct mad_engine *engine, unsigned lid, unsigned attr_id,
+		  uint8_t data[IB_PC_DATA_SZ])
+{
+	uint8_t frame[UMAD_FRAME_MAX];
+	int r;
+
+	if (!engine)
+		return -ENODEV;
+	if (!lid)
+		return -ENETDOWN; /* no LID yet: the port is not configured */
+	query_pma_frame(frame, lid, attr_id, data);
+	r = local_get(engine, frame, MAD_SIZE, IB_MAD_STATUS_F);
+	if (!r)
+		memcpy(data, frame + UMAD_FRAME_HDR_SIZE + IB_PC_DATA_OFFS,
+		       IB_PC_DATA_SZ);
+	return r;
+}

@@ -1,0 +1,177 @@
+/* The receiver thread of a port: it waits on the umad fd, reads everything
+ * queued, hands each frame to the sink it belongs to, and between reads
+ * runs the engine's clocks (expiry, held timeouts, the liveness probe). */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "umadfs/base/log.h"
+#include "umadfs/engine/engine.h"
+#include "umadfs/engine/ibumad.h"
+#include "engine_priv.h"
+
+#define RECV_BUF_MAX (16u << 20) /* largest RMPP message accepted */
+#define DRAIN_MAX 64             /* frames received before the readers are woken */
+
+/* The receive buffer, grown for RMPP messages.  Receiver thread only. */
+struct recv_buf {
+	uint8_t *frame;
+	size_t cap; /* room for the MAD after the umad header */
+};
+
+static void backoff(void)
+{
+	const struct timespec pause = { 0, 50 * 1000 * 1000 };
+
+	nanosleep(&pause, NULL);
+}
+
+/* An unsolicited request to the sink registered for it. */
+static bool dispatch_unsolicited(struct mad_engine *p, uint8_t *frame,
+				 size_t mad_len)
+{
+	struct mad_sink *sink;
+
+	pthread_mutex_lock(&p->lock);
+	sink = registered_sink(p, frame + UMAD_FRAME_HDR_SIZE);
+	pthread_mutex_unlock(&p->lock);
+	if (sink)
+		deliver(p, sink, frame, mad_len);
+	return sink != NULL;
+}
+
+/* Hands one received frame to the sink of its request (answers: responses,
+ * and our own requests given back with a status) or of its registration.
+ * dispatch_lock held. */
+static void dispatch(struct mad_engine *p, uint8_t *frame, size_t mad_len)
+{
+	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
+	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+	bool taken;
+
+	if (mad_len < MAD_HDR_SIZE)
+		return;
+	if (hdr->status || mad_is_response(mad))
+		taken = pending_answer(p, frame, mad_len);
+	else
+		taken = dispatch_unsolicited(p, frame, mad_len);
+	if (!taken)
+		log_dbg("%s/%u: unmatched MAD: status %u method 0x%02x tid 0x%016llx",
+			p->ca, p->portnum, hdr->status, mad[3],
+			(unsigned long long)mad_tid(mad));
+}
+
+/* Reads one frame into b, growing it for a larger message.  Returns 0,
+ * -EAGAIN when nothing is queued, or -errno. */
+static int recv_frame(struct mad_engine *p, struct recv_buf *b, size_t *mad_len)
+{
+	for (;;) {
+		uint8_t *bigger;
+		int r;
+
+		*mad_len = b->cap;
+		r = ibumad_recv(p->fd, b->frame, mad_len);
+		if (r != -ENOSPC || *mad_len <= b->cap || *mad_len > RECV_BUF_MAX)
+			return r;
+		bigger = realloc(b->frame, UMAD_FRAME_HDR_SIZE + *mad_len);
+		if (!bigger)
+			return -ENOMEM;
+		b->frame = bigger;
+		b->cap = *mad_len;
+	}
+}
+
+/* Reads everything queued (up to DRAIN_MAX frames) and dispatches it, then
+ * wakes each sink touched once for all of it.  Returns how many frames. */
+static unsigned drain(struct mad_engine *p, struct recv_buf *b)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&p->dispatch_lock);
+	while (n < DRAIN_MAX) {
+		size_t mad_len;
+		int r = recv_frame(p, b, &mad_len);
+
+		if (r < 0) {
+			/* A removed device fails every read at once: no
+			 * busy loop.  (EAGAIN: all read.) */
+			if (!transient(-r)) {
+				if (!p->down)
+					want_probe(p, "umad_recv failed: %s",
+						   strerror(-r));
+				backoff();
+			}
+			break;
+		}
+		dispatch(p, b->frame, mad_len);
+		n++;
+	}
+	flush_touched(p);
+	pthread_mutex_unlock(&p->dispatch_lock);
+	return n;
+}
+
+/* Answers were coming and more are awaited: let the threads bringing them
+ * (umad2sim's, the simulator) run before sleeping in umad_poll, whose
+ * sleep and wake-up cost more than a yield after which they are there. */
+static void yield_if_awaited(struct mad_engine *p)
+{
+	bool awaited;
+
+	pthread_mutex_lock(&p->lock);
+	awaited = p->nfree < PENDING_MAX;
+	pthread_mutex_unlock(&p->lock);
+	if (awaited)
+		sched_yield();
+}
+
+/* Ends the requests past their deadline and grace, every RECV_POLL_MS. */
+static void expire_step(struct mad_engine *p, int64_t *next_expiry)
+{
+	unsigned n;
+
+	if (now_ms() < *next_expiry)
+		return;
+	n = expire_pending(p, false);
+	if (n && !p->down)
+		want_probe(p, "%u request%s neither answered nor given back",
+			   n, n > 1 ? "s" : "");
+	*next_expiry = now_ms() + RECV_POLL_MS;
+}
+
+void *receiver_main(void *arg)
+{
+	struct mad_engine *p = arg;
+	struct recv_buf b = { malloc(UMAD_FRAME_MAX), MAD_SIZE };
+	int64_t next_expiry = 0;
+
+	if (!b.frame) {
+		log_err("%s/%u: no memory for the receive buffer", p->ca, p->portnum);
+		return NULL;
+	}
+	while (!p->stopping) {
+		unsigned n;
+		int r;
+
+		expire_step(p, &next_expiry);
+		liveness_step(p);
+		r = ibumad_poll(p->fd, release_held(p, false));
+		if (r == -ETIMEDOUT)
+			continue;
+		if (r < 0) {
+			log_dbg("%s/%u: poll: %s", p->ca, p->portnum, strerror(-r));
+			if (!transient(-r) && !p->down)
+				want_probe(p, "umad_poll failed: %s", strerror(-r));
+			backoff();
+			continue;
+		}
+		n = drain(p, &b);
+		if (n && n < DRAIN_MAX)
+			yield_if_awaited(p);
+	}
+	free(b.frame);
+	return NULL;
+}
