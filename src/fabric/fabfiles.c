@@ -365,7 +365,6 @@ static struct fab_nodedir *add_node_dir(const struct fab_node *fn)
 		free(nd);
 		return NULL;
 	}
-	nd->dir->transient = true;
 	for (unsigned i = 0; i < sizeof(node_files) / sizeof(node_files[0]); i++)
 		tree_add(nd->dir, node_files[i], S_IFREG | 0444, &fabnode_ops, nd,
 			 (int)(WHAT_NODE + i));
@@ -376,9 +375,10 @@ static struct fab_nodedir *add_node_dir(const struct fab_node *fn)
 	/* From now on the subtree holds nd; the links hold nothing. */
 	tree_hold_owner(nd->dir, nodedir_get, nodedir_put);
 	snprintf(target, sizeof(target), "../../nodes/%s", name);
+	/* The node directory and this link keep the kernel's name cache (1 s
+	 * at most after a node goes): every path into the fabric's sysfs
+	 * view passes through them, node_exporter's tens of thousands. */
 	nd->class_link = tree_add_symlink(class_dir, name, target);
-	if (nd->class_link)
-		nd->class_link->transient = true;
 	return nd;
 }
 

@@ -12,6 +12,8 @@
 #include "umadfs/ca/sysfmt.h"
 #include "umadfs/fabric/fabtext.h"
 
+#define TEXT_KEEP_MAX (32u << 20)
+
 struct text {
 	char *buf;
 	size_t len, cap;
@@ -499,7 +501,9 @@ const char *fabtext_get(struct fab_snap *snap, enum fab_text which, size_t *len,
 		if (buf) {
 			snap->texts[which].len = *len;
 			snap->texts[which].sized = true;
-			*owned = which == FAB_TEXT_METRICS;
+			/* metrics.prom is kept up to a size (about 2,000
+			 * nodes), made per open above it. */
+			*owned = which == FAB_TEXT_METRICS && *len > TEXT_KEEP_MAX;
 			if (!*owned)
 				snap->texts[which].buf = buf;
 		}

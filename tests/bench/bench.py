@@ -356,8 +356,8 @@ class Bench:
         url = "http://127.0.0.1:%d/metrics" % port
         try:
             for _ in range(100):
-                try:
-                    urllib.request.urlopen(url, timeout=5).read(1)
+                try:    # up: its landing page (a scrape would be timed)
+                    urllib.request.urlopen(url[:-len("metrics")], timeout=5).read()
                     break
                 except OSError:
                     time.sleep(0.05)

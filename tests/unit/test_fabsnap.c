@@ -75,13 +75,12 @@ static void test_texts(void)
 		     "[1](100001) \t\"S-0000000000200000\"[1]\t\t# lid 3 lmc 0 "
 		     "\"switch \"one\"\" lid 2 4xSDR\n"));
 	text = fabtext_get(s, FAB_TEXT_METRICS, &len, &owned);
-	CHECK(text && owned);
+	CHECK(text && !owned); /* kept: it is small */
 	CHECK(strstr(text, "umadfs_port_state{guid=\"0x0000000000200000\","
 		     "node_desc=\"switch \\\"one\\\"\",node_type=\"switch\",port=\"1\","
 		     "peer_guid=\"0x0000000000100000\",peer_port=\"1\","
 		     "peer_node_desc=\"hca\"} 4\n"));
 	CHECK_INT(fabtext_size(s, FAB_TEXT_METRICS), len);
-	fabtext_free((char *)text, len);
 	fabsnap_put(s);
 }
 

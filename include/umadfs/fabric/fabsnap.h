@@ -72,7 +72,7 @@ struct fab_snap {
 	size_t hash_cap;
 	pthread_mutex_t text_lock; /* guards texts */
 	struct {
-		char *buf;  /* kept, except metrics (tens of MB at 4k nodes);
+		char *buf;  /* kept, except metrics over 32 MiB (4k nodes);
 			     * a mapping of len + 1 bytes (fabtext.c) */
 		size_t len;
 		bool sized; /* len is known */

@@ -10,7 +10,7 @@
 #include "umadfs/fabric/fabsnap.h"
 
 /* Text which of snap (which the caller holds), formatted on first use and
- * kept in the snapshot, or (metrics.prom, too big to keep) made for the
+ * kept in the snapshot, or (metrics.prom over 32 MiB) made for the
  * caller, who frees it (*owned set); NULL on ENOMEM.  *len: its length. */
 const char *fabtext_get(struct fab_snap *snap, enum fab_text which, size_t *len,
 			bool *owned);
