@@ -5,6 +5,7 @@
 #   scripts/bench.sh            # 1,012-node fabric, 5 repetitions (~2 min)
 #   scripts/bench.sh --quick    # 38-node fabric, 1 repetition, 0.5 s a row
 #   scripts/bench.sh --reps 9 --seconds 3 --rows 1,2,5
+#   scripts/bench.sh --fabric large --reps 3   # fabric/ on 3,984 nodes
 #
 # Installs what is missing, builds (optimized, warning-free), then runs
 # tests/bench/bench.py with the arguments given: it prints the table and

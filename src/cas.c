@@ -215,6 +215,19 @@ void cas_start(struct fuse_session *se)
 			 strerror(-r));
 }
 
+int cas_ports(struct ca_port **out, int max)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&cas_lock);
+	for (struct ca_entry *e = live; e; e = e->next)
+		for (int p = 0; p < UMAD_CA_MAX_PORTS && n < max; p++)
+			if (e->ca->ports[p])
+				out[n++] = e->ca->ports[p];
+	pthread_mutex_unlock(&cas_lock);
+	return n;
+}
+
 void cas_stop_hotplug(void)
 {
 	hotplug_stop();

@@ -15,7 +15,9 @@
 
 #include "umadfs/base/log.h"
 #include "umadfs/cas.h"
+#include "umadfs/channel/access.h"
 #include "umadfs/channel/channel.h"
+#include "umadfs/fabric/fabric.h"
 #include "umadfs/fuse/fs.h"
 #include "umadfs/fuse/readq.h"
 #include "umadfs/fuse/textfile.h"
@@ -36,6 +38,7 @@ static bool connection_gone(struct fuse_session *se)
 static void release_waiting_reads(void)
 {
 	readq_release_all();
+	fabric_release();
 }
 
 static void block_signals(void)
@@ -101,6 +104,7 @@ static int loop_status(int ret)
 static int serve(struct fuse_session *se, const struct options *o)
 {
 	dev_t mount_dev;
+	gid_t group;
 	int r;
 
 	/* Not stat(): that would wait for our own answer, and we are not
@@ -121,6 +125,9 @@ static int serve(struct fuse_session *se, const struct options *o)
 	}
 	/* Threads only now: fuse_daemonize() forks. */
 	cas_start(se);
+	if (fabric_add_dir(tree_root(), access_group(&group) ? &group : NULL,
+			   cas_ports) < 0)
+		log_warn("fabric/: cannot start (out of memory)");
 	r = supervisor_start(se, o->cmd.mountpoint, mount_dev,
 			     release_waiting_reads);
 	if (r < 0) {
@@ -180,6 +187,7 @@ int main(int argc, char *argv[])
 	 * still there. */
 	readq_drop_opens();
 	textfile_drop_opens();
+	fabric_stop();
 	tree_destroy();
 	cas_free_all();
 	/* After a lazy detach the path may name something else by now:
@@ -197,6 +205,7 @@ err_unmount:
 err_session:
 	fuse_session_destroy(se);
 err_cas:
+	fabric_stop();
 	tree_destroy();
 	cas_free_all();
 out_options:

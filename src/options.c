@@ -11,6 +11,7 @@
 #include "umadfs/base/number.h"
 #include "umadfs/channel/access.h"
 #include "umadfs/channel/channel.h"
+#include "umadfs/fabric/fabric.h"
 #include "umadfs/options.h"
 
 /* The strings fuse_opt_parse() fills in. */
@@ -85,7 +86,12 @@ static void usage(const char *prog)
 	       "                           (modes 0660, 0220, 0440, 1770); needs\n"
 	       "                           allow_other.  SMPs (classes 0x01, 0x81)\n"
 	       "                           and Set/Delete methods stay root's\n"
-	       "    -o mad_group_smi       the group may send those too\n\n"
+	       "    -o mad_group_smi       the group may send those too\n"
+	       "    -o fabric_interval=MS  sweep the whole fabric (fabric/) every\n"
+	       "                           MS ms; 0 (default): only when asked\n"
+	       "    -o fabric_port=CA:N    sweep out of this port (default: the\n"
+	       "                           first ACTIVE one)\n"
+	       "    -o fabric=off          no fabric/ directory, no sweeps\n\n"
 	       "General options:\n"
 	       "    -h   --help            print help\n"
 	       "    -V   --version         print version\n"
@@ -175,7 +181,8 @@ int options_parse(int argc, char *argv[], struct options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
-	if (fuse_opt_parse(&o->args, &raw, raw_opts, opt_proc) != 0)
+	if (fabric_parse_options(&o->args) < 0 ||
+	    fuse_opt_parse(&o->args, &raw, raw_opts, opt_proc) != 0)
 		goto out;
 	if (raw.first_arg && !has_nonopt(&o->args) &&
 	    fuse_opt_add_arg(&o->args, raw.first_arg) != 0)

@@ -15,6 +15,10 @@ int cas_build_all(struct node *root, enum attr_source source);
 /* Opens the engines and starts following the kernel's CAs; se is told
  * when a CA's directory goes (fuse_lowlevel_notify_inval_entry). */
 void cas_start(struct fuse_session *se);
+/* Copies up to max ports of the CAs present now into out, CA by CA in
+ * port order; returns how many.  They stay valid until cas_free_all()
+ * (a removed CA's structs outlive its removal). */
+int cas_ports(struct ca_port **out, int max);
 /* Stops following the kernel (before the session ends). */
 void cas_stop_hotplug(void);
 /* At exit, after tree_destroy(): closes the engines and frees the CAs,

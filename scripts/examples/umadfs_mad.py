@@ -378,6 +378,8 @@ def find_port_dir(mnt, ca_port=None):
     first = None
     for ca in sorted(os.listdir(mnt)):
         pd = os.path.join(mnt, ca, "ports")
+        if not os.path.isdir(pd):
+            continue        # fabric/: not a CA
         for p in sorted(os.listdir(pd), key=int):
             d = os.path.join(pd, p)
             first = first or d

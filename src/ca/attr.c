@@ -58,6 +58,20 @@ static int show_hca_type(const umad_ca_t *ca, char *buf, size_t cap)
 	return sysfmt_line(buf, cap, "%s\n", ca->ca_type);
 }
 
+static ssize_t read_sysfs_line(const char *path, char *buf, size_t cap);
+
+/* The kernel's board_id (the board's part number); the CA type where
+ * sysfs has none (umad2sim's): node_exporter skips a device without it. */
+static int show_board_id(const umad_ca_t *ca, char *buf, size_t cap)
+{
+	char path[256];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s/board_id", SYS_INFINIBAND, ca->ca_name);
+	n = read_sysfs_line(path, buf, cap);
+	return n < 0 ? show_line(buf, cap, "%s\n", ca->ca_type) : (int)n;
+}
+
 static int show_ca_name(const umad_ca_t *ca, char *buf, size_t cap)
 {
 	return sysfmt_line(buf, cap, "%s\n", ca->ca_name);
@@ -78,6 +92,7 @@ static const struct {
 	{ "fw_ver", show_fw_ver },
 	{ "hw_rev", show_hw_rev },
 	{ "hca_type", show_hca_type },
+	{ "board_id", show_board_id },
 	{ "ca_name", show_ca_name },
 	{ "num_ports", show_num_ports },
 };
@@ -113,30 +128,35 @@ struct port_snap {
 	char rate[64];
 };
 
+/* One line of a kernel sysfs file into buf, ending in '\n': its length,
+ * or -1 when the file cannot be read. */
+static ssize_t read_sysfs_line(const char *path, char *buf, size_t cap)
+{
+	ssize_t n = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, buf, cap - 2);
+		close(fd);
+	}
+	if (n <= 0)
+		return -1;
+	if (buf[n - 1] != '\n')
+		buf[n++] = '\n';
+	buf[n] = '\0';
+	return n;
+}
+
 static void read_sysfs_rate(const umad_port_t *up, char *rate, size_t cap)
 {
 	char path[256];
-	ssize_t n = -1;
-	int fd;
 
 	/* umad_port_t keeps only the integer part of the rate; sysfs has
 	 * the whole line ("2.5 Gb/sec (1X SDR)"). */
 	snprintf(path, sizeof(path), "%s/%s/ports/%d/rate", SYS_INFINIBAND,
 		 up->ca_name, up->portnum);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, rate, cap - 1);
-		close(fd);
-	}
-	if (n <= 0) {
+	if (read_sysfs_line(path, rate, cap) < 0)
 		snprintf(rate, cap, "%u Gb/sec\n", up->rate);
-		return;
-	}
-	rate[n] = '\0';
-	if (rate[n - 1] != '\n' && (size_t)n < cap - 1) {
-		rate[n] = '\n';
-		rate[n + 1] = '\0';
-	}
 }
 
 static int port_snapshot(struct ca_port *pd, struct port_snap *s)

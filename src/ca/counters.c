@@ -46,6 +46,37 @@ static const struct {
 	{ "multicast_rcv_packets", 0, IB_PC_EXT_RCV_MPKTS_F, true },
 };
 
+/* Whether counter i comes from PortCountersExtended on a PMA with capmask. */
+static bool counter_is_ext(unsigned i, unsigned capmask)
+{
+	return counters[i].ext &&
+	       (capmask & (counters[i].ietf ? PM_EXT_WIDTH_SUPPORTED :
+			   PM_EXT_WIDTH_SUPPORTED | PM_EXT_WIDTH_NOIETF));
+}
+
+unsigned counters_count(void)
+{
+	return sizeof(counters) / sizeof(counters[0]);
+}
+
+const char *counters_name(unsigned i)
+{
+	return counters[i].name;
+}
+
+bool counters_value(unsigned i, const uint8_t *basic, const uint8_t *ext,
+		    unsigned capmask, uint64_t *out)
+{
+	if (ext && counter_is_ext(i, capmask)) {
+		*out = mad_get_field64((void *)ext, 0, counters[i].ext);
+		return true;
+	}
+	if (!basic || !counters[i].basic)
+		return false;
+	*out = mad_get_field((void *)basic, 0, counters[i].basic);
+	return true;
+}
+
 static int counter_show(struct node *n, char *buf, size_t cap)
 {
 	struct ca_port *pd = n->owner;
@@ -62,9 +93,7 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 	if (r < 0)
 		return r == -ENODEV || r == -ENETDOWN ? r : -EIO;
 	capmask = mad_get_field(data, 0, IB_CPI_CAPMASK_F);
-	ext = counters[n->attr].ext &&
-	      (capmask & (counters[n->attr].ietf ? PM_EXT_WIDTH_SUPPORTED :
-			  PM_EXT_WIDTH_SUPPORTED | PM_EXT_WIDTH_NOIETF));
+	ext = counter_is_ext((unsigned)n->attr, capmask);
 	if (!ext && !counters[n->attr].basic)
 		return -EOPNOTSUPP;
 

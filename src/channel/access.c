@@ -84,6 +84,12 @@ void access_share_file(struct node *n, uid_t owner)
 	n->mode |= (n->mode & 0600) >> 3;
 }
 
+bool access_group(gid_t *out)
+{
+	*out = group_gid;
+	return group_set;
+}
+
 void access_share_dir(struct node *n, uid_t owner, bool sticky)
 {
 	n->uid = owner;

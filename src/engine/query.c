@@ -9,8 +9,6 @@
 #include "umadfs/engine/query.h"
 #include "engine_priv.h"
 
-#define QUERY_TIMEOUT_MS 200
-#define QUERY_RETRIES 2
 
 /* A one-shot sink for engine_query's caller, who waits on it. */
 struct query_sink {
@@ -132,9 +130,8 @@ void query_smp_frame(uint8_t *frame, unsigned attr_id, unsigned attr_mod)
 	mad_set_field(mad, 0, IB_DRSMP_DRDLID_F, 0xffff);
 }
 
-/* PerfMgt Get(attr_id) to the PMA at lid, with the PMA data area data. */
-static void query_pma_frame(uint8_t *frame, unsigned lid, unsigned attr_id,
-			    const uint8_t data[IB_PC_DATA_SZ])
+void query_pma_frame(uint8_t *frame, unsigned lid, unsigned attr_id,
+		     const uint8_t data[IB_PC_DATA_SZ])
 {
 	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
 

@@ -33,6 +33,10 @@ static void fill_stat(struct node *n, struct stat *st, bool with_size)
 	}
 	st->st_blksize = 4096;
 	st->st_atime = st->st_mtime = st->st_ctime = mount_time;
+	if (n->ops && n->ops->mtime)
+		st->st_atime = st->st_mtime = st->st_ctime = n->ops->mtime(n);
+	if (n->link)
+		st->st_size = (off_t)strlen(n->link);
 	if (with_size && n->ops && n->ops->size)
 		st->st_size = n->ops->size(n);
 }
@@ -47,7 +51,7 @@ static void reply_entry(fuse_req_t req, struct node *n)
 	fill_stat(n, &e.attr, true);
 	e.ino = n->ino;
 	e.attr_timeout = ATTR_TIMEOUT;
-	e.entry_timeout = ENTRY_TIMEOUT;
+	e.entry_timeout = n->transient ? 0 : ENTRY_TIMEOUT;
 	tree_ref(n);
 	tree_unlock();
 	if (fuse_reply_entry(req, &e))
@@ -59,12 +63,34 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	mount_time = time(NULL);
 }
 
+/* The node of ino with the tree read lock held, a lazy directory's
+ * children made first. */
+static struct node *get_populated(fuse_ino_t ino)
+{
+	struct node *n;
+
+	tree_rdlock();
+	n = tree_get(ino);
+	if (!n || !n->lazy)
+		return n;
+	tree_unlock();
+	tree_wrlock();
+	n = tree_get(ino);
+	if (n && n->lazy) {
+		/* On failure the directory stays as it is, and lazy. */
+		if (n->dops->populate(n) == 0)
+			n->lazy = false;
+	}
+	tree_unlock();
+	tree_rdlock();
+	return tree_get(ino);
+}
+
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct node *dir, *n;
 
-	tree_rdlock();
-	dir = tree_get(parent);
+	dir = get_populated(parent);
 	if (!dir || !S_ISDIR(dir->mode)) {
 		tree_unlock();
 		fuse_reply_err(req, dir ? ENOTDIR : ENOENT);
@@ -178,8 +204,7 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	tree_rdlock();
-	dir = tree_get(ino);
+	dir = get_populated(ino);
 	if (!dir || !S_ISDIR(dir->mode)) {
 		tree_unlock();
 		free(buf);
@@ -301,6 +326,28 @@ static void fs_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 	n->ops->poll(req, n, fi, ph);
 }
 
+static void fs_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct node *n;
+	char *link = NULL;
+
+	tree_rdlock();
+	n = tree_get(ino);
+	if (n && n->link)
+		link = strdup(n->link);
+	tree_unlock();
+	if (!n || !S_ISLNK(n->mode)) {
+		fuse_reply_err(req, n ? EINVAL : ENOENT);
+		return;
+	}
+	if (!link) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fuse_reply_readlink(req, link);
+	free(link);
+}
+
 /* Nothing can be created, removed or renamed in the CA tree itself. */
 static void fs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     mode_t mode, dev_t rdev)
@@ -324,7 +371,7 @@ static struct node *mkdir_dir(fuse_req_t req, fuse_ino_t parent)
 {
 	struct node *dir = node_of(req, parent);
 
-	if (dir && !dir->dops) {
+	if (dir && (!dir->dops || !dir->dops->mkdir)) {
 		fuse_reply_err(req, EACCES);
 		return NULL;
 	}
@@ -396,6 +443,7 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.forget = fs_forget,
 	.forget_multi = fs_forget_multi,
 	.getattr = fs_getattr,
+	.readlink = fs_readlink,
 	.setattr = fs_setattr,
 	.readdir = fs_readdir,
 	.open = fs_open,

@@ -11,6 +11,7 @@
  * fuse_req_interrupt_func(req, NULL, NULL), which waits out a running one
  * - never while holding q->lock, which the callback takes. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -419,6 +420,19 @@ void readq_poll(fuse_req_t req, struct readq_open *of, struct fuse_pollhandle *p
 	}
 	pthread_mutex_unlock(&q->lock);
 	fuse_reply_poll(req, revents);
+}
+
+void readq_fh_read(fuse_req_t req, struct node *n, size_t size, off_t off,
+		   struct fuse_file_info *fi)
+{
+	readq_read(req, (struct readq_open *)(uintptr_t)fi->fh, size,
+		   fi->flags & O_NONBLOCK);
+}
+
+void readq_fh_poll(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
+		   struct fuse_pollhandle *ph)
+{
+	readq_poll(req, (struct readq_open *)(uintptr_t)fi->fh, ph);
 }
 
 void readq_wake(struct readq *q)

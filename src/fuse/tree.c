@@ -60,6 +60,13 @@ static struct node *node_new(struct node *parent, const char *name,
 	return n;
 }
 
+static void node_free(struct node *n)
+{
+	free(n->link);
+	free(n->name);
+	free(n);
+}
+
 int tree_init(void)
 {
 	struct node *root = node_new(NULL, "", S_IFDIR | 0555, NULL, NULL, 0);
@@ -76,8 +83,7 @@ void tree_destroy(void)
 		if (nodes[i]) {
 			if (nodes[i]->on_free)
 				nodes[i]->on_free(nodes[i]);
-			free(nodes[i]->name);
-			free(nodes[i]);
+			node_free(nodes[i]);
 		}
 	}
 	free(nodes);
@@ -131,6 +137,23 @@ struct node *tree_add(struct node *dir, const char *name, mode_t mode,
 	return n;
 }
 
+struct node *tree_add_symlink(struct node *dir, const char *name,
+			      const char *target)
+{
+	char *link = strdup(target);
+	struct node *n;
+
+	if (!link)
+		return NULL;
+	n = tree_add(dir, name, S_IFLNK | 0777, NULL, NULL, 0);
+	if (!n) {
+		free(link);
+		return NULL;
+	}
+	n->link = link;
+	return n;
+}
+
 struct node *tree_get(fuse_ino_t ino)
 {
 	if (ino < 1 || ino > nodes_len)
@@ -151,8 +174,7 @@ static void node_free_if_forgotten(struct node *n)
 	nodes[n->ino - 1] = NULL;
 	if (n->on_free)
 		n->on_free(n);
-	free(n->name);
-	free(n);
+	node_free(n);
 }
 
 void tree_forget(fuse_ino_t ino, uint64_t nlookup)

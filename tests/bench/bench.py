@@ -18,6 +18,20 @@ each row --reps times, interleaved (rep 1 of every row, then rep 2...):
      nodeinfo 0`: time per query
   8  sweep.py over the text files vs ibnetdiscover: wall time of each
      whole process, and their node and link counts
+  9  fabric/: `echo 1 > sweep` (discovery and every port's counters, wall
+     time) vs ibqueryerrors (whole process), and the sweep's counts vs
+     ibnetdiscover's
+ 10  `cat fabric/metrics.prom` (wall time of the process)
+ 11  one node_exporter scrape of fabric/ as its sysfs root (when
+     prometheus-node-exporter is installed)
+
+Rows 2 and 5 also report the CPU time per MAD, daemon and client
+together (/proc and getrusage), against the direct client's (rows 1, 3).
+Rows 9-11 need an SM: opensm runs on the fabric's last HCA, without
+periodic sweeps (-s 0), for the whole run when any of them is asked for.
+--fabric large sweeps the 3,984-node fat tree (gen-fabric.py --leaves 120
+--spines 24 --hcas-per-leaf 32, ibsim -N 5000 -S 200 -P 30000); it runs
+rows 8-10 unless --rows says otherwise.
 
 Prints the table (medians; ratios are medians of the per-repetition
 ratios, each taken between runs of the same repetition) and writes the raw
@@ -28,6 +42,7 @@ equal ibnetdiscover's (targets missed do not fail the run), else 1.
 
 import argparse
 import csv
+import resource
 import datetime
 import os
 import platform
@@ -101,12 +116,18 @@ class Bench:
         self.mount = None
         self.port_dir = None
         self.rss_samples = []
+        self.rows_asked = set()
+        self.fabric_ran = False  # VmHWM then counts the fabric's peak
 
     # -- setup ----------------------------------------------------------
     def start(self):
         net = self.tmp / "fabric.net"
         size = (["--leaves", "4", "--spines", "2", "--hcas-per-leaf", "8"]
                 if self.quick else [])
+        ibsim_args = []
+        if self.a.fabric == "large":
+            size = ["--leaves", "120", "--spines", "24", "--hcas-per-leaf", "32"]
+            ibsim_args = ["-N", "5000", "-S", "200", "-P", "30000"]
         subprocess.run([PY, str(HERE / "gen-fabric.py"), *size, str(net)],
                        check=True)
         text = net.read_text()
@@ -114,13 +135,20 @@ class Bench:
         hcas = re.findall(r'^Hca\s+\d+\s+"([^"]+)"', text, re.M)
         self.host = hcas[0]
         self.direct_host = hcas[1] if self.a.direct_host == "other" else hcas[0]
-        self.fabric = fab.Fabric(str(net), workdir=self.tmp / "fabric")
+        self.fabric = fab.Fabric(str(net), workdir=self.tmp / "fabric",
+                                 ibsim_args=ibsim_args)
         self.fabric.start(timeout=60)
+        if self.rows_asked & {9, 10, 11}:
+            # The fabric rows need LIDs and ACTIVE ports: one SM sweep,
+            # then none (-s 0) to disturb the other rows.
+            self.fabric.start_opensm(hcas[-1], ("-s", "0"))
+            self.fabric.wait_active(self.host, timeout=300)
+            self.fabric.wait_active(hcas[1], timeout=300)
         self.mount = fab.Mount(self.fabric, self.host, self.tmp / "mnt",
                                workdir=self.tmp)
         self.mount.start(timeout=30)
         mnt = self.mount.mountpoint
-        ca = sorted(os.listdir(mnt))[0]
+        ca = [c for c in sorted(os.listdir(mnt)) if c != "fabric"][0]
         self.port_dir = mnt / ca / "ports" / "1"
         self.daemon_pid = self.mount.proc.pid
 
@@ -174,9 +202,29 @@ class Bench:
             return ["-t", "0.5", "-w", "0.1"]
         return ["-t", str(self.a.seconds), "-w", "0.3"]
 
-    def mb(self, *args, env=None):
-        return parse_kv(self.run([madbench_bin(), *map(str, args),
-                                  *self.timing()], env=env))
+    def daemon_cpu_s(self):
+        with open("/proc/%d/stat" % self.daemon_pid) as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def mb(self, *args, env=None, daemon=True):
+        """madbench's numbers, with cpu_us_per_mad: the CPU time of the
+        client (and of the daemon, unless a direct client) over the whole
+        run, warm-up included, per MAD (the rate times the run's wall
+        time: the warm-up runs at the same rate)."""
+        c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        d0 = self.daemon_cpu_s() if daemon else 0
+        t0 = time.monotonic()
+        r = parse_kv(self.run([madbench_bin(), *map(str, args),
+                               *self.timing()], env=env))
+        wall = time.monotonic() - t0
+        c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
+        if daemon:
+            cpu += self.daemon_cpu_s() - d0
+        if r.get("rate"):
+            r["cpu_us_per_mad"] = 1e6 * cpu / (r["rate"] * wall)
+        return r
 
     def record(self, rep, row, metric, value):
         self.raw.append({"rep": rep, "row": row, "metric": metric,
@@ -185,6 +233,8 @@ class Bench:
 
     def row_rate(self, rep, row, result):
         self.record(rep, row, "mads_per_s", result["rate"])
+        if "cpu_us_per_mad" in result:
+            self.record(rep, row, "cpu_us_per_mad", result["cpu_us_per_mad"])
         if result.get("errors"):
             raise RuntimeError("row %s: %d answers were errors" % (
                 row, result["errors"]))
@@ -230,11 +280,13 @@ class Bench:
     def one_rep(self, rep, rows):
         env = self.sim_env()
         if 1 in rows:
-            self.row_rate(rep, 1, self.mb("direct", "-n", 1, env=env))
+            self.row_rate(rep, 1, self.mb("direct", "-n", 1, env=env,
+                                          daemon=False))
         if 2 in rows:
             self.row_rate(rep, 2, self.mb("umad", "-n", 1, self.port_dir))
         if 3 in rows:
-            self.row_rate(rep, 3, self.mb("direct", "-n", 32, env=env))
+            self.row_rate(rep, 3, self.mb("direct", "-n", 32, env=env,
+                                          daemon=False))
         if 4 in rows:
             self.row_rate(rep, 4, self.mb("umad", "-n", 32, self.port_dir))
             r = self.mb("fuse", self.port_dir)
@@ -262,7 +314,133 @@ class Bench:
             for k in ("nodes", "links", "switches", "cas"):
                 self.record(rep, 8, "ibnetdiscover_" + k, c[k])
         r = self.rss()
-        self.record(rep, 0, "daemon_vmhwm_kib", r["VmHWM"])
+        if not self.fabric_ran:
+            self.record(rep, 0, "daemon_vmhwm_kib", r["VmHWM"])
+        self.fabric_rows(rep, rows)
+
+    def fabric_sweep(self):
+        fdir = self.mount.mountpoint / "fabric"
+        t0 = time.monotonic()
+        with open(fdir / "sweep", "w") as f:
+            f.write("1\n")
+        dt = time.monotonic() - t0
+        kv = dict(ln.split(" ", 1) for ln in (fdir / "sweep").read_text().splitlines()
+                  if " " in ln)
+        return dt, kv
+
+    def ibqueryerrors(self):
+        t0 = time.monotonic()
+        cp = subprocess.run(["ibqueryerrors"], env=self.sim_env(),
+                            cwd=self.fabric.clientdir, stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True, timeout=120)
+        dt = time.monotonic() - t0
+        if "Summary" not in cp.stdout:
+            raise RuntimeError("ibqueryerrors: status %d\n%s%s" % (
+                cp.returncode, cp.stdout[-2000:], cp.stderr[-2000:]))
+        return dt
+
+    def node_exporter_scrape(self):
+        import socket
+        import urllib.request
+        if not shutil.which("prometheus-node-exporter"):
+            return None
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        fdir = self.mount.mountpoint / "fabric"
+        p = subprocess.Popen(["prometheus-node-exporter", "--path.sysfs=%s" % fdir,
+                              "--collector.disable-defaults",
+                              "--collector.infiniband",
+                              "--web.listen-address=127.0.0.1:%d" % port],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        url = "http://127.0.0.1:%d/metrics" % port
+        try:
+            for _ in range(100):
+                try:    # up: its landing page (a scrape would be timed)
+                    urllib.request.urlopen(url[:-len("metrics")], timeout=5).read()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+            t0 = time.monotonic()
+            text = urllib.request.urlopen(url, timeout=60).read().decode()
+            dt = time.monotonic() - t0
+        finally:
+            p.terminate()
+            p.wait()
+        if 'node_scrape_collector_success{collector="infiniband"} 1' not in text:
+            raise RuntimeError("node_exporter: the infiniband collector failed")
+        return dt
+
+    def fabric_rows(self, rep, rows):
+        if 9 in rows:
+            dt, kv = self.fabric_sweep()
+            self.fabric_ran = True
+            self.record(rep, 9, "fabric_sweep_s", dt)
+            for k in ("nodes", "links", "switches", "cas", "ports", "mads"):
+                self.record(rep, 9, "fabric_" + k, int(kv[k]))
+            if int(kv["timeouts"]):     # (the raw numbers are all > 0)
+                self.record(rep, 9, "fabric_timeouts", int(kv["timeouts"]))
+            if 8 not in rows:
+                _, c = self.ibnetdiscover()
+                for k in ("nodes", "links", "switches", "cas"):
+                    self.record(rep, 8, "ibnetdiscover_" + k, c[k])
+            self.record(rep, 9, "ibqueryerrors_s", self.ibqueryerrors())
+            self.record(rep, 9, "daemon_vmrss_kib", self.rss()["VmRSS"])
+        if 10 in rows:
+            t0 = time.monotonic()
+            self.run(["cat", str(self.mount.mountpoint / "fabric" / "metrics.prom")])
+            self.record(rep, 10, "cat_metrics_s", time.monotonic() - t0)
+        if 11 in rows:
+            dt = self.node_exporter_scrape()
+            if dt is not None:
+                self.record(rep, 11, "node_exporter_scrape_s", dt)
+
+    def fabric_table(self, L, ok):
+        sw = self.med(9, "fabric_sweep_s")
+        if sw is None:
+            return
+        large = self.a.fabric == "large"
+        r = self.ratio((9, "ibqueryerrors_s"), (9, "fabric_sweep_s"))
+        same = all(self.rows.get((9, "fabric_" + k)) ==
+                   self.rows.get((8, "ibnetdiscover_" + k))
+                   for k in ("nodes", "links", "switches", "cas"))
+        limit = 0.6 if large else 0.15
+        L.append("%-4s %-58s %12s %10s %10s %5s" % (
+            9, "fabric/: echo 1 > sweep, with every counter (wall s)",
+            "%.3f s" % sw, "%.1fx" % r, "<= %.2f s" % limit,
+            ok(sw <= limit and (large or r >= 3) and same)))
+        L.append("%-4s %-58s %12s %10s %10s" % (
+            "", "ibqueryerrors, whole process (wall s; ratio: it / sweep)",
+            "%.3f s" % self.med(9, "ibqueryerrors_s"), "", "" if large else ">= 3x"))
+        L.append("%-4s   counts: %d nodes (%d switches, %d CAs), %d links, %d ports, "
+                 "%d MADs, %d timeouts in all; vs ibnetdiscover: %s" % (
+                     "", self.med(9, "fabric_nodes"), self.med(9, "fabric_switches"),
+                     self.med(9, "fabric_cas"), self.med(9, "fabric_links"),
+                     self.med(9, "fabric_ports"), self.med(9, "fabric_mads"),
+                     sum(self.rows.get((9, "fabric_timeouts"), [])),
+                     "identical" if same else "DIFFERENT"))
+        rss = max(self.rows[(9, "daemon_vmrss_kib")]) / 1024
+        L.append("%-4s %-58s %12s %10s %10s %5s" % (
+            "", "daemon RSS after the sweeps (VmRSS)", "%.1f MiB" % rss, "",
+            "<= 64 MiB" if large else "", ok(rss <= 64) if large else ""))
+        self.fabric_counts_agree = same
+        cat = self.med(10, "cat_metrics_s")
+        if cat is not None:
+            L.append("%-4s %-58s %12s %10s %10s %5s" % (
+                10, "cat fabric/metrics.prom (wall ms)", "%.1f ms" % (1e3 * cat), "",
+                "<= 20 ms", "" if large else ok(cat <= 0.02)))
+        ne = self.med(11, "node_exporter_scrape_s")
+        if ne is not None:
+            L.append("%-4s %-58s %12s" % (
+                11, "node_exporter scrape of fabric/ as sysfs (wall ms)",
+                "%.1f ms" % (1e3 * ne)))
+
+    def cpu_line(self, L, row, direct):
+        a, b = self.med(row, "cpu_us_per_mad"), self.med(direct, "cpu_us_per_mad")
+        if a is None or b is None:
+            return
+        L.append("%-4s %-58s" % ("", "  CPU per MAD, daemon + client: %.1f us; direct "
+                                 "(row %d): %.1f us (%.2fx)" % (a, direct, b, a / b)))
 
     # -- the table ------------------------------------------------------
     def med(self, row, metric):
@@ -295,6 +473,7 @@ class Bench:
 
         rate_row(1, "direct libibumad C, 1 outstanding (DR NodeInfo hop 0)")
         rate_row(2, "umad file from C, 1 outstanding", 1, 0.6)
+        self.cpu_line(L, 2, 1)
         rate_row(3, "direct libibumad C, 32 outstanding")
         rate_row(4, "umad file from C, 32 outstanding, 1 frame/syscall", 3)
         rt = self.med(4, "fuse_round_trip_us")
@@ -302,6 +481,7 @@ class Bench:
             L.append("%-4s %-58s" % ("", "  one FUSE round trip (EAGAIN read of recv): %.1f us"
                                      % rt))
         rate_row(5, "text send/recv from C, 32 out, 32 lines/write, 64K reads", 3, 0.85)
+        self.cpu_line(L, 5, 3)
         rate_row(6, "text send/recv from Python, poll(), batched the same", 3, 0.5)
         fs, smp = self.med(7, "umadfs_shell_ms"), self.med(7, "smpquery_shell_ms")
         if fs is not None:
@@ -330,7 +510,8 @@ class Bench:
                         self.med(8, "ibnetdiscover_cas"),
                         self.med(8, "ibnetdiscover_links"),
                         "identical" if same else "DIFFERENT"))
-        peak = max(s["VmHWM"] for s in self.rss_samples) if self.rss_samples else 0
+        self.fabric_table(L, ok)
+        peak = max(self.rows.get((0, "daemon_vmhwm_kib"), [0]))
         L.append("%-4s %-58s %12s %10s %10s %5s" % (
             "rss", "daemon peak RSS (VmHWM)", "%.1f MiB" % (peak / 1024), "",
             "< 16 MiB", ok(peak < 16 * 1024)))
@@ -364,7 +545,10 @@ def main(argv):
                     help="a small fabric, 0.5 s per row, 1 repetition")
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--seconds", type=float, default=2.0)
-    ap.add_argument("--rows", default="1,2,3,4,5,6,7,8")
+    ap.add_argument("--rows", default=None,
+                    help="default 1-11; 8,9,10 with --fabric large")
+    ap.add_argument("--fabric", choices=("default", "large"), default="default",
+                    help="large: the 3,984-node fat tree")
     ap.add_argument("--direct-host", choices=("same", "other"), default="same",
                     help="direct clients and diags on the daemon's node "
                     "(default) or on the HCA beside it")
@@ -372,10 +556,13 @@ def main(argv):
     a = ap.parse_args(argv[1:])
     if a.reps is None:
         a.reps = 1 if a.quick else 5
+    if a.rows is None:
+        a.rows = "8,9,10" if a.fabric == "large" else "1,2,3,4,5,6,7,8,9,10,11"
     rows = {int(x) for x in a.rows.split(",")}
     if not os.access(madbench_bin(), os.X_OK):
         sys.exit("bench: %s not built (ninja -C build)" % madbench_bin())
     b = Bench(a)
+    b.rows_asked = rows
     ok = True
     try:
         b.start()
@@ -406,6 +593,9 @@ def main(argv):
     print("table:       %s" % csv_path.with_suffix(".txt"))
     if 8 in rows and not getattr(b, "counts_agree", False):
         print("bench: the sweep's counts differ from ibnetdiscover's")
+        ok = False
+    if 9 in rows and not getattr(b, "fabric_counts_agree", False):
+        print("bench: fabric/sweep's counts differ from ibnetdiscover's")
         ok = False
     return 0 if ok else 1
 

@@ -224,11 +224,12 @@ class Fabric:
     or: with Fabric("two-switch.net") as f: ...
     """
 
-    def __init__(self, netfile="two-switch.net", workdir=None):
+    def __init__(self, netfile="two-switch.net", workdir=None, ibsim_args=()):
         p = Path(netfile)
         if not p.is_absolute() and not p.exists():
             p = TOPOLOGIES / netfile
         self.netfile = p.resolve()
+        self.ibsim_args = list(ibsim_args)   # e.g. -N 5000 for big fabrics
         self.sockname = "umadfs-%d-%d-%d" % (os.getpid(), next(_counter),
                                              time.monotonic_ns() % 100000)
         self._own_workdir = workdir is None
@@ -258,7 +259,7 @@ class Fabric:
         env.pop("LD_PRELOAD", None)
         try:
             self.proc = subprocess.Popen(
-                [IBSIM_BIN, "-s", str(self.netfile)],
+                [IBSIM_BIN, *self.ibsim_args, "-s", str(self.netfile)],
                 stdin=self._con_fd, stdout=self._logf,
                 stderr=subprocess.STDOUT, cwd=self.workdir, env=env,
                 start_new_session=True)

@@ -13,7 +13,7 @@ import pytest
 import fabric as fab
 
 CA_ATTRS = ["node_type", "node_guid", "sys_image_guid", "fw_ver", "hw_rev",
-            "hca_type", "ca_name", "num_ports"]
+            "hca_type", "ca_name", "num_ports", "board_id"]
 PORT_ATTRS = ["state", "phys_state", "rate", "lid", "sm_lid", "lid_mask_count",
               "sm_sl", "cap_mask", "link_layer", "port_guid", "gid_prefix",
               "port_num", "ca_name"]
@@ -71,6 +71,8 @@ def expected_tree(f, sim_host):
         "fw_ver": ib["Firmware version"],
         "hw_rev": ib["Hardware version"],
         "hca_type": ib.get("CA type", ib.get("Switch type")),
+        # umad2sim's sysfs has no board_id: the CA type stands in.
+        "board_id": ib.get("CA type", ib.get("Switch type")),
         "ca_name": ca,
         "num_ports": ib["Number of ports"],
     }
@@ -117,7 +119,7 @@ def compare_tree(m, f, sim_host):
 def test_attrs_match_ibstat(fabric, mount, sim_host):
     m = mount(sim_host)
     ib = compare_tree(m, fabric, sim_host)
-    assert os.listdir(m.mountpoint) == [ib["ca_name"]]
+    assert os.listdir(m.mountpoint) == [ib["ca_name"], "fabric"]
     if sim_host.startswith("Switch"):
         assert list(ib["ports"]) == [0]
 
@@ -126,7 +128,7 @@ def test_listing_and_modes(fabric, mount):
     m = mount("Hca1")
     ib = fabric.ibstat("Hca1")
     cadir = m.path("ibsim0")
-    assert sorted(os.listdir(m.mountpoint)) == ["ibsim0"]
+    assert sorted(os.listdir(m.mountpoint)) == ["fabric", "ibsim0"]
     names = set(os.listdir(cadir))
     assert set(CA_ATTRS) | {"ports"} <= names, names
     assert sorted(os.listdir(cadir / "ports")) == sorted(str(n) for n in ib["ports"])

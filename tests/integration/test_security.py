@@ -487,3 +487,46 @@ socket.send_fds(s, [b"x"], [fd])
     finally:
         os.close(rfd)
     assert mt.parse_line(ln).tid == 0xa0 and symbol_errors(ln) == SYMBOL_ERRORS["Hca2"]
+
+
+# ---------------------------------------------------------------------------
+# fabric/: world-readable; sweep and interval_ms root's and the group's
+
+
+FABRIC_CODE = r"""
+F = P + "/../../../fabric"
+out["sweep_read"] = attempt(lambda: read(F + "/sweep").count("\n"))
+out["links"] = attempt(lambda: read(F + "/links").count("\n"))
+out["metrics"] = attempt(lambda: len(read(F + "/metrics.prom")) > 0)
+out["sweep"] = attempt(write, F + "/sweep", b"1\n")
+out["interval"] = attempt(write, F + "/interval_ms", b"0\n")
+out["topology"] = attempt(write, F + "/topology", b"x\n")
+"""
+
+
+def test_fabric_files_for_everyone_settings_for_the_group(ids, open_mount):
+    m = open_mount("mad_group=" + GROUP)
+    g = ids["mad_gid"]
+    fdir = m.path("fabric")
+    assert mode_of(fdir / "sweep") == (0o664, 0, g)
+    assert mode_of(fdir / "interval_ms") == (0o664, 0, g)
+    for name in ("topology", "links", "metrics.prom", "events"):
+        assert mode_of(fdir / name) == (0o444, 0, 0)
+    member = run_as(ids, m, FABRIC_CODE)
+    assert member["sweep_read"] == 15 and member["links"] == 5, member
+    assert member["metrics"] is True
+    assert (member["sweep"], member["interval"]) == (2, 2), member
+    assert member["topology"] == "EACCES"
+    other = run_as(ids, m, FABRIC_CODE, member=False)
+    assert other["sweep_read"] == 15 and other["links"] == 5, other
+    assert (other["sweep"], other["interval"], other["topology"]) == \
+        ("EACCES", "EACCES", "EACCES"), other
+
+
+def test_fabric_settings_root_only_without_group(ids, open_mount):
+    m = open_mount()
+    fdir = m.path("fabric")
+    assert mode_of(fdir / "sweep") == (0o644, 0, 0)
+    out = run_as(ids, m, FABRIC_CODE)
+    assert out["links"] == 5 and out["sweep"] == "EACCES" and \
+        out["interval"] == "EACCES", out

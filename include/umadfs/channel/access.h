@@ -28,6 +28,9 @@ struct node;
  * or -ENOENT for a group that does not exist (a reason in why). */
 int access_set_group(const char *group, bool smi, char *why, size_t whylen);
 
+/* The mad_group= group: true with its GID in *out, false without one. */
+bool access_group(gid_t *out);
+
 /* A MAD file (send, recv, umad, settings, register) of a channel made by
  * owner: with a group, the group gets the owner's rw bits and owns it. */
 void access_share_file(struct node *n, uid_t owner);

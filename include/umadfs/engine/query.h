@@ -12,6 +12,14 @@
 
 struct mad_engine;
 
+#define QUERY_TIMEOUT_MS 200 /* the daemon's own requests: per try */
+#define QUERY_RETRIES 2
+
+/* Builds a PerfMgt Get(attr_id) to the PMA at lid (GSI, QP1) with the PMA
+ * data area data in frame: umad header + MAD, zeroed first. */
+void query_pma_frame(uint8_t *frame, unsigned lid, unsigned attr_id,
+		     const uint8_t data[IB_PC_DATA_SZ]);
+
 /* Builds a SubnGet(attr_id, attr_mod) directed-route SMP with hop count 0
  * (the port's own SMA) in frame: umad header + MAD, zeroed first. */
 void query_smp_frame(uint8_t *frame, unsigned attr_id, unsigned attr_mod);

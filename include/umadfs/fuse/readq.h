@@ -83,6 +83,14 @@ void readq_open_unlink(struct readq_open *of);
 void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonblock);
 void readq_poll(fuse_req_t req, struct readq_open *of, struct fuse_pollhandle *ph);
 
+/* The same as node_ops handlers, for files whose fi->fh points to a
+ * struct that starts with its struct readq_open. */
+struct node;
+void readq_fh_read(fuse_req_t req, struct node *n, size_t size, off_t off,
+		   struct fuse_file_info *fi);
+void readq_fh_poll(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
+		   struct fuse_pollhandle *ph);
+
 /* After the owner queued data (q->lock not held): answers parked reads or
  * wakes pollers.  Call from a thread that handles no FUSE request. */
 void readq_wake(struct readq *q);

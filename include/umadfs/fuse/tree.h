@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <fuse_lowlevel.h>
 
@@ -29,9 +30,12 @@ struct node_ops {
 		     struct fuse_pollhandle *ph);
 	/* st_size for getattr: what a read from offset 0 returns now, or 0. */
 	off_t (*size)(struct node *n);
+	/* Optional: st_mtime (when the content was made), else the mount's. */
+	time_t (*mtime)(struct node *n);
 };
 
-/* Directories whose children users create and remove (agents/, rq/). */
+/* Directories whose children users create and remove (agents/, rq/), or
+ * that make their children when first used. */
 struct dir_ops {
 	/* Makes the child directory name under dir for the user creator
 	 * (tree lock not held); returns it in *out, or -errno (EEXIST,
@@ -40,6 +44,10 @@ struct dir_ops {
 		     struct node **out);
 	/* Removes child, a directory mkdir made; -EBUSY while in use. */
 	int (*rmdir)(struct node *dir, struct node *child);
+	/* Makes the children of a directory added with lazy set, at its
+	 * first lookup or readdir (tree write lock held): a large tree costs
+	 * memory only where it is read.  0 or -errno. */
+	int (*populate)(struct node *dir);
 };
 
 struct node {
@@ -52,6 +60,9 @@ struct node {
 	gid_t gid;   /* checks them): root's unless access.c says otherwise */
 	const struct node_ops *ops; /* NULL for directories */
 	const struct dir_ops *dops; /* directories with mkdir/rmdir, or NULL */
+	char *link; /* a symbolic link's target (S_IFLNK), else NULL */
+	bool transient; /* may go without an rmdir: the kernel caches no name */
+	bool lazy;      /* children not made yet: dops->populate (tree lock) */
 	/* The feature's object the node shows (a CA, port, channel, receive
 	 * queue...: the type its ops expect), and which part of it. */
 	void *owner;
@@ -77,6 +88,10 @@ bool tree_user_name_ok(const char *name);
  * directory).  NULL on ENOMEM or a duplicate name. */
 struct node *tree_add(struct node *dir, const char *name, mode_t mode,
 		      const struct node_ops *ops, void *owner, int which);
+/* Adds a symbolic link name -> target (S_IFLNK | 0777).  NULL on ENOMEM
+ * or a duplicate name. */
+struct node *tree_add_symlink(struct node *dir, const char *name,
+			      const char *target);
 void tree_rdlock(void);
 void tree_wrlock(void);
 void tree_unlock(void);

@@ -1,0 +1,27 @@
+/* One sweep of the fabric through a port's MAD engine: directed-route
+ * discovery (NodeInfo, NodeDescription, PortInfo of every port,
+ * SwitchInfo), then the PMA counters of every connected port, with many
+ * requests in flight.  Timeouts and unreachable nodes are counted, never
+ * fatal. */
+#ifndef UMADFS_DISCOVER_H
+#define UMADFS_DISCOVER_H
+
+struct discover;
+struct fab_snap;
+struct mad_engine;
+
+#define DISCOVER_WINDOW 512 /* requests in flight */
+
+struct discover *discover_new(void);
+void discover_free(struct discover *d);
+/* Sweeps out of engine into snap (nodes, links, counters and its mads,
+ * timeouts, unreachable).  Returns 0, -ECANCELED after discover_abort(),
+ * or -ENOMEM.  The caller's thread does the work; answers arrive on the
+ * engine's receiver thread. */
+int discover_run(struct discover *d, struct mad_engine *engine,
+		 struct fab_snap *snap, int timeout_ms, int retries);
+/* Makes a running (or the next) discover_run return -ECANCELED soon;
+ * any thread. */
+void discover_abort(struct discover *d);
+
+#endif

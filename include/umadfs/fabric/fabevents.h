@@ -1,0 +1,19 @@
+/* fabric/events: one key=value line per change a sweep found, read as a
+ * stream (blocking, O_NONBLOCK, poll) by any number of readers, each from
+ * the time it opened.  The last FABEVENTS_MAX lines are kept; a reader
+ * that falls further behind gets one `event=dropped count=N` line. */
+#ifndef UMADFS_FABEVENTS_H
+#define UMADFS_FABEVENTS_H
+
+struct node;
+struct fab_snap;
+
+#define FABEVENTS_MAX 4096
+
+int fabevents_add(struct node *fabric_dir);
+/* Queues the changes from old to new (both complete sweeps) and wakes the
+ * readers.  The sweep thread. */
+void fabevents_diff(const struct fab_snap *old, const struct fab_snap *new);
+void fabevents_close(void);
+
+#endif

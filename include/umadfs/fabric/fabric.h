@@ -1,0 +1,30 @@
+/* fabric/: the whole fabric as files, swept through a port's MAD engine.
+ * The process layer parses the options, attaches the directory, and stops
+ * the sweeps at shutdown. */
+#ifndef UMADFS_FABRIC_H
+#define UMADFS_FABRIC_H
+
+#include <sys/types.h>
+
+#include <fuse_lowlevel.h>
+
+#include "umadfs/fabric/sweeper.h"
+
+struct node;
+
+/* Takes -o fabric_interval=MS, -o fabric_port=CA:N and -o fabric=off out
+ * of args.  Returns 0, or -EINVAL with a message on stderr. */
+int fabric_parse_options(struct fuse_args *args);
+/* Adds fabric/ under root and starts the sweep thread (threads: after
+ * fuse_daemonize()); ports lists the host's ports (the process layer
+ * owns the CAs, which come and go).  sweep and interval_ms are root's, and writable by
+ * group too if not NULL (mad_group=).  Nothing with fabric=off.  0 or
+ * -errno. */
+int fabric_add_dir(struct node *root, const gid_t *group, sweeper_ports_fn ports);
+/* Shutdown: answers every waiting writer (ENODEV) and stops a running
+ * sweep promptly.  Any thread; may be called twice. */
+void fabric_release(void);
+/* After the session: joins the sweep thread, frees the snapshot. */
+void fabric_stop(void);
+
+#endif

@@ -1,0 +1,95 @@
+/* One complete picture of the fabric, as one sweep found it: its nodes,
+ * their ports and links, and the sweep's own figures.  A snapshot never
+ * changes once swapped in; readers hold a reference while they use it. */
+#ifndef UMADFS_FABSNAP_H
+#define UMADFS_FABSNAP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+struct fab_nodedir;
+
+#define FAB_DESC_LEN 64    /* NodeDescription: 64 bytes, NUL added */
+#define FAB_PATH_MAX 64    /* directed route: path[1..63] */
+#define FAB_PC_LEN 44      /* the bytes of PortCounters data kept */
+#define FAB_PCX_LEN 72     /* and of PortCountersExtended */
+
+enum fab_node_type { FAB_CA = 1, FAB_SWITCH = 2, FAB_ROUTER = 3 };
+
+struct fab_port {
+	uint64_t port_guid;  /* NodeInfo PortGUID through this port */
+	uint64_t peer_guid;  /* the node at the other end, 0: no link */
+	uint8_t peer_port;
+	bool has_info;       /* PortInfo answered */
+	bool has_counters;   /* PortCounters answered */
+	bool has_ext;        /* PortCountersExtended answered too */
+	bool asked;          /* sweep: its PortInfo was asked for */
+	uint8_t state, phys_state, width, speed, ext_speed, lmc;
+	uint16_t lid;
+	uint8_t basic[FAB_PC_LEN];   /* PortCounters data (PortSelect...) */
+	uint8_t ext[FAB_PCX_LEN];     /* PortCountersExtended data */
+};
+
+struct fab_node {
+	uint64_t guid, sys_guid;
+	uint8_t type, nports;
+	uint8_t hops;        /* the directed route it was found by */
+	uint8_t entry_port;  /* the port that route arrives at (0: local) */
+	uint8_t path[FAB_PATH_MAX];
+	uint32_t vendor_id, revision;
+	uint16_t device_id;
+	uint16_t pma_capmask; /* its PMA's ClassPortInfo CapabilityMask */
+	char desc[FAB_DESC_LEN + 1];
+	struct fab_port *ports; /* [0..nports]; [0] of a CA unused */
+	struct fab_nodedir *dir; /* fabfiles: its directory, once made */
+};
+
+/* The texts made from a snapshot (formatted once, on first use). */
+enum fab_text { FAB_TEXT_SWEEP, FAB_TEXT_TOPOLOGY, FAB_TEXT_LINKS,
+		FAB_TEXT_METRICS, FAB_TEXT_COUNT };
+
+struct fab_stats {
+	unsigned nodes, switches, cas, routers, links, ports;
+	uint64_t mads, timeouts, unreachable;
+};
+
+struct fab_snap {
+	int refs;               /* atomic */
+	struct timespec time;   /* when the sweep ended (CLOCK_REALTIME) */
+	int64_t mono_ms;        /* the same, CLOCK_MONOTONIC, for age_ms */
+	unsigned duration_ms;
+	char via[48];           /* "CA/port" the sweep went out of */
+	bool ok;
+	char error[128];        /* why not ok */
+	struct fab_stats stats;
+	uint64_t local_guid, local_port_guid; /* where the sweep started */
+	struct fab_node *nodes; /* in order of discovery */
+	size_t nnodes, cap;
+	uint32_t *hash;         /* open addressing: node index + 1, 0 empty */
+	size_t hash_cap;
+	pthread_mutex_t text_lock; /* guards texts */
+	struct {
+		char *buf;  /* kept, except metrics over 32 MiB (4k nodes);
+			     * a mapping of len + 1 bytes (fabtext.c) */
+		size_t len;
+		bool sized; /* len is known */
+	} texts[FAB_TEXT_COUNT];
+};
+
+struct fab_snap *fabsnap_new(void);
+void fabsnap_get(struct fab_snap *s);
+void fabsnap_put(struct fab_snap *s);
+/* Adds a node (fields zeroed, nports + 1 ports); NULL on ENOMEM. */
+struct fab_node *fabsnap_add(struct fab_snap *s, uint64_t guid, unsigned nports);
+struct fab_node *fabsnap_find(const struct fab_snap *s, uint64_t guid);
+/* The port at the other end of n's port p, or NULL. */
+const struct fab_port *fabsnap_peer(const struct fab_snap *s,
+				    const struct fab_port *p,
+				    const struct fab_node **peer_node);
+/* Counts nodes by type, links and ports into s->stats. */
+void fabsnap_count(struct fab_snap *s);
+
+#endif

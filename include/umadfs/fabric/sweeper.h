@@ -1,0 +1,41 @@
+/* The sweeps: a thread that sweeps when asked (and every interval_ms if
+ * set), out of the first ACTIVE port or the one configured, and swaps each
+ * new snapshot in; the files take references on the current one. */
+#ifndef UMADFS_SWEEPER_H
+#define UMADFS_SWEEPER_H
+
+#include <stdbool.h>
+
+#include <fuse_lowlevel.h>
+
+struct fab_snap;
+struct ca_port;
+
+/* Copies up to max of the host's ports now into out; returns how many.
+ * The ports stay valid until the daemon exits (the process layer's). */
+typedef int (*sweeper_ports_fn)(struct ca_port **out, int max);
+
+#define SWEEPER_INTERVAL_MAX_MS 86400000u /* a day */
+
+/* Before start: the period (0: on demand) and the port, "" for the first
+ * ACTIVE one.  -EINVAL for a CA name too long. */
+int sweeper_configure(unsigned interval_ms, const char *ca, int portnum);
+/* Starts the thread; on_swap(old, snap) runs on it after each swap (old
+ * the snapshot before, or NULL), before the waiting writers are answered. */
+int sweeper_start(void (*on_swap)(struct fab_snap *old, struct fab_snap *snap),
+		  sweeper_ports_fn ports);
+/* Answers every waiter (ENODEV) and ends a running sweep soon. */
+void sweeper_release(void);
+/* Joins the thread and drops the current snapshot. */
+void sweeper_stop(void);
+
+/* The current snapshot (a reference), or NULL.  With wait, a first use
+ * when there is none starts a sweep and waits for it. */
+struct fab_snap *sweeper_snapshot(bool wait);
+/* Asks for a sweep and waits until one that started after the call is
+ * complete: 0, -EINTR (req interrupted) or -ENODEV (shutdown). */
+int sweeper_wait(fuse_req_t req);
+unsigned sweeper_interval_ms(void);
+void sweeper_set_interval_ms(unsigned ms);
+
+#endif

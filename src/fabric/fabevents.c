@@ -1,0 +1,296 @@
+/* fabric/events (fabevents.h): the ring of event lines, each reader's
+ * place in it, and the comparison of two snapshots that makes the lines. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "umadfs/ca/counters.h"
+#include "umadfs/fabric/fabevents.h"
+#include "umadfs/fabric/fabsnap.h"
+#include "umadfs/fabric/fabtext.h"
+#include "umadfs/fuse/readq.h"
+#include "umadfs/fuse/stream.h"
+#include "umadfs/fuse/tree.h"
+
+#define QUOTED_DESC (4 * FAB_DESC_LEN + 3)
+
+/* The counters whose increase is an event (the error counters). */
+static const char *const error_counters[] = {
+	"symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
+	"port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors",
+	"port_xmit_discards", "port_xmit_constraint_errors",
+	"port_rcv_constraint_errors", "local_link_integrity_errors",
+	"excessive_buffer_overrun_errors", "VL15_dropped",
+};
+
+static struct {
+	struct readq q;             /* its lock guards the fields below */
+	char *lines[FABEVENTS_MAX]; /* line seq at lines[seq % FABEVENTS_MAX] */
+	uint64_t head;              /* the seq of the next line */
+	bool ready;
+} ev;
+
+struct ev_open {
+	struct readq_open ro;
+	uint64_t next;         /* the seq of the next line to read (q.lock) */
+	struct line_rest rest; /* what a short read left of a line (q.lock) */
+};
+
+/* The oldest seq still kept.  q.lock held. */
+static uint64_t oldest(void)
+{
+	return ev.head > FABEVENTS_MAX ? ev.head - FABEVENTS_MAX : 0;
+}
+
+static ssize_t peek_line(void *ctx, char *scratch, size_t cap, char **line,
+			 bool *owned)
+{
+	struct ev_open *of = ctx;
+	int n;
+
+	*owned = false;
+	if (of->next < oldest()) {
+		n = snprintf(scratch, cap, "event=dropped count=%" PRIu64 "\n",
+			     oldest() - of->next);
+		*line = scratch;
+		return n;
+	}
+	if (of->next >= ev.head)
+		return 0;
+	*line = ev.lines[of->next % FABEVENTS_MAX];
+	return (ssize_t)strlen(*line);
+}
+
+static void pop_line(void *ctx)
+{
+	struct ev_open *of = ctx;
+
+	of->next = of->next < oldest() ? oldest() : of->next + 1;
+}
+
+static ssize_t ev_fill(struct readq_open *ro, char *buf, size_t size)
+{
+	struct ev_open *of = (struct ev_open *)ro;
+	const struct line_source src = {
+		.peek = peek_line, .pop = pop_line, .ctx = of,
+	};
+
+	return readq_fill_lines(&of->rest, buf, size, &src);
+}
+
+static bool ev_readable(struct readq_open *ro)
+{
+	struct ev_open *of = (struct ev_open *)ro;
+
+	return of->next < ev.head || of->rest.buf;
+}
+
+static void ev_open_free(struct ev_open *of)
+{
+	readq_open_unlink(&of->ro);
+	line_rest_clear(&of->rest);
+	free(of);
+}
+
+static void ev_drop_open(struct readq_open *ro)
+{
+	ev_open_free((struct ev_open *)ro);
+}
+
+static const struct readq_ops ev_readq_ops = {
+	.fill = ev_fill, .readable = ev_readable, .drop_open = ev_drop_open,
+};
+
+static void events_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	struct ev_open *of;
+
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	of = calloc(1, sizeof(*of));
+	if (!of) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_mutex_lock(&ev.q.lock);
+	of->next = ev.head; /* from now on */
+	pthread_mutex_unlock(&ev.q.lock);
+	readq_open_link(&ev.q, &of->ro);
+	fi->fh = (uintptr_t)of;
+	if (reply_open_stream(req, fi) == -ENOENT)
+		ev_open_free(of); /* interrupted: no release will come */
+}
+
+static void events_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	ev_open_free((struct ev_open *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static const struct node_ops events_ops = {
+	.open = events_open, .read = readq_fh_read, .poll = readq_fh_poll,
+	.release = events_release,
+};
+
+int fabevents_add(struct node *fabric_dir)
+{
+	readq_init(&ev.q, &ev_readq_ops);
+	ev.ready = true;
+	return tree_add(fabric_dir, "events", S_IFREG | 0444, &events_ops, NULL, 0) ?
+		0 : -ENOMEM;
+}
+
+void fabevents_close(void)
+{
+	if (!ev.ready)
+		return;
+	readq_destroy(&ev.q);
+	for (size_t i = 0; i < FABEVENTS_MAX; i++) {
+		free(ev.lines[i]);
+		ev.lines[i] = NULL;
+	}
+	ev.ready = false;
+}
+
+/* Appends one line (the ring drops its oldest).  The sweep thread. */
+static void emit(const struct fab_snap *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void emit(const struct fab_snap *s, const char *fmt, ...)
+{
+	char line[1024], when[32];
+	struct tm tm;
+	va_list ap;
+	char *copy;
+	int n;
+
+	gmtime_r(&s->time.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	n = snprintf(line, sizeof(line), "time=%s ", when);
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	strcat(line, "\n");
+	copy = strdup(line);
+	if (!copy)
+		return;
+	pthread_mutex_lock(&ev.q.lock);
+	free(ev.lines[ev.head % FABEVENTS_MAX]);
+	ev.lines[ev.head % FABEVENTS_MAX] = copy;
+	ev.head++;
+	pthread_mutex_unlock(&ev.q.lock);
+}
+
+/* "guid=0x... port=N node_desc=\"...\"" of a node's port into buf. */
+static void port_end(char *buf, size_t cap, const char *prefix,
+		     const struct fab_node *n, unsigned port)
+{
+	char q[QUOTED_DESC];
+
+	fabtext_quote(q, sizeof(q), n->desc);
+	snprintf(buf, cap, "%sguid=0x%016" PRIx64 " %sport=%u %snode_desc=%s",
+		 prefix, n->guid, prefix, port, prefix, q);
+}
+
+static void node_events(const struct fab_snap *a, const struct fab_snap *b,
+			const char *what)
+{
+	static const char *const types[] = { "unknown", "ca", "switch", "router" };
+
+	for (size_t i = 0; i < b->nnodes; i++) {
+		const struct fab_node *n = &b->nodes[i];
+		char q[QUOTED_DESC];
+
+		if (fabsnap_find(a, n->guid))
+			continue;
+		fabtext_quote(q, sizeof(q), n->desc);
+		emit(b, "event=%s guid=0x%016" PRIx64 " node_desc=%s node_type=%s",
+		     what, n->guid, q, types[n->type < 4 ? n->type : 0]);
+	}
+}
+
+/* Link lines of the ports of b's nodes whose peer a does not have: up
+ * (a old, b new) or down (a new, b old); the peer as b has it. */
+static void link_events(const struct fab_snap *a, const struct fab_snap *b,
+			const char *what)
+{
+	for (size_t i = 0; i < b->nnodes; i++) {
+		const struct fab_node *n = &b->nodes[i];
+		const struct fab_node *na = fabsnap_find(a, n->guid);
+
+		for (unsigned p = 1; na && p <= n->nports && p <= na->nports; p++) {
+			const struct fab_port *pb = &n->ports[p], *pa = &na->ports[p];
+			const struct fab_node *peer = NULL;
+			char me[400], other[400];
+
+			if (!pb->peer_guid || (pa->peer_guid == pb->peer_guid &&
+					       pa->peer_port == pb->peer_port))
+				continue;
+			if (!fabsnap_peer(b, pb, &peer))
+				continue;
+			port_end(me, sizeof(me), "", n, p);
+			port_end(other, sizeof(other), "peer_", peer, pb->peer_port);
+			emit(b, "event=%s %s %s", what, me, other);
+		}
+	}
+}
+
+static unsigned counter_index(const char *name)
+{
+	for (unsigned i = 0; i < counters_count(); i++)
+		if (!strcmp(counters_name(i), name))
+			return i;
+	return 0;
+}
+
+/* A port's error counters that grew from pa (old) to pb (new). */
+static void counter_events(const struct fab_snap *b, const struct fab_node *na,
+			   const struct fab_node *n, unsigned p)
+{
+	const struct fab_port *pa = &na->ports[p], *pb = &n->ports[p];
+
+	if (!pa->has_counters || !pb->has_counters)
+		return;
+	for (size_t c = 0; c < sizeof(error_counters) / sizeof(error_counters[0]); c++) {
+		unsigned i = counter_index(error_counters[c]);
+		const struct fab_node *peer = NULL;
+		char me[400], other[400] = "";
+		uint64_t va, vb;
+
+		if (!counters_value(i, pa->basic, NULL, 0, &va) ||
+		    !counters_value(i, pb->basic, NULL, 0, &vb) || vb <= va)
+			continue;
+		port_end(me, sizeof(me), "", n, p);
+		if (fabsnap_peer(b, pb, &peer)) {
+			other[0] = ' ';
+			port_end(other + 1, sizeof(other) - 1, "peer_", peer,
+				 pb->peer_port);
+		}
+		emit(b, "event=counter_increased %s counter=%s delta=%" PRIu64
+		     " value=%" PRIu64 "%s", me, error_counters[c], vb - va, vb, other);
+	}
+}
+
+void fabevents_diff(const struct fab_snap *old, const struct fab_snap *new)
+{
+	if (!ev.ready || !old || !old->ok || !new->ok)
+		return;
+	node_events(new, old, "node_gone");
+	link_events(new, old, "link_down");
+	node_events(old, new, "node_appeared");
+	link_events(old, new, "link_up");
+	for (size_t i = 0; i < new->nnodes; i++) {
+		const struct fab_node *n = &new->nodes[i];
+		const struct fab_node *na = fabsnap_find(old, n->guid);
+
+		for (unsigned p = 0; na && p <= n->nports && p <= na->nports; p++)
+			counter_events(new, na, n, p);
+	}
+	readq_wake(&ev.q);
+}

@@ -1,0 +1,529 @@
+/* The fabric/ tree (fabfiles.h): the top files (sweep, interval_ms,
+ * topology, links, metrics.prom), nodes/0xGUID/ with ports/N/ and their
+ * counters/, and the peer and class/infiniband links. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "umadfs/base/number.h"
+#include "umadfs/ca/counters.h"
+#include "umadfs/ca/sysfmt.h"
+#include "umadfs/fabric/fabfiles.h"
+#include "umadfs/fabric/fabsnap.h"
+#include "umadfs/fabric/fabtext.h"
+#include "umadfs/fabric/sweeper.h"
+#include "umadfs/fuse/textfile.h"
+#include "umadfs/fuse/tree.h"
+
+
+/* A node's directory: owner of every node of its subtree (each holds a
+ * reference), so it outlives the last one the kernel knows. */
+struct fab_nodedir {
+	int refs; /* atomic */
+	uint64_t guid;
+	unsigned nports;
+	struct node *dir, *class_link;
+	struct node *port_dirs[]; /* [0..nports] */
+};
+
+/* Guarded by the tree lock (written by the sweep thread only). */
+static struct node *nodes_dir, *class_dir;
+static struct fab_snap *shown; /* the snapshot the directories follow */
+
+static time_t snap_mtime(struct node *n)
+{
+	struct fab_snap *s = sweeper_snapshot(false);
+	time_t t = s ? s->time.tv_sec : 0;
+
+	fabsnap_put(s);
+	return t ? t : time(NULL);
+}
+
+/* Top files. */
+enum { FILE_TOPOLOGY = FAB_TEXT_TOPOLOGY, FILE_LINKS = FAB_TEXT_LINKS,
+       FILE_METRICS = FAB_TEXT_METRICS };
+
+struct big_open {
+	struct fab_snap *snap; /* NULL: empty */
+	const char *text;
+	size_t len;
+	bool owned; /* text is ours to free */
+};
+
+static void big_open_free(struct big_open *o)
+{
+	if (o->owned)
+		fabtext_free((char *)o->text, o->len);
+	fabsnap_put(o->snap);
+	free(o);
+}
+
+static void big_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	struct big_open *o;
+
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	o->snap = sweeper_snapshot(true);
+	if (o->snap)
+		o->text = fabtext_get(o->snap, (enum fab_text)n->file, &o->len,
+				      &o->owned);
+	if (o->snap && !o->text) {
+		big_open_free(o);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fi->fh = (uintptr_t)o;
+	fi->direct_io = 1;
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		big_open_free(o);
+}
+
+static void big_read(fuse_req_t req, struct node *n, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct big_open *o = (struct big_open *)(uintptr_t)fi->fh;
+
+	if (off < 0 || (size_t)off >= o->len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	if (size > o->len - (size_t)off)
+		size = o->len - (size_t)off;
+	/* The text lives as long as the snapshot we hold until release. */
+	fuse_reply_buf(req, o->text + off, size);
+}
+
+static void big_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	big_open_free((struct big_open *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static off_t big_size(struct node *n)
+{
+	struct fab_snap *s = sweeper_snapshot(false);
+	size_t len = 0;
+
+	if (s)
+		len = fabtext_size(s, (enum fab_text)n->file);
+	fabsnap_put(s);
+	return (off_t)len;
+}
+
+static const struct node_ops big_ops = {
+	.open = big_open, .read = big_read, .release = big_release,
+	.size = big_size, .mtime = snap_mtime,
+};
+
+static int sweep_show(struct node *n, char *buf, size_t cap)
+{
+	struct fab_snap *s = sweeper_snapshot(true);
+	int len = s ? fabtext_sweep(s, buf, cap) : 0;
+
+	fabsnap_put(s);
+	return len;
+}
+
+static void sweep_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	textfile_open_settable(req, n, fi, sweep_show, NULL);
+}
+
+static void sweep_write(fuse_req_t req, struct node *n, const char *buf,
+			size_t size, off_t off, struct fuse_file_info *fi)
+{
+	int r = sweeper_wait(req);
+
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_write(req, size);
+}
+
+static off_t sweep_size(struct node *n)
+{
+	struct fab_snap *s = sweeper_snapshot(false);
+	char buf[TEXTFILE_MAX];
+	int len = s ? fabtext_sweep(s, buf, sizeof(buf)) : 0;
+
+	fabsnap_put(s);
+	return len > 0 ? len : 0;
+}
+
+static const struct node_ops sweep_ops = {
+	.open = sweep_open, .read = textfile_read, .write = sweep_write,
+	.release = textfile_release, .size = sweep_size, .mtime = snap_mtime,
+};
+
+static int interval_show(struct node *n, char *buf, size_t cap)
+{
+	return snprintf(buf, cap, "%u\n", sweeper_interval_ms());
+}
+
+static void interval_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	textfile_open_settable(req, n, fi, interval_show, NULL);
+}
+
+static void interval_write(fuse_req_t req, struct node *n, const char *buf,
+			   size_t size, off_t off, struct fuse_file_info *fi)
+{
+	uint64_t v;
+
+	if (number_parse_value(buf, size, 0, SWEEPER_INTERVAL_MAX_MS, &v) < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	sweeper_set_interval_ms((unsigned)v);
+	fuse_reply_write(req, size);
+}
+
+static off_t interval_size(struct node *n)
+{
+	return textfile_size(n, interval_show);
+}
+
+static const struct node_ops interval_ops = {
+	.open = interval_open, .read = textfile_read, .write = interval_write,
+	.release = textfile_release, .size = interval_size,
+};
+
+/* Node, port and counter files: n->file is (port << 8) | what. */
+#define FILE_PORT(f) ((unsigned)(f) >> 8)
+#define FILE_WHAT(f) ((unsigned)(f) & 0xff)
+#define WHAT_COUNTER 64 /* counters: WHAT_COUNTER + counters.h's index */
+#define WHAT_NODE 128   /* node files: WHAT_NODE + node_files index */
+
+static const char *const node_files[] = {
+	"node_type", "node_guid", "sys_image_guid", "node_desc", "vendor_id",
+	"device_id", "revision", "num_ports", "board_id", "fw_ver", "hca_type",
+};
+
+static const char *const port_files[] = {
+	"state", "phys_state", "rate", "link_width", "link_speed", "lid",
+	"lid_mask_count",
+};
+
+static int node_value(const struct fab_node *fn, unsigned what, char *buf,
+		      size_t cap)
+{
+	switch (what) {
+	case 0: return sysfmt_node_type(buf, cap, fn->type);
+	case 1: return sysfmt_guid_colon(buf, cap, fn->guid);
+	case 2: return sysfmt_guid_colon(buf, cap, fn->sys_guid);
+	case 3: /* fall through: board_id is the description (documented) */
+	case 8: return snprintf(buf, cap, "%s\n", fn->desc);
+	case 4: return snprintf(buf, cap, "0x%06x\n", fn->vendor_id);
+	case 5: return snprintf(buf, cap, "0x%04x\n", fn->device_id);
+	case 6: return snprintf(buf, cap, "0x%x\n", fn->revision);
+	case 7: return snprintf(buf, cap, "%u\n", fn->nports);
+	case 9: return snprintf(buf, cap, "%u.%u.%u\n", fn->revision >> 16,
+				(fn->revision >> 8) & 0xff, fn->revision & 0xff);
+	default: return snprintf(buf, cap, "%s\n", fn->type == FAB_SWITCH ?
+				 "switch" : fn->type == FAB_ROUTER ? "router" : "CA");
+	}
+}
+
+static int port_value(const struct fab_node *fn, const struct fab_port *p,
+		      unsigned what, char *buf, size_t cap)
+{
+	uint64_t v;
+
+	if (what >= WHAT_COUNTER) {
+		if (!p->has_counters ||
+		    !counters_value(what - WHAT_COUNTER, p->basic,
+				    p->has_ext ? p->ext : NULL, fn->pma_capmask, &v))
+			return -ENODATA;
+		return snprintf(buf, cap, "%" PRIu64 "\n", v);
+	}
+	if (!p->has_info)
+		return -ENODATA;
+	switch (what) {
+	case 0: return sysfmt_port_state(buf, cap, p->state);
+	case 1: return sysfmt_phys_state(buf, cap, p->phys_state);
+	case 2: return sysfmt_rate(buf, cap, p->width, p->speed, p->ext_speed);
+	case 3: return snprintf(buf, cap, "%dX\n", sysfmt_width_lanes(p->width));
+	case 4: return snprintf(buf, cap, "%s\n", p->ext_speed ? "ext" :
+				p->speed == 4 ? "QDR" : p->speed == 2 ? "DDR" : "SDR");
+	case 5: return snprintf(buf, cap, "0x%x\n", p->lid);
+	default: return snprintf(buf, cap, "%u\n", p->lmc);
+	}
+}
+
+static int fabnode_show(struct node *n, char *buf, size_t cap)
+{
+	struct fab_nodedir *nd = n->owner;
+	struct fab_snap *s = sweeper_snapshot(false);
+	const struct fab_node *fn = s ? fabsnap_find(s, nd->guid) : NULL;
+	unsigned port = FILE_PORT(n->file), what = FILE_WHAT(n->file);
+	int r = -ENOENT;
+
+	if (fn && what >= WHAT_NODE)
+		r = node_value(fn, what - WHAT_NODE, buf, cap);
+	else if (fn && port <= fn->nports)
+		r = port_value(fn, &fn->ports[port], what, buf, cap);
+	fabsnap_put(s);
+	return r;
+}
+
+static void fabnode_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	textfile_open(req, n, fi, fabnode_show);
+}
+
+static off_t fabnode_size(struct node *n)
+{
+	return textfile_size(n, fabnode_show);
+}
+
+static const struct node_ops fabnode_ops = {
+	.open = fabnode_open, .read = textfile_read, .release = textfile_release,
+	.size = fabnode_size, .mtime = snap_mtime,
+};
+
+static void nodedir_get(struct node *n)
+{
+	__atomic_add_fetch(&((struct fab_nodedir *)n->owner)->refs, 1,
+			   __ATOMIC_RELAXED);
+}
+
+static void nodedir_put(struct node *n)
+{
+	struct fab_nodedir *nd = n->owner;
+
+	if (!__atomic_sub_fetch(&nd->refs, 1, __ATOMIC_ACQ_REL))
+		free(nd);
+}
+
+/* ports/N/'s files and counters/, at its first use (tree write lock). */
+static int port_populate(struct node *dir)
+{
+	struct fab_nodedir *nd = dir->owner;
+	unsigned p = (unsigned)dir->file;
+	struct node *counters;
+
+	for (unsigned i = 0; i < sizeof(port_files) / sizeof(port_files[0]); i++)
+		if (!tree_add(dir, port_files[i], S_IFREG | 0444, &fabnode_ops, nd,
+			      (int)(p << 8 | i)))
+			return -ENOMEM;
+	counters = tree_add(dir, "counters", S_IFDIR | 0555, NULL, nd, 0);
+	if (!counters)
+		return -ENOMEM;
+	for (unsigned i = 0; i < counters_count(); i++)
+		if (!tree_add(counters, counters_name(i), S_IFREG | 0444,
+			      &fabnode_ops, nd, (int)(p << 8 | (WHAT_COUNTER + i))))
+			return -ENOMEM;
+	/* The new nodes hold nd as the rest of its subtree does. */
+	for (struct node *c = dir->children; c; c = c->next_sibling)
+		if (!S_ISLNK(c->mode))
+			tree_hold_owner(c, nodedir_get, nodedir_put);
+	return 0;
+}
+
+static const struct dir_ops port_dir_ops = { .populate = port_populate };
+
+static int add_port_dir(struct fab_nodedir *nd, struct node *ports, unsigned p)
+{
+	char name[8];
+
+	snprintf(name, sizeof(name), "%u", p);
+	nd->port_dirs[p] = tree_add(ports, name, S_IFDIR | 0555, NULL, nd, (int)p);
+	if (!nd->port_dirs[p])
+		return -ENOMEM;
+	nd->port_dirs[p]->dops = &port_dir_ops;
+	nd->port_dirs[p]->lazy = true;
+	return 0;
+}
+
+/* The directory of a node new to the tree, and its class link.  Tree
+ * write lock held. */
+static struct fab_nodedir *add_node_dir(const struct fab_node *fn)
+{
+	struct fab_nodedir *nd = calloc(1, sizeof(*nd) +
+					(fn->nports + 1u) * sizeof(struct node *));
+	char name[24], target[64];
+	struct node *ports;
+
+	if (!nd)
+		return NULL;
+	nd->guid = fn->guid;
+	nd->nports = fn->nports;
+	snprintf(name, sizeof(name), "0x%016" PRIx64, fn->guid);
+	nd->dir = tree_add(nodes_dir, name, S_IFDIR | 0555, NULL, nd, 0);
+	if (!nd->dir) {
+		free(nd);
+		return NULL;
+	}
+	for (unsigned i = 0; i < sizeof(node_files) / sizeof(node_files[0]); i++)
+		tree_add(nd->dir, node_files[i], S_IFREG | 0444, &fabnode_ops, nd,
+			 (int)(WHAT_NODE + i));
+	ports = tree_add(nd->dir, "ports", S_IFDIR | 0555, NULL, nd, 0);
+	for (unsigned p = fn->type == FAB_SWITCH ? 0 : 1; ports && p <= fn->nports; p++)
+		if (add_port_dir(nd, ports, p) < 0)
+			break;
+	/* From now on the subtree holds nd; the links hold nothing. */
+	tree_hold_owner(nd->dir, nodedir_get, nodedir_put);
+	snprintf(target, sizeof(target), "../../nodes/%s", name);
+	/* The node directory and this link keep the kernel's name cache (1 s
+	 * at most after a node goes): every path into the fabric's sysfs
+	 * view passes through them, node_exporter's tens of thousands. */
+	nd->class_link = tree_add_symlink(class_dir, name, target);
+	return nd;
+}
+
+static void remove_node_dir(struct fab_nodedir *nd)
+{
+	if (nd->class_link)
+		tree_unlink(nd->class_link);
+	tree_unlink(nd->dir); /* frees nd with its last node */
+}
+
+/* ports/N/peer as the snapshot has it.  Tree write lock held. */
+static void update_peer(const struct fab_snap *s, const struct fab_node *fn,
+			struct fab_nodedir *nd, unsigned p)
+{
+	struct node *dir = nd->port_dirs[p], *old;
+	const struct fab_port *fp = &fn->ports[p];
+	char target[64] = "";
+
+	if (!dir)
+		return;
+	old = tree_child(dir, "peer");
+	if (fp->peer_guid && fabsnap_find(s, fp->peer_guid))
+		snprintf(target, sizeof(target), "../../../0x%016" PRIx64 "/ports/%u",
+			 fp->peer_guid, fp->peer_port);
+	if (old && (!target[0] || strcmp(old->link, target))) {
+		tree_unlink(old);
+		old = NULL;
+	}
+	if (target[0] && !old) {
+		struct node *link = tree_add_symlink(dir, "peer", target);
+
+		if (link)
+			link->transient = true;
+	}
+}
+
+void fabfiles_update(struct fab_snap *snap)
+{
+	tree_wrlock();
+	for (size_t i = 0; i < snap->nnodes; i++) {
+		struct fab_node *fn = &snap->nodes[i];
+		struct fab_node *was = shown ? fabsnap_find(shown, fn->guid) : NULL;
+
+		fn->dir = was ? was->dir : NULL;
+		if (fn->dir && fn->dir->nports != fn->nports) {
+			remove_node_dir(fn->dir); /* another device, same GUID */
+			fn->dir = NULL;
+		}
+		if (!fn->dir)
+			fn->dir = add_node_dir(fn);
+	}
+	for (size_t i = 0; shown && i < shown->nnodes; i++) {
+		struct fab_nodedir *nd = shown->nodes[i].dir;
+		const struct fab_node *now = fabsnap_find(snap, shown->nodes[i].guid);
+
+		if (nd && !now) /* (a replaced one went above) */
+			remove_node_dir(nd);
+	}
+	for (size_t i = 0; i < snap->nnodes; i++)
+		for (unsigned p = 1; snap->nodes[i].dir && p <= snap->nodes[i].nports; p++)
+			update_peer(snap, &snap->nodes[i], snap->nodes[i].dir, p);
+	fabsnap_get(snap);
+	fabsnap_put(shown);
+	shown = snap;
+	tree_unlock();
+}
+
+void fabfiles_close(void)
+{
+	fabsnap_put(shown);
+	shown = NULL;
+}
+
+/* fabric/ sits beside the CAs in the mount's root, where node_exporter's
+ * infiniband collector (--path.sysfs with the mount as class/infiniband)
+ * takes every directory for a device and gives up on all of them when one
+ * lacks these files: so fabric/ has them, and an empty ports/. */
+static const char *const device_files[][2] = {
+	{ "board_id", "umadfs fabric view\n" },
+	{ "fw_ver", "0.0.0\n" },
+	{ "hca_type", "fabric\n" },
+};
+
+static int device_show(struct node *n, char *buf, size_t cap)
+{
+	return snprintf(buf, cap, "%s", device_files[n->file][1]);
+}
+
+static void device_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	textfile_open(req, n, fi, device_show);
+}
+
+static off_t device_size(struct node *n)
+{
+	return (off_t)strlen(device_files[n->file][1]);
+}
+
+static const struct node_ops device_ops = {
+	.open = device_open, .read = textfile_read, .release = textfile_release,
+	.size = device_size,
+};
+
+static int add_device_files(struct node *fabric)
+{
+	for (int i = 0; i < 3; i++)
+		if (!tree_add(fabric, device_files[i][0], S_IFREG | 0444, &device_ops,
+			      NULL, i))
+			return -ENOMEM;
+	return tree_add(fabric, "ports", S_IFDIR | 0555, NULL, NULL, 0) ? 0 : -ENOMEM;
+}
+
+/* A settable file: root's, and the group's (mode 0664) if there is one. */
+static struct node *add_settable(struct node *dir, const char *name,
+				 const struct node_ops *ops, const gid_t *group)
+{
+	struct node *n = tree_add(dir, name, S_IFREG | (group ? 0664 : 0644), ops,
+				  NULL, 0);
+
+	if (n && group)
+		n->gid = *group;
+	return n;
+}
+
+int fabfiles_add(struct node *root, const gid_t *group, struct node **out)
+{
+	struct node *fabric = tree_add(root, "fabric", S_IFDIR | 0555, NULL, NULL, 0);
+	struct node *class;
+
+	if (!fabric)
+		return -ENOMEM;
+	if (!add_settable(fabric, "sweep", &sweep_ops, group) ||
+	    !add_settable(fabric, "interval_ms", &interval_ops, group) ||
+	    !tree_add(fabric, "topology", S_IFREG | 0444, &big_ops, NULL,
+		      FILE_TOPOLOGY) ||
+	    !tree_add(fabric, "links", S_IFREG | 0444, &big_ops, NULL, FILE_LINKS) ||
+	    !tree_add(fabric, "metrics.prom", S_IFREG | 0444, &big_ops, NULL,
+		      FILE_METRICS))
+		return -ENOMEM;
+	nodes_dir = tree_add(fabric, "nodes", S_IFDIR | 0555, NULL, NULL, 0);
+	class = tree_add(fabric, "class", S_IFDIR | 0555, NULL, NULL, 0);
+	class_dir = class ? tree_add(class, "infiniband", S_IFDIR | 0555, NULL, NULL, 0) :
+		NULL;
+	*out = fabric;
+	if (!nodes_dir || !class_dir)
+		return -ENOMEM;
+	return add_device_files(fabric);
+}

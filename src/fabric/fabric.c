@@ -1,0 +1,122 @@
+/* The fabric subsystem's face to the process (fabric.h): its options, and
+ * starting and stopping the files and the sweeps. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "umadfs/base/number.h"
+#include "umadfs/fabric/fabevents.h"
+#include "umadfs/fabric/fabfiles.h"
+#include "umadfs/fabric/fabric.h"
+#include "umadfs/fabric/sweeper.h"
+
+#define INTERVAL_MAX_MS SWEEPER_INTERVAL_MAX_MS
+#define PORT_CA_MAX 64
+
+static bool off; /* fabric=off: set once by fabric_parse_options */
+
+struct fabric_opts {
+	char *interval, *port, *off;
+};
+
+#define FABRIC_OPT(t, p) { t, offsetof(struct fabric_opts, p), 1 }
+
+static const struct fuse_opt fabric_opts[] = {
+	FABRIC_OPT("fabric_interval=%s", interval),
+	FABRIC_OPT("fabric_port=%s", port),
+	FABRIC_OPT("fabric=%s", off),
+	FUSE_OPT_END
+};
+
+/* "CA:N" into ca (PORT_CA_MAX bytes) and *portnum. */
+static int parse_port(const char *s, char *ca, int *portnum)
+{
+	const char *colon = strrchr(s, ':');
+	uint64_t n;
+
+	if (!colon || colon == s || colon - s >= PORT_CA_MAX ||
+	    number_parse(colon + 1, strlen(colon + 1), &n) < 0 || n > 254)
+		return -EINVAL;
+	memcpy(ca, s, (size_t)(colon - s));
+	ca[colon - s] = '\0';
+	*portnum = (int)n;
+	return 0;
+}
+
+static int check_options(const struct fabric_opts *o)
+{
+	char ca[PORT_CA_MAX] = "";
+	int portnum = 0;
+	uint64_t v = 0;
+
+	if (o->off && strcmp(o->off, "off") && strcmp(o->off, "on")) {
+		fprintf(stderr, "umadfs: fabric=%s: expected off or on\n", o->off);
+		return -EINVAL;
+	}
+	off = o->off && !strcmp(o->off, "off");
+	if (o->interval) {
+		if (number_parse_value(o->interval, strlen(o->interval), 0,
+				       INTERVAL_MAX_MS, &v) < 0) {
+			fprintf(stderr, "umadfs: fabric_interval=%s: expected "
+				"milliseconds from 0 to %u\n", o->interval,
+				INTERVAL_MAX_MS);
+			return -EINVAL;
+		}
+	}
+	if ((o->port && parse_port(o->port, ca, &portnum) < 0) ||
+	    sweeper_configure((unsigned)v, ca, portnum) < 0) {
+		fprintf(stderr, "umadfs: fabric_port=%s: expected CA:PORT\n", o->port);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int fabric_parse_options(struct fuse_args *args)
+{
+	struct fabric_opts o = { 0 };
+	int r = -EINVAL;
+
+	if (fuse_opt_parse(args, &o, fabric_opts, NULL) == 0)
+		r = check_options(&o);
+	free(o.interval);
+	free(o.port);
+	free(o.off);
+	return r;
+}
+
+
+/* A new snapshot is current: events from the change, then the tree. */
+static void on_swap(struct fab_snap *old, struct fab_snap *snap)
+{
+	fabevents_diff(old, snap);
+	fabfiles_update(snap);
+}
+
+int fabric_add_dir(struct node *root, const gid_t *group, sweeper_ports_fn ports)
+{
+	struct node *dir;
+	int r;
+
+	if (off)
+		return 0;
+	r = fabfiles_add(root, group, &dir);
+	if (r == 0)
+		r = fabevents_add(dir);
+	if (r == 0)
+		r = sweeper_start(on_swap, ports);
+	return r;
+}
+
+void fabric_release(void)
+{
+	sweeper_release();
+}
+
+void fabric_stop(void)
+{
+	sweeper_stop();
+	fabfiles_close();
+	fabevents_close();
+}

@@ -1,0 +1,149 @@
+/* Fabric snapshots (fabsnap.h): the node array, its GUID hash, counts and
+ * the reference that keeps a snapshot alive for its readers. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "umadfs/fabric/fabsnap.h"
+
+struct fab_snap *fabsnap_new(void)
+{
+	struct fab_snap *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->refs = 1;
+	pthread_mutex_init(&s->text_lock, NULL);
+	return s;
+}
+
+void fabsnap_get(struct fab_snap *s)
+{
+	__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+}
+
+void fabsnap_put(struct fab_snap *s)
+{
+	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (size_t i = 0; i < s->nnodes; i++)
+		free(s->nodes[i].ports);
+	for (int t = 0; t < FAB_TEXT_COUNT; t++)
+		if (s->texts[t].buf)
+			munmap(s->texts[t].buf, s->texts[t].len + 1);
+	pthread_mutex_destroy(&s->text_lock);
+	free(s->nodes);
+	free(s->hash);
+	free(s);
+}
+
+static size_t hash_slot(uint64_t guid, size_t cap)
+{
+	guid ^= guid >> 29;
+	guid *= 0xbf58476d1ce4e5b9ull;
+	guid ^= guid >> 32;
+	return (size_t)guid & (cap - 1);
+}
+
+static void hash_insert(uint32_t *hash, size_t cap, const struct fab_node *nodes,
+			uint32_t idx)
+{
+	size_t i = hash_slot(nodes[idx].guid, cap);
+
+	while (hash[i])
+		i = (i + 1) & (cap - 1);
+	hash[i] = idx + 1;
+}
+
+/* Keeps the hash at most half full. */
+static int hash_grow(struct fab_snap *s)
+{
+	size_t cap = s->hash_cap ? s->hash_cap * 2 : 256;
+	uint32_t *hash;
+
+	if (s->hash_cap && (s->nnodes + 1) * 2 <= s->hash_cap)
+		return 0;
+	hash = calloc(cap, sizeof(*hash));
+	if (!hash)
+		return -1;
+	for (size_t i = 0; i < s->nnodes; i++)
+		hash_insert(hash, cap, s->nodes, (uint32_t)i);
+	free(s->hash);
+	s->hash = hash;
+	s->hash_cap = cap;
+	return 0;
+}
+
+struct fab_node *fabsnap_add(struct fab_snap *s, uint64_t guid, unsigned nports)
+{
+	struct fab_node *n;
+
+	if (s->nnodes == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct fab_node *bigger = realloc(s->nodes, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return NULL;
+		s->nodes = bigger;
+		s->cap = cap;
+	}
+	if (hash_grow(s) < 0)
+		return NULL;
+	n = &s->nodes[s->nnodes];
+	memset(n, 0, sizeof(*n));
+	n->ports = calloc(nports + 1, sizeof(*n->ports));
+	if (!n->ports)
+		return NULL;
+	n->guid = guid;
+	n->nports = (uint8_t)nports;
+	hash_insert(s->hash, s->hash_cap, s->nodes, (uint32_t)s->nnodes);
+	s->nnodes++;
+	return n;
+}
+
+struct fab_node *fabsnap_find(const struct fab_snap *s, uint64_t guid)
+{
+	if (!s->hash_cap)
+		return NULL;
+	for (size_t i = hash_slot(guid, s->hash_cap); s->hash[i];
+	     i = (i + 1) & (s->hash_cap - 1))
+		if (s->nodes[s->hash[i] - 1].guid == guid)
+			return &s->nodes[s->hash[i] - 1];
+	return NULL;
+}
+
+const struct fab_port *fabsnap_peer(const struct fab_snap *s,
+				    const struct fab_port *p,
+				    const struct fab_node **peer_node)
+{
+	const struct fab_node *n;
+
+	if (!p->peer_guid)
+		return NULL;
+	n = fabsnap_find(s, p->peer_guid);
+	if (!n || p->peer_port > n->nports)
+		return NULL;
+	if (peer_node)
+		*peer_node = n;
+	return &n->ports[p->peer_port];
+}
+
+void fabsnap_count(struct fab_snap *s)
+{
+	struct fab_stats *st = &s->stats;
+
+	st->nodes = (unsigned)s->nnodes;
+	st->switches = st->cas = st->routers = st->links = st->ports = 0;
+	for (size_t i = 0; i < s->nnodes; i++) {
+		const struct fab_node *n = &s->nodes[i];
+
+		st->switches += n->type == FAB_SWITCH;
+		st->cas += n->type == FAB_CA;
+		st->routers += n->type == FAB_ROUTER;
+		for (unsigned p = 1; p <= n->nports; p++) {
+			st->ports += n->ports[p].has_info;
+			st->links += n->ports[p].peer_guid != 0;
+		}
+	}
+	st->links /= 2; /* each link seen from both ends */
+}

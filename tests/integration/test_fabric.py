@@ -1,0 +1,520 @@
+"""fabric/: the sweep against the real tools (ibnetdiscover, iblinkinfo),
+peer links both ways, and the written topology back through ibsim."""
+
+import errno
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GEN = os.path.join(HERE, "..", "bench", "gen-fabric.py")
+
+
+def port_to_node(out):
+    """CA port GUID -> node GUID, from ibnetdiscover's topology output."""
+    node, m = None, {}
+    for line in out.splitlines():
+        g = re.match(r"caguid=0x([0-9a-f]+)", line)
+        if g:
+            node = int(g.group(1), 16)
+        p = re.match(r"\[\d+\]\(([0-9a-f]+)\)", line)
+        if p and node is not None:
+            m[int(p.group(1), 16)] = node
+    return m
+
+
+def ibnd(fabric, host):
+    """ibnetdiscover's node GUIDs by type and its links, as sets; -p names
+    a CA by its port GUID, mapped back to the node's."""
+    out = fabric.run_tool(["ibnetdiscover"], host).stdout
+    switches = {int(g, 16) for g in re.findall(r"^switchguid=0x([0-9a-f]+)", out, re.M)}
+    cas = {int(g, 16) for g in re.findall(r"^caguid=0x([0-9a-f]+)", out, re.M)}
+    node_of = port_to_node(out)
+    links = set()
+    for line in fabric.run_tool(["ibnetdiscover", "-p"], host).stdout.splitlines():
+        f = line.split()
+        if " - " in line and len(f) >= 11:
+            a = (int(f[3], 16), int(f[2]))
+            b = (int(f[10], 16), int(f[9]))
+            a = (node_of.get(a[0], a[0]), a[1])
+            b = (node_of.get(b[0], b[0]), b[1])
+            links.add(tuple(sorted((a, b))))
+    return switches, cas, links
+
+
+def sweep_kv(m):
+    return dict(line.split(" ", 1) if " " in line else (line, "")
+                for line in open(m.path("fabric", "sweep")).read().splitlines())
+
+
+def our_links(m):
+    links = set()
+    for line in open(m.path("fabric", "links")).read().splitlines():
+        kv = dict(re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', line))
+        a = (int(kv["guid"], 16), int(kv["port"]))
+        b = (int(kv["peer_guid"], 16), int(kv["peer_port"]))
+        links.add(tuple(sorted((a, b))))
+    return links
+
+
+def check_against_ibnetdiscover(fabric, m, host):
+    switches, cas, links = ibnd(fabric, host)
+    kv = sweep_kv(m)
+    assert kv["ok"] == "1", kv
+    assert int(kv["switches"]) == len(switches)
+    assert int(kv["cas"]) == len(cas)
+    assert int(kv["nodes"]) == len(switches) + len(cas)
+    assert int(kv["links"]) == len(links)
+    names = {int(n, 16) for n in os.listdir(m.path("fabric", "nodes"))}
+    assert names == switches | cas
+    assert our_links(m) == links
+    for g in switches:
+        t = open(m.path("fabric", "nodes", "0x%016x" % g, "node_type")).read()
+        assert t == "2: switch\n"
+
+
+def check_peers(m):
+    """Every peer link resolves, and its peer's peer is the port itself."""
+    nodes = m.path("fabric", "nodes")
+    seen = 0
+    for g in os.listdir(nodes):
+        for p in os.listdir(os.path.join(nodes, g, "ports")):
+            port = os.path.join(nodes, g, "ports", p)
+            peer = os.path.join(port, "peer")
+            if not os.path.lexists(peer):
+                continue
+            back = os.path.join(os.path.realpath(peer), "peer")
+            assert os.path.realpath(back) == os.path.realpath(port)
+            seen += 1
+    return seen
+
+
+def test_sweep_equals_ibnetdiscover(fabric, mount):
+    m = mount("Hca1")
+    check_against_ibnetdiscover(fabric, m, "Hca1")
+    assert check_peers(m) == 2 * int(sweep_kv(m)["links"])
+    cls = m.path("fabric", "class", "infiniband")
+    for g in os.listdir(cls):
+        assert os.path.realpath(os.path.join(cls, g)) == \
+            os.path.realpath(m.path("fabric", "nodes", g))
+
+
+def test_links_equal_iblinkinfo(fabric, mount):
+    m = mount("Hca2")
+    node_of = port_to_node(fabric.run_tool(["ibnetdiscover"], "Hca2").stdout)
+    out = fabric.run_tool(["iblinkinfo", "--line"], "Hca2").stdout
+    # "0x...  "desc"  LID  PORT[  ] ==( 4X  2.5 Gbps Active/  LinkUp)==>  0x... LID PORT[ ] ..."
+    want = {}
+    for line in out.splitlines():
+        mm = re.match(r'\s*0x([0-9a-f]+)\s+".*?"\s+\d+\s+(\d+)\[.*?==\(\s*(\d+X)\s+'
+                      r'([\d.]+) Gbps\s+(\w+)/', line)
+        if mm:
+            g = int(mm.group(1), 16)
+            want[(node_of.get(g, g), int(mm.group(2)))] = (
+                mm.group(3).lower(), mm.group(4), mm.group(5))
+    assert want
+    speeds = {"2.5": "SDR", "5.0": "DDR", "10.0": "QDR"}
+    for line in open(m.path("fabric", "links")).read().splitlines():
+        kv = dict(re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', line))
+        for end in (("guid", "port"), ("peer_guid", "peer_port")):
+            w, s, st = want[(int(kv[end[0]], 16), int(kv[end[1]]))]
+            assert (kv["width"], kv["speed"], kv["state"]) == (w, speeds[s], st)
+
+
+def test_dual_homed_hca_peers(make_fabric, mount):
+    f = make_fabric("dual-port-hca.net")
+    f.start_opensm("Hca2")
+    f.wait_active("Hca2", timeout=30)
+    m = mount("Hca2", fabric=f)
+    check_against_ibnetdiscover(f, m, "Hca2")
+    assert check_peers(m) == 6
+    dual = [g for g in os.listdir(m.path("fabric", "nodes"))
+            if open(m.path("fabric", "nodes", g, "node_desc")).read().startswith("umadfs-dual")]
+    assert len(dual) == 1
+    for p in ("1", "2"):
+        peer = os.readlink(m.path("fabric", "nodes", dual[0], "ports", p, "peer"))
+        assert peer.endswith("/ports/" + p)
+
+
+def test_generated_fat_tree(tmp_path, make_fabric, mount):
+    net = tmp_path / "fat.net"
+    subprocess.run([sys.executable, GEN, "--leaves", "6", "--spines", "3",
+                    "--hcas-per-leaf", "5", str(net)], check=True)
+    f = make_fabric(str(net))
+    f.start_opensm("H0001")
+    f.wait_active("H0002", timeout=30)
+    m = mount("H0002", fabric=f)
+    check_against_ibnetdiscover(f, m, "H0002")
+    assert check_peers(m) == 2 * (30 + 18)
+
+
+def test_topology_round_trip(tmp_path, fabric, mount, make_fabric):
+    m = mount("Hca1")
+    net = tmp_path / "written.net"
+    net.write_text(open(m.path("fabric", "topology")).read())
+    links = our_links(m)
+    names = set(os.listdir(m.path("fabric", "nodes")))
+    f2 = make_fabric(str(net))
+    f2.start_opensm("H-0000000000100004")
+    f2.wait_active("H-0000000000100002", timeout=30)
+    m2 = mount("H-0000000000100002", fabric=f2)
+    assert sweep_kv(m2)["ok"] == "1"
+    assert set(os.listdir(m2.path("fabric", "nodes"))) == names
+    assert our_links(m2) == links
+
+
+def test_sweep_write_and_interval(fabric, mount):
+    m = mount("Hca1")
+    first = sweep_kv(m)["time"]
+    time.sleep(1.1)
+    with open(m.path("fabric", "sweep"), "w") as f:
+        f.write("1\n")
+    assert sweep_kv(m)["time"] != first
+    with pytest.raises(OSError):
+        with open(m.path("fabric", "interval_ms"), "w") as f:
+            f.write("-1\n")
+    assert open(m.path("fabric", "interval_ms")).read() == "0\n"
+    with pytest.raises(OSError):
+        open(m.path("fabric", "topology"), "w")
+
+
+def lid_of(m, guid, port):
+    return int(open(m.path("fabric", "nodes", "0x%016x" % guid, "ports",
+                           str(port), "lid")).read(), 16)
+
+
+def test_counters_equal_perfquery(make_fabric, mount):
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    sw1, hca2 = 0x200000, 0x100002      # Switch1, Hca2 of two-switch.net
+    for node, port in (("Switch1", 7), ("Hca2", 1)):
+        tm.perf_set(f, node, port, "PortCounters", tm.ERROR_VALUES)
+        tm.perf_set(f, node, port, "PortCountersExtended", tm.EXT_VALUES)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["ok"] == "1"     # the first read starts the sweep
+    for guid, port in ((sw1, 7), (hca2, 1)):
+        cdir = m.path("fabric", "nodes", "0x%016x" % guid, "ports", str(port),
+                      "counters")
+        ours = {n: int(open(os.path.join(cdir, n)).read()) for n in os.listdir(cdir)}
+        lid = lid_of(m, sw1 if guid == sw1 else hca2, 0 if guid == sw1 else port)
+        peer = tm.perfquery(f, "Hca1", str(lid), str(port))
+        peer_x = tm.perfquery(f, "Hca1", "-x", str(lid), str(port))
+        for name, key in tm.SYSFS_BASIC.items():
+            if name != "port_xmit_wait":
+                assert ours[name] == peer[key], (name, ours, peer)
+        for name, key in tm.SYSFS_EXT.items():
+            # The sweep's own MADs cross these ports: traffic only grows.
+            assert tm.EXT_VALUES[key] <= ours[name] <= peer_x[key] or \
+                key == "PortMulticastRcvPkts", (name, ours, peer_x)
+    prom = open(m.path("fabric", "metrics.prom")).read()
+    assert re.search(r'umadfs_port_symbol_error_total\{guid="0x0000000000200000",'
+                     r'[^}]*port="7"[^}]*\} 1234\n', prom)
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.skipif(not shutil.which("promtool"), reason="promtool (prometheus) missing")
+def test_metrics_pass_promtool(fabric, mount):
+    m = mount("Hca1")
+    with open(m.path("fabric", "metrics.prom")) as f:
+        r = subprocess.run(["promtool", "check", "metrics"], stdin=f,
+                           capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    prom = open(m.path("fabric", "metrics.prom")).read()
+    assert "umadfs_port_data_received_bytes_total{" in prom
+    assert re.search(r"^umadfs_sweep_ok 1$", prom, re.M)
+    assert re.search(r'^umadfs_port_state\{[^}]*port="3"[^}]*\} 1$', prom, re.M)
+
+
+def node_exporter(sysfs, tmp_path, *args):
+    """One scrape of a node_exporter run by hand on 127.0.0.1."""
+    import urllib.request
+    port = free_port()
+    log = open(tmp_path / "node_exporter.log", "a")
+    p = subprocess.Popen(["prometheus-node-exporter", "--path.sysfs=%s" % sysfs,
+                          "--collector.disable-defaults", "--collector.infiniband",
+                          *args, "--web.listen-address=127.0.0.1:%d" % port],
+                         stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        for _ in range(50):
+            try:
+                return urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
+                                              timeout=5).read().decode()
+            except OSError:
+                time.sleep(0.1)
+    finally:
+        p.terminate()
+        p.wait()
+    return None
+
+
+@pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
+                    reason="prometheus-node-exporter missing")
+def test_node_exporter_both_ways(fabric, mount, tmp_path):
+    m = mount("Hca1")
+    assert sweep_kv(m)["ok"] == "1"
+    text = node_exporter(m.path("fabric"), tmp_path, "--collector.textfile",
+                         "--collector.textfile.directory=%s" % m.path("fabric"))
+    assert text
+    assert 'node_scrape_collector_success{collector="infiniband"} 1' in text
+    assert 'node_scrape_collector_success{collector="textfile"} 1' in text
+    assert re.search(r"^umadfs_sweep_ok 1$", text, re.M)
+    for g in os.listdir(m.path("fabric", "nodes")):
+        assert 'device="%s"' % g in text
+    sym = open(m.path("fabric", "nodes", "0x0000000000200000", "ports", "7",
+                      "counters", "port_xmit_packets")).read().strip()
+    mm = re.search(r'^node_infiniband_port_packets_transmitted_total\{device='
+                   r'"0x0000000000200000",port="7"\} (\S+)$', text, re.M)
+    assert mm and float(mm.group(1)) == float(sym)
+
+
+def read_events(fd, want, timeout=5.0):
+    """Lines from the events fd (O_NONBLOCK) until want of them or timeout."""
+    import select
+    buf, deadline = b"", time.monotonic() + timeout
+    while buf.count(b"\n") < want and time.monotonic() < deadline:
+        r, _, _ = select.select([fd], [], [], max(0, deadline - time.monotonic()))
+        if r:
+            buf += os.read(fd, 65536)
+    return [dict(re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', ln))
+            for ln in buf.decode().splitlines()]
+
+
+def sweep_now(m):
+    with open(m.path("fabric", "sweep"), "w") as f:
+        f.write("1\n")
+    return sweep_kv(m)
+
+
+def test_events_unlink_relink_and_errors(make_fabric, mount):
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["links"] == "5"
+    peer7 = m.path("fabric", "nodes", "0x0000000000200000", "ports", "7", "peer")
+    assert os.path.islink(peer7)
+    fd = os.open(m.path("fabric", "events"), os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        with pytest.raises(BlockingIOError):
+            os.read(fd, 4096)
+        f.command('Unlink "Switch1"[7]')
+        assert sweep_now(m)["links"] == "4"
+        ev = read_events(fd, 2)
+        downs = {(e["guid"], e["port"], e["peer_guid"], e["peer_port"])
+                 for e in ev if e["event"] == "link_down"}
+        assert downs == {("0x0000000000200000", "7", "0x0000000000200001", "7"),
+                         ("0x0000000000200001", "7", "0x0000000000200000", "7")}, ev
+        assert not os.path.lexists(peer7)
+        assert "port=7 " not in open(m.path("fabric", "links")).read().replace(
+            "peer_port=7 ", "")
+        f.command('ReLink "Switch1"[7]')
+        assert sweep_now(m)["links"] == "5"
+        ups = [e for e in read_events(fd, 2) if e["event"] == "link_up"]
+        assert len(ups) == 2 and os.path.islink(peer7)
+        f.command('PerformanceSet "Switch2"[8] PortCounters.SymbolErrorCounter=7')
+        sweep_now(m)
+        # (The Unlink's discards on port 7 show too: only symbol_error here.)
+        ev = [e for e in read_events(fd, 1) if e["event"] == "counter_increased"
+              and e["counter"] == "symbol_error"]
+        assert [(e["guid"], e["port"], e["counter"], e["delta"]) for e in ev] == \
+            [("0x0000000000200001", "8", "symbol_error", "7")], ev
+        assert ev[0]["peer_guid"] == "0x0000000000200000"
+    finally:
+        os.close(fd)
+
+
+def test_sweep_under_packet_loss(make_fabric, mount):
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["ok"] == "1"
+    f.command('Error "Hca3"[1] 30')
+    timeouts = 0
+    for _ in range(6):
+        kv = sweep_now(m)
+        assert kv["ok"] == "1"
+        timeouts += int(kv["timeouts"])
+        if timeouts:
+            break
+    assert timeouts > 0
+    assert "umadfs_sweep_timeouts" in open(m.path("fabric", "metrics.prom")).read()
+
+
+def test_events_blocking_read_and_poll(fabric, mount):
+    import select
+    import threading
+    m = mount("Hca1")
+    assert sweep_kv(m)["ok"] == "1"
+    fd = os.open(m.path("fabric", "events"), os.O_RDONLY)
+    try:
+        p = select.poll()
+        p.register(fd, select.POLLIN)
+        assert p.poll(200) == []            # nothing changed: not readable
+        got = []
+
+        def reader():
+            try:
+                got.append(os.read(fd, 4096))
+            except OSError as e:
+                got.append(e.errno)
+        t = threading.Thread(target=reader)
+        t.start()
+        t.join(0.3)
+        assert t.is_alive()                 # a blocking read waits
+    finally:
+        p.unregister(fd)
+    m.unmount()                             # ... and is answered at unmount
+    t.join(5)
+    assert not t.is_alive() and got == [errno.ENODEV]
+    os.close(fd)
+
+
+def test_sigterm_during_sweep_answers_the_writer(make_fabric, mount):
+    """A sweep slowed by a node that answers nothing (Error 100%: three
+    tries of 200 ms) is running when SIGTERM comes: the blocked writer of
+    sweep is answered and the daemon gone within 2 s."""
+    import signal
+    import threading
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["ok"] == "1"
+    f.command('Error "Hca3"[1] 100')
+    got = []
+
+    def writer():
+        try:
+            with open(m.path("fabric", "sweep"), "w") as fw:
+                fw.write("1\n")
+            got.append("done")
+        except OSError as e:
+            got.append(e.errno)
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    time.sleep(0.2)
+    assert not got, got                     # still sweeping
+    t0 = time.monotonic()
+    os.kill(m.proc.pid, signal.SIGTERM)
+    rc = m.proc.wait(2.0)
+    t.join(2.0)
+    assert rc == 0
+    assert got and got[0] in (errno.ENODEV, errno.ENOTCONN, "done"), got
+    assert time.monotonic() - t0 < 2.0
+
+
+def test_no_active_port(make_fabric, mount):
+    f = make_fabric("two-switch.net")       # no SM: no port is ACTIVE
+    m = mount("Hca1", fabric=f)
+    kv = sweep_kv(m)
+    assert kv["ok"] == "0" and kv["error"] == "no ACTIVE port", kv
+    assert open(m.path("fabric", "topology")).read() == ""
+    assert open(m.path("fabric", "links")).read() == ""
+    assert os.listdir(m.path("fabric", "nodes")) == []
+    f.start_opensm("Hca3")
+    f.wait_active("Hca1", timeout=30)
+    assert sweep_now(m)["ok"] == "1"        # the next sweep tries again
+
+
+def test_modes_and_bad_input(fabric, mount):
+    m = mount("Hca1")
+    modes = {n: os.stat(m.path("fabric", n)).st_mode & 0o7777
+             for n in ("sweep", "interval_ms", "topology", "links", "metrics.prom",
+                       "events")}
+    assert modes == {"sweep": 0o644, "interval_ms": 0o644, "topology": 0o444,
+                     "links": 0o444, "metrics.prom": 0o444, "events": 0o444}
+    for bad in ("abc\n", "-5\n", "1x\n", "\n"):
+        with pytest.raises(OSError) as e:
+            with open(m.path("fabric", "interval_ms"), "w") as f:
+                f.write(bad)
+                f.flush()
+        assert e.value.errno == errno.EINVAL
+    with open(m.path("fabric", "interval_ms"), "w") as f:
+        f.write("250\n")
+    assert open(m.path("fabric", "interval_ms")).read() == "250\n"
+    first = sweep_kv(m)["time"]
+    time.sleep(1.3)                         # background sweeps every 250 ms
+    assert sweep_kv(m)["time"] != first
+    with open(m.path("fabric", "interval_ms"), "w") as f:
+        f.write("0\n")
+    st = os.stat(m.path("fabric", "topology"))
+    assert st.st_size == len(open(m.path("fabric", "topology")).read())
+    with pytest.raises(PermissionError):
+        open(m.path("fabric", "events"), "w")
+
+
+@pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
+                    reason="prometheus-node-exporter missing")
+def test_node_exporter_on_the_local_tree(fabric, mount, tmp_path):
+    """The mount itself as class/infiniband: the host's own ports."""
+    m = mount("Hca1")
+    root = tmp_path / "sys"
+    (root / "class").mkdir(parents=True)
+    os.symlink(m.mountpoint, root / "class" / "infiniband")
+    text = node_exporter(root, tmp_path)
+    assert text
+    assert 'node_scrape_collector_success{collector="infiniband"} 1' in text, \
+        open(tmp_path / "node_exporter.log").read()[-2000:]
+    assert re.search(r'^node_infiniband_info\{board_id="[^"]+",device="ibsim0"', text, re.M)
+    assert re.search(r'^node_infiniband_state_id\{device="ibsim0",port="1"\} 4$',
+                     text, re.M)
+
+
+def test_events_node_gone_and_appeared(make_fabric, mount):
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["nodes"] == "5"
+    hca2 = "0x0000000000100002"
+    fd = os.open(m.path("fabric", "events"), os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        f.command('Unlink "Hca2"[1]')
+        kv = sweep_now(m)
+        assert (kv["nodes"], kv["links"]) == ("4", "4")
+        assert hca2 not in os.listdir(m.path("fabric", "nodes"))
+        assert hca2 not in os.listdir(m.path("fabric", "class", "infiniband"))
+        ev = read_events(fd, 2)
+        assert {(e["event"], e["guid"]) for e in ev} == {
+            ("node_gone", hca2), ("link_down", "0x0000000000200000")}, ev
+        f.command('ReLink "Hca2"[1]')
+        kv = sweep_now(m)
+        assert (kv["nodes"], kv["links"]) == ("5", "5")
+        ev = read_events(fd, 3)
+        assert ("node_appeared", hca2) in {(e["event"], e["guid"]) for e in ev}, ev
+        assert open(m.path("fabric", "nodes", hca2, "node_desc")).read() == "Hca2\n"
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("opt,msg", [
+    ("fabric_interval=abc", "expected milliseconds"),
+    ("fabric_interval=-1", "expected milliseconds"),
+    ("fabric_port=ibsim0", "expected CA:PORT"),
+    ("fabric=maybe", "expected off or on"),
+])
+def test_bad_fabric_options(tmp_path, opt, msg):
+    import fabric as fab
+    cp = subprocess.run([fab.umadfs_bin(), "-f", "-o", opt, str(tmp_path)],
+                        capture_output=True, text=True, timeout=10)
+    assert cp.returncode == 2 and msg in cp.stderr, cp
+
+
+def test_fabric_options(fabric, mount):
+    m = mount("Hca1", options=("fabric_port=ibsim0:1", "fabric_interval=60000"))
+    kv = sweep_kv(m)
+    assert kv["via"] == "ibsim0/1" and kv["ok"] == "1"
+    assert open(m.path("fabric", "interval_ms")).read() == "60000\n"
+    m2 = mount("Hca2", options=("fabric_port=nosuch:1",))
+    kv = sweep_kv(m2)
+    assert kv["ok"] == "0" and "nosuch/1" in kv["error"], kv
+    m3 = mount("Hca3", options=("fabric=off",))
+    assert "fabric" not in os.listdir(m3.mountpoint)
