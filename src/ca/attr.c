@@ -69,7 +69,7 @@ static int show_board_id(const umad_ca_t *ca, char *buf, size_t cap)
 
 	snprintf(path, sizeof(path), "%s/%s/board_id", SYS_INFINIBAND, ca->ca_name);
 	n = read_sysfs_line(path, buf, cap);
-	return n < 0 ? show_line(buf, cap, "%s\n", ca->ca_type) : (int)n;
+	return n < 0 ? sysfmt_line(buf, cap, "%s\n", ca->ca_type) : (int)n;
 }
 
 static int show_ca_name(const umad_ca_t *ca, char *buf, size_t cap)
