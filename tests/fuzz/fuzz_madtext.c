@@ -65,10 +65,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* What `recv` would show for this frame, with the TID it holds. */
 	tid = mad_tid(frame1 + UMAD_FRAME_HDR_SIZE);
-	if (madtext_format_max(req1.mad_len) > sizeof(line1))
+	if (madtext_format_max(req1.mad_len, 0) > sizeof(line1))
 		die("madtext_format_max too large", NULL, 0, NULL, 0);
-	n1 = madtext_format(frame1, req1.mad_len, tid, line1,
-			    madtext_format_max(req1.mad_len));
+	n1 = madtext_format(frame1, req1.mad_len, tid, 0, line1,
+			    madtext_format_max(req1.mad_len, 0));
 	if (n1 <= 0 || line1[n1 - 1] != '\n' || memchr(line1, '\n', (size_t)n1 - 1))
 		die("format gave no single line", line1, n1 > 0 ? (size_t)n1 : 0,
 		    NULL, 0);
@@ -83,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (memcmp(&h1->addr, &h2->addr, sizeof(h1->addr)))
 		die("address differs after re-parse", line1, (size_t)n1, NULL, 0);
 
-	n2 = madtext_format(frame2, req2.mad_len, tid, line2, sizeof(line2));
+	n2 = madtext_format(frame2, req2.mad_len, tid, 0, line2, sizeof(line2));
 	if (n2 != n1 || memcmp(line1, line2, (size_t)n1))
 		die("round trip differs", line1, (size_t)n1, line2,
 		    n2 > 0 ? (size_t)n2 : 0);
