@@ -127,7 +127,7 @@ static enum field_form probe_form(enum MAD_FIELDS f, unsigned int bits)
 	uint8_t val[MAD_SIZE] = { 1 };
 	char out[MAD_SIZE * 4];
 
-	if (bits > 64 || (bits & 7)) {
+	if (bits > 64) {
 		if (bits & 7)
 			return FORM_NONE;
 		val[0] = 'A';
