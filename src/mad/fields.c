@@ -85,9 +85,9 @@ static struct field_attr field_attrs[] = {
 		   { IB_CPI_BASEVER_F, IB_CPI_TRAP_QKEY_F + 1 }),
 	FIELD_ATTR(IB_SA_CLASS, IB_SA_ATTR_NODERECORD, 0,
 		   { IB_SA_NR_FIRST_F, IB_SA_NR_LAST_F }),
-	/* PortInfoRecord: EndportLID, PortNum and a reserved word, then a
-	 * PortInfo; libibmad names the PortInfo's fields only. */
-	FIELD_ATTR(IB_SA_CLASS, IB_SA_ATTR_PORTINFORECORD, 8,
+	/* PortInfoRecord: EndportLID, PortNum, Options, then a PortInfo
+	 * (IBA 15.2.5.3); libibmad names the PortInfo's fields only. */
+	FIELD_ATTR(IB_SA_CLASS, IB_SA_ATTR_PORTINFORECORD, 4,
 		   { IB_PORT_FIRST_F, IB_PORT_LAST_F },
 		   { IB_PORT_CAPMASK2_F, IB_PORT_LINK_SPEED_EXT_LAST_F }),
 	FIELD_ATTR(IB_SA_CLASS, IB_SA_ATTR_PATHRECORD, 0,
@@ -337,8 +337,6 @@ char *fields_format(char *p, uint8_t *mad, size_t mad_len)
 	const struct field_attr *fa;
 	size_t off;
 
-	if (mad_len < MAD_SIZE)
-		return p;
 	fa = find_attr(mgmt_class, mad_get_field(mad, 0, IB_MAD_ATTRID_F));
 	if (!fa)
 		return p;
@@ -348,6 +346,8 @@ char *fields_format(char *p, uint8_t *mad, size_t mad_len)
 	if (status)
 		return p;
 	off = madtext_data_offset((int)mgmt_class);
+	if (off > mad_len)
+		return p;
 	if (mgmt_class == IB_SA_CLASS && mad[3] == IB_MAD_METHOD_GET_TABLE_RESPONSE)
 		return put_table(p, fa, mad, mad_len);
 	if (off + fa->span > mad_len)

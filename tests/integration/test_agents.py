@@ -83,8 +83,7 @@ def expect_errno(code, fn, *args):
 def parse_line(text):
     """A recv line -> {key: value}, plus '_mad' (bytes)."""
     d = {}
-    for tok in text.split(" "):
-        k, v = tok.split("=", 1)
+    for k, v in mt.split_tokens(text):
         assert k not in d, "duplicate key %r in %r" % (k, text[:200])
         d[k] = v
     assert "mad" in d, text[:200]
