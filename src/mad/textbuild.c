@@ -384,6 +384,32 @@ static int set_data(const struct scanned_line *sl, uint8_t *mad,
 	return 0;
 }
 
+/* -EINVAL if the field key of tok came earlier on the line (keys compare
+ * without case, as all keys do).  Only lines with fields pay for this. */
+static int check_field_once(const struct scanned_line *sl,
+			    const struct field_token *tok, char *err,
+			    size_t errlen)
+{
+	struct field_token prev;
+	size_t pos = sl->first_field, i;
+
+	while (textscan_next_field(sl, &pos, &prev) &&
+	       prev.column < tok->column) {
+		if (prev.key_len != tok->key_len)
+			continue;
+		for (i = 0; i < prev.key_len; i++)
+			if (ascii_lower((unsigned char)prev.key[i]) !=
+			    ascii_lower((unsigned char)tok->key[i]))
+				break;
+		if (i == prev.key_len)
+			return codec_error(err, errlen, -EINVAL,
+				"duplicate key '%.*s' at column %zu (first at column %zu)",
+				(int)tok->key_len, tok->key, tok->column,
+				prev.column);
+	}
+	return 0;
+}
+
 /* The Attribute.Field keys, over mad= and data=. */
 static int set_fields(const struct scanned_line *sl, uint8_t *mad,
 		      size_t mad_len, char *err, size_t errlen)
@@ -395,6 +421,9 @@ static int set_fields(const struct scanned_line *sl, uint8_t *mad,
 	if (pos == SIZE_MAX)
 		return 0;
 	while (textscan_next_field(sl, &pos, &tok)) {
+		ret = check_field_once(sl, &tok, err, errlen);
+		if (ret)
+			return ret;
 		ret = fields_set(mad, mad_len, tok.key, tok.key_len, tok.value,
 				 tok.value_len, tok.column, err, errlen);
 		if (ret)
