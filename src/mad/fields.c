@@ -8,6 +8,7 @@
 #include "umadfs/mad/fields.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <string.h>
@@ -55,6 +56,7 @@ struct field_attr {
 	uint8_t name_len;
 	uint16_t span;		/* bytes from the record's start to the last field's end */
 	uint16_t text_max;	/* longest text of one record's keys */
+	bool records;		/* an SA attribute: GetTableResp has several */
 };
 
 #define ONE(f)	{ f, (f) + 1 }
@@ -141,13 +143,21 @@ static enum field_form probe_form(enum MAD_FIELDS f, unsigned int bits)
 /* Longest text of field f's value. */
 static size_t value_max(const struct field_info *fi)
 {
+	size_t digits = 1;
+	uint64_t max;
+
 	switch (fi->form) {
 	case FORM_STRING:
 		return 2 + 4 * (size_t)(fi->bits / 8);	/* "\xNN..." */
 	case FORM_BYTES:
 		return 2 + 2 * (size_t)(fi->bits / 8);
+	case FORM_HEX:
+		return 2 + (fi->bits + 3) / 4;
 	default:
-		return 20;
+		max = fi->bits == 64 ? UINT64_MAX : (UINT64_C(1) << fi->bits) - 1;
+		while (max /= 10)
+			digits++;
+		return digits;
 	}
 }
 
@@ -159,6 +169,7 @@ static void probe_attr(struct field_attr *fa)
 
 	fa->name = name;
 	fa->name_len = (uint8_t)strlen(name);
+	fa->records = fa->mgmt_class == IB_SA_CLASS;
 	for (r = 0; r < FIELD_RANGES_MAX; r++) {
 		for (f = fa->ranges[r].first; f < fa->ranges[r].last; f++) {
 			struct field_info *fi = &field_info[f];
@@ -176,27 +187,21 @@ static void probe_attr(struct field_attr *fa)
 			if (fa->base + fi->end > fa->span)
 				fa->span = (uint16_t)(fa->base + fi->end);
 			/* " Attr[65535].Field=" and the value */
-			text += 1 + fa->name_len + 7 + 1 + fi->name_len + 1 +
-				value_max(fi);
+			text += 1 + fa->name_len + (fa->records ? 7 : 0) + 1 +
+				fi->name_len + 1 + value_max(fi);
 		}
 	}
 	fa->text_max = (uint16_t)text;
 }
 
 static pthread_once_t fields_once = PTHREAD_ONCE_INIT;
-static size_t record_text_max, record_span_min = MAD_SIZE;
 
 static void probe_fields(void)
 {
 	size_t i;
 
-	for (i = 0; i < FIELD_ATTR_COUNT; i++) {
+	for (i = 0; i < FIELD_ATTR_COUNT; i++)
 		probe_attr(&field_attrs[i]);
-		if (field_attrs[i].text_max > record_text_max)
-			record_text_max = field_attrs[i].text_max;
-		if (field_attrs[i].span < record_span_min)
-			record_span_min = field_attrs[i].span;
-	}
 }
 
 static const struct field_attr *find_attr(unsigned int mgmt_class,
@@ -216,8 +221,17 @@ static const struct field_attr *find_attr(unsigned int mgmt_class,
 
 size_t fields_format_max(size_t mad_len)
 {
+	size_t i, max = 0;
+
 	pthread_once(&fields_once, probe_fields);
-	return (mad_len / record_span_min + 1) * record_text_max;
+	for (i = 0; i < FIELD_ATTR_COUNT; i++) {
+		const struct field_attr *fa = &field_attrs[i];
+		size_t n = fa->records ? mad_len / fa->span + 1 : 1;
+
+		if (n * fa->text_max > max)
+			max = n * fa->text_max;
+	}
+	return max;
 }
 
 /* ---- reading ---- */
