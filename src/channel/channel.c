@@ -409,7 +409,7 @@ static ssize_t peek_line(void *ctx, char *scratch, size_t cap, char **line,
 	if (!pp)
 		return 0;
 	it = *pp;
-	need = madtext_format_max(it->mad_len, flags);
+	need = madtext_format_need(it->frame, it->mad_len, flags);
 	*line = scratch;
 	*owned = need > cap;
 	if (*owned) {

@@ -219,19 +219,31 @@ static const struct field_attr *find_attr(unsigned int mgmt_class,
 	return NULL;
 }
 
+/* The longest text of attribute fa's keys in mad_len bytes of MAD. */
+static size_t attr_text_max(const struct field_attr *fa, size_t mad_len)
+{
+	return (fa->records ? mad_len / fa->span + 1 : 1) * fa->text_max;
+}
+
 size_t fields_format_max(size_t mad_len)
 {
-	size_t i, max = 0;
+	size_t i, n, max = 0;
 
 	pthread_once(&fields_once, probe_fields);
 	for (i = 0; i < FIELD_ATTR_COUNT; i++) {
-		const struct field_attr *fa = &field_attrs[i];
-		size_t n = fa->records ? mad_len / fa->span + 1 : 1;
-
-		if (n * fa->text_max > max)
-			max = n * fa->text_max;
+		n = attr_text_max(&field_attrs[i], mad_len);
+		if (n > max)
+			max = n;
 	}
 	return max;
+}
+
+size_t fields_format_need(uint8_t *mad, size_t mad_len)
+{
+	const struct field_attr *fa;
+
+	fa = find_attr(mad[1], mad_get_field(mad, 0, IB_MAD_ATTRID_F));
+	return fa ? attr_text_max(fa, mad_len) : 0;
 }
 
 /* ---- reading ---- */

@@ -34,6 +34,17 @@ size_t madtext_format_max(size_t mad_len, unsigned int flags)
 	return max;
 }
 
+size_t madtext_format_need(const void *frame, size_t mad_len,
+			   unsigned int flags)
+{
+	size_t need = FORMAT_FIXED_MAX + 2 * mad_len;
+
+	if (flags & MADTEXT_FIELDS)
+		need += fields_format_need((uint8_t *)frame + UMAD_FRAME_HDR_SIZE,
+					   mad_len);
+	return need;
+}
+
 static inline char *put_str(char *p, const char *s)
 {
 	size_t n = strnlen(s, FORMAT_NAME_MAX);
@@ -209,7 +220,7 @@ ssize_t madtext_format(const void *frame, size_t mad_len, uint64_t tid,
 
 	if (mad_len < MAD_HDR_SIZE)
 		return -EINVAL;
-	if (cap < madtext_format_max(mad_len, flags))
+	if (cap < madtext_format_need(frame, mad_len, flags))
 		return -ENOSPC;
 
 	p = put_mad_header(p, mad, tid);

@@ -77,8 +77,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (line[i] < 0x20 || line[i] > 0x7e)
 			die("format wrote a byte a line may not hold");
 	/* One byte less than the bound must be refused, not overrun. */
-	if (madtext_format(frame, mad_len, tid, MADTEXT_FIELDS, line, cap - 1) != -ENOSPC)
-		die("format took a buffer below madtext_format_max()");
+	if (madtext_format_need(frame, mad_len, MADTEXT_FIELDS) > cap)
+		die("madtext_format_need() above madtext_format_max()");
+	if (madtext_format(frame, mad_len, tid, MADTEXT_FIELDS, line,
+			   madtext_format_need(frame, mad_len, MADTEXT_FIELDS) - 1) != -ENOSPC)
+		die("format took a buffer below madtext_format_need()");
 	if ((size_t)n - 1 <= MADTEXT_LINE_MAX)
 		madtext_parse(line, (size_t)n - 1, reparsed, sizeof(reparsed),
 			      &req, err, sizeof(err));

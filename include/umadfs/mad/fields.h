@@ -18,8 +18,10 @@
  */
 char *fields_format(char *p, uint8_t *mad, size_t mad_len);
 
-/* Upper bound on what fields_format() writes for mad_len bytes of MAD. */
+/* Upper bound on what fields_format() writes for mad_len bytes of MAD:
+ * for any MAD, and for this one (mad_len >= 24). */
 size_t fields_format_max(size_t mad_len);
+size_t fields_format_need(uint8_t *mad, size_t mad_len);
 
 /*
  * Set one field from the key key[0..key_len) ("Attr.Field" or

@@ -70,15 +70,21 @@ enum {
  * such as ETIMEDOUT) is shown as error=.  flags: MADTEXT_FIELDS or 0.  No
  * NUL is written.
  *
- * Returns the number of bytes written, -ENOSPC if cap is too small (size buf
- * with madtext_format_max() to never see that) or -EINVAL if mad_len < 24.
+ * Returns the number of bytes written, -ENOSPC if cap is below
+ * madtext_format_need() (madtext_format_max() is always enough) or -EINVAL
+ * if mad_len < 24.
  */
 ssize_t madtext_format(const void *frame, size_t mad_len, uint64_t tid,
 		       unsigned int flags, char *buf, size_t cap);
 
 /* Upper bound on the bytes madtext_format() writes for mad_len MAD bytes
- * with these flags. */
+ * with these flags, whatever the frame. */
 size_t madtext_format_max(size_t mad_len, unsigned int flags);
+
+/* The buffer madtext_format() needs for this frame (mad_len >= 24): at
+ * most madtext_format_max(), less when the attribute has few fields. */
+size_t madtext_format_need(const void *frame, size_t mad_len,
+			   unsigned int flags);
 
 /*
  * True for lines the send file skips: empty, only spaces/tabs, or whose
