@@ -66,7 +66,7 @@ def _has_ext_counters(chan, lids):
         "retries=1" % lid for lid in lids])
     return {lid for lid, a in zip(lids, answers)
             if "error" not in a and a.get("status") == "0x0000" and
-            um.perf_cap_mask(a["_mad"]) & um.CAP_EXT_COUNTERS}
+            um.perf_cap_mask(a) & um.CAP_EXT_COUNTERS}
 
 
 def main(argv):
@@ -90,7 +90,7 @@ def main(argv):
                 for _, (_, p, lid) in wide])):
             if "error" not in answers[i] and "error" not in a and \
                     a.get("status") == "0x0000":
-                answers[i]["_ext"] = um.port_counters_ext(a["_mad"])
+                answers[i]["_ext"] = um.port_counters_ext(a)
     dt = time.monotonic() - t0
     fmt = "%-24s %-18s %4s %6s %12s %12s %10s %10s %6s %4s"
     print(fmt % ("node", "guid", "port", "lid", *COLUMNS, "errors", "bits"))
@@ -104,7 +104,7 @@ def main(argv):
                           "(%s)" % a.get("error", "status " + a.get("status", "?")),
                           "", "", "", "", "")).rstrip())
             continue
-        c = um.port_counters(a["_mad"])
+        c = um.port_counters(a)
         c.update(a.get("_ext", {}))
         c["errors"] = sum(c[e] for e in ERRORS)
         for k in total:

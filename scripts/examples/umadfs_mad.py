@@ -9,42 +9,54 @@
                                (many lines per write to `send`), reads the
                                answers from `recv` with poll(); returns one
                                parsed answer per request, in request order
-    parse_line(text)           a `recv` line -> dict of keys, plus "_mad"
-    nodeinfo(mad), portinfo(mad), port_counters(mad),
-    port_counters_ext(mad)     attribute decoders
+    parse_line(text)           a `recv` line -> dict of keys (named fields
+                               too: "NodeInfo.NumPorts"), plus "_mad"
+    nodeinfo(a), portinfo(a), port_counters(a),
+    port_counters_ext(a)       an answer's named fields, as the scripts
+                               use them
     link_speed(portinfo)       SDR ... NDR, FDR10
     sweep(chan)                directed-route discovery of the whole fabric
 
-Field layouts are the IBA spec's (NodeInfo 14.2.5.3, PortInfo 14.2.5.6,
-PortCounters 16.1.3.5, PortCountersExtended 16.1.4.11) at the offsets
-libibmad uses; the text format is docs/text-format.md.
+Attribute fields come from the answers' Attribute.Field=value keys (the
+channel's `decode` file must say `fields`, the default); the text format
+is docs/text-format.md.
 """
 
 import errno
 import os
 import re
 import select
-import struct
 import sys
 import time
 
 SMP_DATA = 64           # SMP data: MAD bytes 64..127
-PERF_DATA = 64          # PerfMgt data: after 40 reserved bytes
 VENDOR_DATA = 40        # vendor classes 0x30-0x4f: after RMPP header + OUI
 
 NODE_TYPES = {1: "Ca", 2: "Switch", 3: "Router"}
 PORT_STATES = {0: "NoChange", 1: "Down", 2: "Init", 3: "Armed", 4: "Active"}
 
 
+# key=value; a field's value may be a quoted string with spaces in it.
+_TOKEN = re.compile(r'([^ =]+)=("(?:[^"\\]|\\.)*"|[^ ]*)(?: |$)')
+
+
 def parse_line(text):
     """One `recv` line (without its newline) -> {key: value}; the MAD as
     bytes under "_mad"."""
-    d = {}
-    for tok in text.split(" "):
-        k, _, v = tok.partition("=")
-        d[k] = v
+    d = {k: v for k, v in _TOKEN.findall(text)}
     d["_mad"] = bytes.fromhex(d.get("mad", ""))
     return d
+
+
+def field(a, key):
+    """A named field of an answer: an int, or the text of a quoted string
+    (escapes \\", \\\\ and \\xNN undone)."""
+    v = a[key]
+    if not v.startswith('"'):
+        return int(v, 0)
+    return re.sub(r'\\(x[0-9a-fA-F]{2}|.)',
+                  lambda m: chr(int(m.group(1)[1:], 16)) if len(m.group(1)) == 3
+                  else m.group(1), v[1:-1])
 
 
 class Channel:
@@ -169,14 +181,14 @@ def private_channel(port_dir, name=None, **kw):
 # ---------------------------------------------------------------------------
 # attribute decoders
 
-def nodeinfo(mad):
-    d = mad[SMP_DATA:]
-    (_base, _cls, ntype, nports, sysguid, guid, pguid, _partcap, devid, _rev,
-     lport) = struct.unpack_from(">BBBBQQQHHIB", d, 0)
-    return {"type": NODE_TYPES.get(ntype, "?%d" % ntype), "nports": nports,
-            "sysguid": sysguid, "guid": guid, "port_guid": pguid,
-            "devid": devid, "local_port": lport,
-            "vendor": int.from_bytes(d[37:40], "big")}
+def nodeinfo(a):
+    def f(name):
+        return field(a, "NodeInfo." + name)
+    ntype = f("NodeType")
+    return {"type": NODE_TYPES.get(ntype, "?%d" % ntype), "nports": f("NumPorts"),
+            "sysguid": f("SystemGuid"), "guid": f("Guid"),
+            "port_guid": f("PortGuid"), "devid": f("DevId"),
+            "local_port": f("LocalPort"), "vendor": f("VendorId")}
 
 
 CAP_EXT_SPEEDS = 1 << 14     # PortInfo CapabilityMask.IsExtendedSpeedsSupported
@@ -185,22 +197,25 @@ SPEEDS = {1: "SDR", 2: "DDR", 4: "QDR"}                   # LinkSpeedActive
 SPEEDS_EXT = {1: "FDR", 2: "EDR", 4: "HDR", 8: "NDR"}     # LinkSpeedExtActive
 
 
-def portinfo(mad):
-    d = mad[SMP_DATA:]
-    lid, sm_lid, cap_mask = struct.unpack_from(">HHI", d, 16)
-    return {"lid": lid, "sm_lid": sm_lid, "cap_mask": cap_mask,
-            "local_port": d[28],
-            "width_active": d[31], "state": d[32] & 0xf,
-            "phys_state": d[33] >> 4, "lmc": d[34] & 7,
-            "speed_active": d[35] >> 4,
+def portinfo(a):
+    def f(name):
+        return field(a, "PortInfo." + name)
+    cap_mask = f("CapMask")
+    return {"lid": f("Lid"), "sm_lid": f("SMLid"), "cap_mask": cap_mask,
+            "local_port": f("LocalPort"),
+            "width_active": f("LinkWidthActive"), "state": f("LinkState"),
+            "phys_state": f("PhysLinkState"), "lmc": f("LMC"),
+            "speed_active": f("LinkSpeedActive"),
             # Valid only with IsExtendedSpeedsSupported (else reserved).
-            "speed_ext_active": d[62] >> 4 if cap_mask & CAP_EXT_SPEEDS else 0,
+            "speed_ext_active": f("LinkSpeedExtActive")
+            if cap_mask & CAP_EXT_SPEEDS else 0,
             "fdr10": False}
 
 
 # Mellanox's vendor SMP attribute ExtendedPortInfo: LinkSpeedActive bit 0
 # is FDR10, which the standard PortInfo shows as QDR (libibmad's
-# IB_MLNX_EXT_PORT_LINK_SPEED_ACTIVE_F, data byte 15).
+# IB_MLNX_EXT_PORT_LINK_SPEED_ACTIVE_F, data byte 15).  A vendor attribute
+# has no named fields: read from mad=.
 MLNX_EXT_PORT_INFO = 0xff90
 MLNX_VENDOR = 0x0002c9
 
@@ -219,45 +234,49 @@ def link_speed(pi):
     return SPEEDS.get(pi["speed_active"], "?")
 
 
-def node_description(mad):
-    return mad[SMP_DATA:SMP_DATA + 64].split(b"\0", 1)[0].decode("ascii", "replace")
+def node_description(a):
+    return field(a, "NodeDescription.NodeDesc")
 
 
-# PortCounters: name -> (data byte offset, bits); all byte-aligned but two.
+# PortCounters: our column name -> libibmad's field name.
 PORT_COUNTERS = [
-    ("SymbolErrors", 4, 16), ("LinkRecovers", 6, 8), ("LinkDowned", 7, 8),
-    ("RcvErrors", 8, 16), ("RcvRemotePhysErrors", 10, 16),
-    ("RcvSwRelayErrors", 12, 16), ("XmtDiscards", 14, 16),
-    ("XmtConstraintErrors", 16, 8), ("RcvConstraintErrors", 17, 8),
-    ("VL15Dropped", 22, 16), ("XmtData", 24, 32), ("RcvData", 28, 32),
-    ("XmtPkts", 32, 32), ("RcvPkts", 36, 32), ("XmtWait", 40, 32),
+    ("SymbolErrors", "SymbolErrorCounter"),
+    ("LinkRecovers", "LinkErrorRecoveryCounter"),
+    ("LinkDowned", "LinkDownedCounter"), ("RcvErrors", "PortRcvErrors"),
+    ("RcvRemotePhysErrors", "PortRcvRemotePhysicalErrors"),
+    ("RcvSwRelayErrors", "PortRcvSwitchRelayErrors"),
+    ("XmtDiscards", "PortXmitDiscards"),
+    ("XmtConstraintErrors", "PortXmitConstraintErrors"),
+    ("RcvConstraintErrors", "PortRcvConstraintErrors"),
+    ("VL15Dropped", "VL15Dropped"), ("XmtData", "PortXmitData"),
+    ("RcvData", "PortRcvData"), ("XmtPkts", "PortXmitPkts"),
+    ("RcvPkts", "PortRcvPkts"), ("XmtWait", "PortXmitWait"),
+    ("PortSelect", "PortSelect"),
+    ("LinkIntegrityErrors", "LocalLinkIntegrityErrors"),
+    ("ExcBufOverrunErrors", "ExcessiveBufferOverrunErrors"),
 ]
 
 
-# PortCountersExtended: 64-bit data and packet counters (data bytes 8-39).
-PORT_COUNTERS_EXT = ["XmtData", "RcvData", "XmtPkts", "RcvPkts"]
+# PortCountersExtended: the 64-bit data and packet counters.
+PORT_COUNTERS_EXT = [("XmtData", "PortXmitData"), ("RcvData", "PortRcvData"),
+                     ("XmtPkts", "PortXmitPkts"), ("RcvPkts", "PortRcvPkts")]
 # PerfMgt ClassPortInfo CapabilityMask: IsExtendedWidthSupported(NoIETF).
 CAP_EXT_COUNTERS = (1 << 9) | (1 << 10)
 
 
-def port_counters_ext(mad):
-    d = mad[PERF_DATA:]
-    return dict(zip(PORT_COUNTERS_EXT, struct.unpack_from(">4Q", d, 8)))
+def port_counters_ext(a):
+    return {ours: field(a, "PortCountersExtended." + name)
+            for ours, name in PORT_COUNTERS_EXT}
 
 
-def perf_cap_mask(mad):
+def perf_cap_mask(a):
     """The CapabilityMask of a PerfMgt ClassPortInfo answer."""
-    return struct.unpack_from(">H", mad, PERF_DATA + 2)[0]
+    return field(a, "ClassPortInfo.CapabilityMask")
 
 
-def port_counters(mad):
-    d = mad[PERF_DATA:]
-    out = {name: int.from_bytes(d[off:off + bits // 8], "big")
-           for name, off, bits in PORT_COUNTERS}
-    out["PortSelect"] = d[1]
-    out["LinkIntegrityErrors"] = d[19] >> 4
-    out["ExcBufOverrunErrors"] = d[19] & 0xf
-    return out
+def port_counters(a):
+    return {ours: field(a, "PortCounters." + name)
+            for ours, name in PORT_COUNTERS}
 
 
 # ---------------------------------------------------------------------------
@@ -293,10 +312,10 @@ def sweep(chan, timeout_ms=100):
             ni, nd = ans[2 * i], ans[2 * i + 1]
             if "error" in ni:
                 continue
-            info = nodeinfo(ni["_mad"])
+            info = nodeinfo(ni)
             if info["guid"] in nodes:
                 continue
-            desc = node_description(nd["_mad"]) if "error" not in nd else ""
+            desc = node_description(nd) if "error" not in nd else ""
             nodes[info["guid"]] = {"path": path, "info": info, "desc": desc,
                                    "ports": {}}
             new.append(info["guid"])
@@ -311,7 +330,7 @@ def sweep(chan, timeout_ms=100):
                 keys.append((g, p))
         for (g, p), a in zip(keys, chan.request_all(reqs)):
             if "error" not in a:
-                nodes[g]["ports"][p] = portinfo(a["_mad"])
+                nodes[g]["ports"][p] = portinfo(a)
         _find_fdr10(chan, nodes, new, opts)
         # The peer of every port that is up.  Only switches forward a
         # directed-route SMP: of the other nodes only the first (our own
@@ -332,7 +351,7 @@ def sweep(chan, timeout_ms=100):
         for (g, p), a in zip(keys, chan.request_all(reqs)):
             if "error" in a:
                 continue
-            peer = nodeinfo(a["_mad"])
+            peer = nodeinfo(a)
             end = (peer["guid"], peer["local_port"])
             links.add(tuple(sorted([(g, p), end])))
             # Two links to one new node: one path to it is enough.

@@ -87,6 +87,7 @@ struct channel *channel_new(struct ca_port *port, const char *name)
 	ch->limit = channel_queue_limit;
 	ch->timeout_ms = CHANNEL_TIMEOUT_DEFAULT;
 	ch->retries = CHANNEL_RETRIES_DEFAULT;
+	ch->decode_flags = MADTEXT_FIELDS;
 	readq_init(&ch->q, &channel_readq_ops);
 	return ch;
 }
@@ -400,6 +401,7 @@ static ssize_t peek_line(void *ctx, char *scratch, size_t cap, char **line,
 			 bool *owned)
 {
 	struct channel_item **pp = find_item(ctx);
+	unsigned flags = ((struct chan_open *)ctx)->ch->decode_flags;
 	const struct channel_item *it;
 	size_t need;
 	ssize_t n;
@@ -407,7 +409,7 @@ static ssize_t peek_line(void *ctx, char *scratch, size_t cap, char **line,
 	if (!pp)
 		return 0;
 	it = *pp;
-	need = madtext_format_max(it->mad_len);
+	need = madtext_format_need(it->frame, it->mad_len, flags);
 	*line = scratch;
 	*owned = need > cap;
 	if (*owned) {
@@ -417,7 +419,8 @@ static ssize_t peek_line(void *ctx, char *scratch, size_t cap, char **line,
 		cap = need;
 	}
 	n = madtext_format(it->frame, it->mad_len,
-			   mad_tid(it->frame + UMAD_FRAME_HDR_SIZE), *line, cap);
+			   mad_tid(it->frame + UMAD_FRAME_HDR_SIZE), flags, *line,
+			   cap);
 	if (n <= 0 && *owned)
 		free(*line);
 	return n;

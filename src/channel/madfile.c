@@ -418,7 +418,7 @@ static const struct node_ops mad_ops = {
 
 /* ---- settings and reports ---- */
 
-enum { SET_TIMEOUT, SET_RETRIES };
+enum { SET_TIMEOUT, SET_RETRIES, SET_DECODE };
 
 static int setting_show(struct node *n, char *buf, size_t cap)
 {
@@ -426,14 +426,39 @@ static int setting_show(struct node *n, char *buf, size_t cap)
 	int v;
 
 	pthread_mutex_lock(&ch->q.lock);
-	v = n->file == SET_TIMEOUT ? ch->timeout_ms : ch->retries;
+	v = n->file == SET_TIMEOUT ? ch->timeout_ms :
+	    n->file == SET_RETRIES ? ch->retries : (int)ch->decode_flags;
 	pthread_mutex_unlock(&ch->q.lock);
+	if (n->file == SET_DECODE)
+		return snprintf(buf, cap, "%s\n", v ? "fields" : "none");
 	return snprintf(buf, cap, "%d\n", v);
 }
 
 static void setting_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	textfile_open_settable(req, n, fi, setting_show, NULL);
+}
+
+/* decode: "fields" (the default) or "none". */
+static void decode_write(fuse_req_t req, struct channel *ch, const char *text,
+			 size_t len, size_t size)
+{
+	unsigned flags;
+
+	if (len == 6 && !memcmp(text, "fields", 6)) {
+		flags = MADTEXT_FIELDS;
+	} else if (len == 4 && !memcmp(text, "none", 4)) {
+		flags = 0;
+	} else {
+		channel_set_error(ch, "decode: '%.*s' is not fields or none",
+				  (int)(len < 32 ? len : 32), text);
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	pthread_mutex_lock(&ch->q.lock);
+	ch->decode_flags = flags;
+	pthread_mutex_unlock(&ch->q.lock);
+	fuse_reply_write(req, size);
 }
 
 static void setting_write(fuse_req_t req, struct node *n, const char *buf,
@@ -445,6 +470,10 @@ static void setting_write(fuse_req_t req, struct node *n, const char *buf,
 
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
 		len--;
+	if (n->file == SET_DECODE) {
+		decode_write(req, ch, buf, len, size);
+		return;
+	}
 	if (!len || len >= 32) {
 		channel_set_error(ch, "%s: expected one number", n->name);
 		fuse_reply_err(req, EINVAL);
@@ -538,6 +567,7 @@ static const struct {
 	{ "umad", S_IFREG | 0600, &mad_ops, MF_UMAD, true },
 	{ "timeout_ms", S_IFREG | 0600, &setting_ops, SET_TIMEOUT, true },
 	{ "retries", S_IFREG | 0600, &setting_ops, SET_RETRIES, true },
+	{ "decode", S_IFREG | 0600, &setting_ops, SET_DECODE, true },
 	{ "last_error", S_IFREG | 0444, &report_ops, 0, false },
 	{ "stats", S_IFREG | 0444, &report_ops, 1, false },
 };

@@ -50,4 +50,35 @@ static inline char *codec_hex_encode(char *out, const uint8_t *in, size_t n)
 	return out;
 }
 
+/* v in decimal; returns the end. */
+static inline char *codec_put_dec(char *p, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* "0x" and at least min_digits lowercase hex digits; returns the end. */
+static inline char *codec_put_hex(char *p, uint64_t v, int min_digits)
+{
+	int digits = 1;
+
+	while (digits < 16 && (v >> (4 * digits)))
+		digits++;
+	if (digits < min_digits)
+		digits = min_digits;
+	*p++ = '0';
+	*p++ = 'x';
+	while (digits--)
+		*p++ = "0123456789abcdef"[(v >> (4 * digits)) & 0xf];
+	return p;
+}
+
 #endif

@@ -2,11 +2,12 @@
  * textbuild: madtext_parse(), the second pass: a scanned line to a umad
  * frame.  The keys come in any order but their effects do not commute, so
  * the frame is built in a fixed order: mad= first, then the header keys that
- * override what it holds, then data=, then the umad header (the address).
+ * override what it holds, then data=, then the Attribute.Field keys
+ * (fields.c), then the umad header (the address).
  *
  * MAD header fields are read and written with libibmad's field accessors
  * (IB_MAD_*_F, IB_DRSMP_*_F, IB_SA_*_F, IB_VEND2_OUI_F) so that the byte
- * positions come from one place; the codec never looks inside attributes.
+ * positions come from one place.
  */
 #include "umadfs/mad/madtext.h"
 
@@ -19,6 +20,7 @@
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
+#include "umadfs/mad/fields.h"
 #include "codec.h"
 #include "textscan.h"
 
@@ -382,6 +384,54 @@ static int set_data(const struct scanned_line *sl, uint8_t *mad,
 	return 0;
 }
 
+/* -EINVAL if the field key of tok came earlier on the line (keys compare
+ * without case, as all keys do).  Only lines with fields pay for this. */
+static int check_field_once(const struct scanned_line *sl,
+			    const struct field_token *tok, char *err,
+			    size_t errlen)
+{
+	struct field_token prev;
+	size_t pos = sl->first_field, i;
+
+	while (textscan_next_field(sl, &pos, &prev) &&
+	       prev.column < tok->column) {
+		if (prev.key_len != tok->key_len)
+			continue;
+		for (i = 0; i < prev.key_len; i++)
+			if (ascii_lower((unsigned char)prev.key[i]) !=
+			    ascii_lower((unsigned char)tok->key[i]))
+				break;
+		if (i == prev.key_len)
+			return codec_error(err, errlen, -EINVAL,
+				"duplicate key '%.*s' at column %zu (first at column %zu)",
+				(int)tok->key_len, tok->key, tok->column,
+				prev.column);
+	}
+	return 0;
+}
+
+/* The Attribute.Field keys, over mad= and data=. */
+static int set_fields(const struct scanned_line *sl, uint8_t *mad,
+		      size_t mad_len, char *err, size_t errlen)
+{
+	struct field_token tok;
+	size_t pos = sl->first_field;
+	int ret;
+
+	if (pos == SIZE_MAX)
+		return 0;
+	while (textscan_next_field(sl, &pos, &tok)) {
+		ret = check_field_once(sl, &tok, err, errlen);
+		if (ret)
+			return ret;
+		ret = fields_set(mad, mad_len, tok.key, tok.key_len, tok.value,
+				 tok.value_len, tok.column, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* A MAD longer than one must be an RMPP class's, marked Active. */
 static int check_length(const uint8_t *mad, size_t mad_len, int mgmt_class,
 			char *err, size_t errlen)
@@ -428,6 +478,9 @@ static int build_mad(const struct scanned_line *sl, uint8_t *mad,
 		set_dr_fields(sl, mad, method);
 	set_class_fields(sl, mad);
 	ret = set_data(sl, mad, mad_cap, mgmt_class, mad_len, err, errlen);
+	if (ret)
+		return ret;
+	ret = set_fields(sl, mad, *mad_len, err, errlen);
 	if (ret)
 		return ret;
 	return check_length(mad, *mad_len, mgmt_class, err, errlen);

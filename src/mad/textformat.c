@@ -1,7 +1,8 @@
 /*
  * textformat: madtext_format(), a received umad frame to the line a reader
  * of `recv` gets: header keys, address, directed-route and vendor fields,
- * then the whole MAD in mad=.  Every line re-parses to the same frame.
+ * the attribute's named fields (fields.c), then the whole MAD in mad=.
+ * Every line re-parses to the same frame.
  */
 #include "umadfs/mad/madtext.h"
 
@@ -13,6 +14,7 @@
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
+#include "umadfs/mad/fields.h"
 #include "codec.h"
 
 /*
@@ -23,9 +25,24 @@
 /* Longest attribute/error name we print, so FORMAT_FIXED_MAX holds. */
 #define FORMAT_NAME_MAX		40
 
-size_t madtext_format_max(size_t mad_len)
+size_t madtext_format_max(size_t mad_len, unsigned int flags)
 {
-	return FORMAT_FIXED_MAX + 2 * mad_len;
+	size_t max = FORMAT_FIXED_MAX + 2 * mad_len;
+
+	if (flags & MADTEXT_FIELDS)
+		max += fields_format_max(mad_len);
+	return max;
+}
+
+size_t madtext_format_need(const void *frame, size_t mad_len,
+			   unsigned int flags)
+{
+	size_t need = FORMAT_FIXED_MAX + 2 * mad_len;
+
+	if (flags & MADTEXT_FIELDS)
+		need += fields_format_need((uint8_t *)frame + UMAD_FRAME_HDR_SIZE,
+					   mad_len);
+	return need;
 }
 
 static inline char *put_str(char *p, const char *s)
@@ -39,40 +56,10 @@ static inline char *put_str(char *p, const char *s)
 /* Write a key literal including its '='; sizeof - 1 drops the NUL. */
 #define PUT_KEY(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
 
-static char *put_dec(char *p, uint64_t v)
-{
-	char tmp[20];
-	size_t n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
-/* "0x" and at least min_digits lowercase hex digits. */
-static char *put_hex(char *p, uint64_t v, int min_digits)
-{
-	int digits = 1;
-
-	while (digits < 16 && (v >> (4 * digits)))
-		digits++;
-	if (digits < min_digits)
-		digits = min_digits;
-	*p++ = '0';
-	*p++ = 'x';
-	while (digits--)
-		*p++ = "0123456789abcdef"[(v >> (4 * digits)) & 0xf];
-	return p;
-}
-
 /* A name when there is one, else the number in hex. */
 static char *put_name(char *p, const char *name, uint64_t v, int min_digits)
 {
-	return name ? put_str(p, name) : put_hex(p, v, min_digits);
+	return name ? put_str(p, name) : codec_put_hex(p, v, min_digits);
 }
 
 static char *put_errno(char *p, uint32_t status)
@@ -85,7 +72,7 @@ static char *put_errno(char *p, uint32_t status)
 	if (name)
 		return put_str(p, name);
 	p = put_str(p, "errno");
-	return put_dec(p, status);
+	return codec_put_dec(p, status);
 }
 
 /* The common MAD header's keys, tid= first. */
@@ -97,21 +84,21 @@ static char *put_mad_header(char *p, uint8_t *mad, uint64_t tid)
 	uint32_t status = mad_get_field(mad, 0, IB_MAD_STATUS_F);
 
 	p = PUT_KEY(p, "tid=");
-	p = put_hex(p, tid, 1);
+	p = codec_put_hex(p, tid, 1);
 	p = PUT_KEY(p, " class=");
 	p = put_name(p, madtext_class_name(mgmt_class), (uint64_t)mgmt_class, 2);
 	p = PUT_KEY(p, " version=");
-	p = put_dec(p, mad_get_field(mad, 0, IB_MAD_CLASSVER_F));
+	p = codec_put_dec(p, mad_get_field(mad, 0, IB_MAD_CLASSVER_F));
 	p = PUT_KEY(p, " method=");
 	p = put_name(p, madtext_method_name(method), (uint64_t)method, 2);
 	p = PUT_KEY(p, " status=");
 	if (mgmt_class == IB_SMI_DIRECT_CLASS)
 		status &= DRSMP_STATUS_MASK;
-	p = put_hex(p, status, 4);
+	p = codec_put_hex(p, status, 4);
 	p = PUT_KEY(p, " attr=");
 	p = put_name(p, madtext_attr_name(mgmt_class, attr), (uint64_t)attr, 4);
 	p = PUT_KEY(p, " attrmod=");
-	return put_hex(p, mad_get_field(mad, 0, IB_MAD_ATTRMOD_F), 1);
+	return codec_put_hex(p, mad_get_field(mad, 0, IB_MAD_ATTRMOD_F), 1);
 }
 
 static char *put_grh(char *p, const ib_mad_addr_t *addr)
@@ -128,31 +115,31 @@ static char *put_grh(char *p, const ib_mad_addr_t *addr)
 		p = codec_hex_encode(p, addr->gid, sizeof(addr->gid));
 	}
 	p = PUT_KEY(p, " gid_index=");
-	p = put_dec(p, addr->gid_index);
+	p = codec_put_dec(p, addr->gid_index);
 	p = PUT_KEY(p, " hop_limit=");
-	p = put_dec(p, addr->hop_limit);
+	p = codec_put_dec(p, addr->hop_limit);
 	p = PUT_KEY(p, " traffic_class=");
-	p = put_dec(p, addr->traffic_class);
+	p = codec_put_dec(p, addr->traffic_class);
 	p = PUT_KEY(p, " flow_label=");
-	return put_hex(p, ntohl(addr->flow_label), 1);
+	return codec_put_hex(p, ntohl(addr->flow_label), 1);
 }
 
 /* The peer's address from the umad header. */
 static char *put_address(char *p, const ib_mad_addr_t *addr)
 {
 	p = PUT_KEY(p, " lid=");
-	p = put_hex(p, ntohs(addr->lid), 1);
+	p = codec_put_hex(p, ntohs(addr->lid), 1);
 	p = PUT_KEY(p, " sl=");
-	p = put_dec(p, addr->sl);
+	p = codec_put_dec(p, addr->sl);
 	p = PUT_KEY(p, " qp=");
-	p = put_dec(p, ntohl(addr->qpn));
+	p = codec_put_dec(p, ntohl(addr->qpn));
 	p = PUT_KEY(p, " qkey=");
-	p = put_hex(p, ntohl(addr->qkey), 1);
+	p = codec_put_hex(p, ntohl(addr->qkey), 1);
 	p = PUT_KEY(p, " pkey_index=");
-	p = put_dec(p, addr->pkey_index);
+	p = codec_put_dec(p, addr->pkey_index);
 	if (addr->path_bits) {
 		p = PUT_KEY(p, " path_bits=");
-		p = put_dec(p, addr->path_bits);
+		p = codec_put_dec(p, addr->path_bits);
 	}
 	if (addr->grh_present)
 		p = put_grh(p, addr);
@@ -178,7 +165,7 @@ static char *put_dr_path(char *p, uint8_t *mad)
 	p = PUT_KEY(p, " dr=0");
 	for (i = 1; i <= hops; i++) {
 		*p++ = ',';
-		p = put_dec(p, path[i]);
+		p = codec_put_dec(p, path[i]);
 	}
 	return p;
 }
@@ -194,17 +181,17 @@ static char *put_dr_fields(char *p, uint8_t *mad)
 	p = put_dr_path(p, mad);
 	if (drslid != MAD_LID_PERMISSIVE) {
 		p = PUT_KEY(p, " drslid=");
-		p = put_hex(p, drslid, 1);
+		p = codec_put_hex(p, drslid, 1);
 	}
 	if (drdlid != MAD_LID_PERMISSIVE) {
 		p = PUT_KEY(p, " drdlid=");
-		p = put_hex(p, drdlid, 1);
+		p = codec_put_hex(p, drdlid, 1);
 	}
 	/* Only when D disagrees with the method, since parsing derives it
 	 * from the method otherwise. */
 	if (direction != !!(mad[3] & IB_MAD_RESPONSE)) {
 		p = PUT_KEY(p, " direction=");
-		p = put_dec(p, direction);
+		p = codec_put_dec(p, direction);
 	}
 	return p;
 }
@@ -223,7 +210,7 @@ static char *put_mad_bytes(char *p, const uint8_t *mad, size_t mad_len,
 }
 
 ssize_t madtext_format(const void *frame, size_t mad_len, uint64_t tid,
-		       char *buf, size_t cap)
+		       unsigned int flags, char *buf, size_t cap)
 {
 	const struct ib_user_mad *hdr = frame;
 	/* libibmad's getters take a non-const buffer but only read it. */
@@ -233,7 +220,7 @@ ssize_t madtext_format(const void *frame, size_t mad_len, uint64_t tid,
 
 	if (mad_len < MAD_HDR_SIZE)
 		return -EINVAL;
-	if (cap < madtext_format_max(mad_len))
+	if (cap < madtext_format_need(frame, mad_len, flags))
 		return -ENOSPC;
 
 	p = put_mad_header(p, mad, tid);
@@ -243,14 +230,16 @@ ssize_t madtext_format(const void *frame, size_t mad_len, uint64_t tid,
 	if (mad_class_is_vendor_range2(mgmt_class) &&
 	    mad_len >= IB_VENDOR_RANGE2_DATA_OFFS) {
 		p = PUT_KEY(p, " oui=");
-		p = put_hex(p, mad_get_field(mad, 0, IB_VEND2_OUI_F), 6);
+		p = codec_put_hex(p, mad_get_field(mad, 0, IB_VEND2_OUI_F), 6);
 	}
 	if (hdr->status) {
 		p = PUT_KEY(p, " error=");
 		p = put_errno(p, hdr->status);
 	}
 	p = PUT_KEY(p, " len=");
-	p = put_dec(p, mad_len);
+	p = codec_put_dec(p, mad_len);
+	if ((flags & MADTEXT_FIELDS) && !hdr->status)
+		p = fields_format(p, mad, mad_len);
 	p = put_mad_bytes(p, mad, mad_len, tid);
 	*p++ = '\n';
 	return p - buf;

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "umadfs/base/number.h"
@@ -53,10 +54,6 @@ const struct key_desc text_keys[KEY_COUNT] = {
 	KEY(KEY_LEN, "len", VAL_IGNORED, 0),
 };
 
-/*
- * Key lookup is on every token, so it is hashed: an open-addressing table
- * built once from keys[] (so adding a key is still one row above).
- */
 /*
  * Key lookup is on every token, so it is hashed: an open-addressing table
  * built once from text_keys[] (so adding a key is still one row above).
@@ -281,16 +278,10 @@ static size_t hex_value_end(const unsigned char *p, size_t i, size_t len)
 	return sep ? (size_t)(sep - p) : end;
 }
 
-/* Look up the key of the token line[start..eq) and mark it seen. */
-static int scan_key(const char *line, size_t start, size_t eq,
-		    struct scanned_line *sl, char *err, size_t errlen)
+/* Mark key k, found at line[start..), seen. */
+static int mark_key(int k, size_t start, struct scanned_line *sl, char *err,
+		    size_t errlen)
 {
-	int k = lookup_key(line + start, eq - start);
-
-	if (k < 0)
-		return codec_error(err, errlen, -EINVAL,
-			"unknown key '%.*s' at column %zu", (int)(eq - start),
-			line + start, start + 1);
 	if (has(sl, k))
 		return codec_error(err, errlen, -EINVAL,
 			"duplicate key '%s' at column %zu (first at column %zu)",
@@ -298,6 +289,40 @@ static int scan_key(const char *line, size_t start, size_t eq,
 	sl->present |= KEY_BIT(k);
 	sl->column[k] = start + 1;
 	return k;
+}
+
+/* A field key's value from i: a quoted string ('"' ends it, '\\' escapes
+ * the next byte; spaces allowed inside) or a plain token.  Its end in *end. */
+static int field_value_end(const unsigned char *p, size_t i, size_t len,
+			   size_t *end, char *err, size_t errlen)
+{
+	size_t open = i;
+
+	if (i == len || p[i] != '"')
+		return token_end(p, i, len, end, err, errlen);
+	for (i++; i < len && p[i] != '"'; i++) {
+		if (p[i] == '\\' && i + 1 < len)
+			i++;
+		if (p[i] != ' ' && !is_token_byte(p[i]))
+			return codec_error(err, errlen, -EINVAL,
+				"invalid byte 0x%02x in a quoted value at column %zu (write \\xNN)",
+				p[i], i + 1);
+	}
+	if (i == len)
+		return codec_error(err, errlen, -EINVAL,
+			"unterminated quote at column %zu", open + 1);
+	i++;
+	if (i < len && p[i] != ' ' && p[i] != '\t')
+		return codec_error(err, errlen, -EINVAL,
+			"junk after the closing quote at column %zu", i + 1);
+	*end = i;
+	return 0;
+}
+
+/* A key that is none of text_keys[] but has a '.': Attribute.Field. */
+static bool is_field_key(const char *s, size_t n)
+{
+	return memchr(s, '.', n) != NULL;
 }
 
 /* Scan the key=value token at *pos and move *pos past it. */
@@ -318,7 +343,17 @@ static int scan_token(const char *line, size_t len, size_t *pos,
 			"expected key=value, got '%.*s' at column %zu",
 			(int)(i - start), line + start, start + 1);
 	}
-	k = scan_key(line, start, i, sl, err, errlen);
+	k = lookup_key(line + start, i - start);
+	if (k < 0 && is_field_key(line + start, i - start)) {
+		if (sl->first_field == SIZE_MAX)
+			sl->first_field = start;
+		return field_value_end(p, i + 1, len, pos, err, errlen);
+	}
+	if (k < 0)
+		return codec_error(err, errlen, -EINVAL,
+			"unknown key '%.*s' at column %zu", (int)(i - start),
+			line + start, start + 1);
+	k = mark_key(k, start, sl, err, errlen);
 	if (k < 0)
 		return k;
 
@@ -335,6 +370,40 @@ static int scan_token(const char *line, size_t len, size_t *pos,
 			   errlen);
 }
 
+bool textscan_next_field(const struct scanned_line *sl, size_t *pos,
+			 struct field_token *tok)
+{
+	const unsigned char *p = (const unsigned char *)sl->line;
+	size_t i = *pos, start, eq, end;
+
+	while (i < sl->len) {
+		if (p[i] == ' ' || p[i] == '\t') {
+			i++;
+			continue;
+		}
+		start = i;
+		for (eq = start; eq < sl->len && p[eq] != '='; eq++)
+			;
+		if (lookup_key(sl->line + start, eq - start) >= 0 ||
+		    !is_field_key(sl->line + start, eq - start)) {
+			while (i < sl->len && p[i] != ' ' && p[i] != '\t')
+				i++;	/* hex values have no quotes either */
+			continue;
+		}
+		/* textscan_line() accepted the line: no error here. */
+		field_value_end(p, eq + 1, sl->len, &end, NULL, 0);
+		tok->key = sl->line + start;
+		tok->key_len = eq - start;
+		tok->value = sl->line + eq + 1;
+		tok->value_len = end - eq - 1;
+		tok->column = start + 1;
+		*pos = end;
+		return true;
+	}
+	*pos = i;
+	return false;
+}
+
 int textscan_line(const char *line, size_t len, struct scanned_line *sl,
 		  char *err, size_t errlen)
 {
@@ -343,6 +412,9 @@ int textscan_line(const char *line, size_t len, struct scanned_line *sl,
 
 	sl->present = 0;
 	sl->attr_by_name = false;
+	sl->line = line;
+	sl->len = len;
+	sl->first_field = SIZE_MAX;
 	while (i < len) {
 		if (line[i] == ' ' || line[i] == '\t') {
 			i++;
@@ -352,7 +424,7 @@ int textscan_line(const char *line, size_t len, struct scanned_line *sl,
 		if (ret)
 			return ret;
 	}
-	if (!sl->present)
+	if (!sl->present && sl->first_field == SIZE_MAX)
 		return codec_error(err, errlen, -EINVAL, "empty line");
 	return 0;
 }

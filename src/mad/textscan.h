@@ -84,6 +84,18 @@ struct scanned_line {
 	uint8_t gid[16];
 	uint8_t path[IB_SUBNET_PATH_HOPS_MAX];
 	size_t path_len;			/* elements in dr= */
+	/* Attribute.Field keys are resolved by textbuild once the attribute
+	 * is known: it walks them with textscan_next_field(). */
+	const char *line;
+	size_t len;
+	size_t first_field;			/* offset, or SIZE_MAX: none */
+};
+
+/* An Attribute.Field=value token. */
+struct field_token {
+	const char *key, *value;
+	size_t key_len, value_len;
+	size_t column;				/* 1-based, of the key */
 };
 
 static inline bool has(const struct scanned_line *sl, enum key_id k)
@@ -101,5 +113,10 @@ static inline bool is_token_byte(unsigned char c)
  * values that do not depend on other keys: 0 or -EINVAL with err set. */
 int textscan_line(const char *line, size_t len, struct scanned_line *sl,
 		  char *err, size_t errlen);
+
+/* The next Attribute.Field token of the line textscan_line() accepted, from
+ * offset *pos on: true with tok filled and *pos past it, false at the end. */
+bool textscan_next_field(const struct scanned_line *sl, size_t *pos,
+			 struct field_token *tok);
 
 #endif

@@ -14,6 +14,8 @@ each row --reps times, interleaved (rep 1 of every row, then rep 2...):
   4  `umad`, 32 outstanding, one frame per syscall (+ one FUSE round trip)
   5  text send/recv from C, 32 outstanding, 32 lines per write, 64 KiB reads
   6  text send/recv from Python with poll(), batched the same way
+     (rows 5 and 6 each run twice: the channel's decode file at `fields`,
+     the default, and at `none`)
   7  shell loop `echo > send; head -n1 recv` vs a loop of `smpquery -D
      nodeinfo 0`: time per query
   8  sweep.py over the text files vs ibnetdiscover: wall time of each
@@ -231,9 +233,9 @@ class Bench:
                          "value": value})
         self.rows.setdefault((row, metric), []).append(value)
 
-    def row_rate(self, rep, row, result):
-        self.record(rep, row, "mads_per_s", result["rate"])
-        if "cpu_us_per_mad" in result:
+    def row_rate(self, rep, row, result, metric="mads_per_s"):
+        self.record(rep, row, metric, result["rate"])
+        if "cpu_us_per_mad" in result and metric == "mads_per_s":
             self.record(rep, row, "cpu_us_per_mad", result["cpu_us_per_mad"])
         if result.get("errors"):
             raise RuntimeError("row %s: %d answers were errors" % (
@@ -277,6 +279,24 @@ class Bench:
         return dt, parse_ibnetdiscover(out)
 
     # -- the rows -------------------------------------------------------
+    def text_rows(self, rep, rows, decode):
+        """Rows 5 and 6 with the channel's decode file at decode; the rate
+        is mads_per_s for fields (the default), mads_per_s_none for none."""
+        metric = "mads_per_s" if decode == "fields" else "mads_per_s_none"
+        (self.port_dir / "decode").write_text(decode + "\n")
+        try:
+            if 5 in rows:
+                r = self.mb("text", "-n", 32, "-b", 32, "-r", 65536, self.port_dir)
+                self.row_rate(rep, 5, r, metric)
+            if 6 in rows:
+                t = (["-t", "0.5", "-w", "0.1"] if self.quick else
+                     ["-t", str(self.a.seconds), "-w", "0.3"])
+                self.row_rate(rep, 6, parse_kv(self.run(
+                    [PY, str(HERE / "textbench.py"), "-n", "32", "-b", "32", *t,
+                     str(self.port_dir)])), metric)
+        finally:
+            (self.port_dir / "decode").write_text("fields\n")
+
     def one_rep(self, rep, rows):
         env = self.sim_env()
         if 1 in rows:
@@ -291,15 +311,8 @@ class Bench:
             self.row_rate(rep, 4, self.mb("umad", "-n", 32, self.port_dir))
             r = self.mb("fuse", self.port_dir)
             self.record(rep, 4, "fuse_round_trip_us", 1e6 / r["rate"])
-        if 5 in rows:
-            self.row_rate(rep, 5, self.mb("text", "-n", 32, "-b", 32,
-                                          "-r", 65536, self.port_dir))
-        if 6 in rows:
-            t = (["-t", "0.5", "-w", "0.1"] if self.quick else
-                 ["-t", str(self.a.seconds), "-w", "0.3"])
-            self.row_rate(rep, 6, parse_kv(self.run(
-                [PY, str(HERE / "textbench.py"), "-n", "32", "-b", "32", *t,
-                 str(self.port_dir)])))
+        for decode in ("fields", "none"):
+            self.text_rows(rep, rows, decode)
         if 7 in rows:
             n_fs, n_smp = (20, 5) if self.quick else (300, 60)
             self.record(rep, 7, "umadfs_shell_ms", 1e3 * self.shell_loop(n_fs))
@@ -462,9 +475,9 @@ class Bench:
         L.append("%-4s %-58s %12s %10s %10s %5s" % (
             "row", "what", "MADs/s", "ratio", "target", ""))
 
-        def rate_row(n, what, ref=None, target=None):
-            rate = self.med(n, "mads_per_s")
-            r = self.ratio((n,), (ref,)) if ref else None
+        def rate_row(n, what, ref=None, target=None, metric="mads_per_s"):
+            rate = self.med(n, metric)
+            r = self.ratio((n, metric), (ref,)) if ref else None
             res = "" if target is None or r is None else ok(r >= target)
             L.append("%-4s %-58s %12s %10s %10s %5s" % (
                 n, what, fmt(rate, "%.0f"),
@@ -482,7 +495,9 @@ class Bench:
                                      % rt))
         rate_row(5, "text send/recv from C, 32 out, 32 lines/write, 64K reads", 3, 0.85)
         self.cpu_line(L, 5, 3)
+        rate_row(5, "  the same, decode=none", 3, 0.85, "mads_per_s_none")
         rate_row(6, "text send/recv from Python, poll(), batched the same", 3, 0.5)
+        rate_row(6, "  the same, decode=none", 3, 0.5, "mads_per_s_none")
         fs, smp = self.med(7, "umadfs_shell_ms"), self.med(7, "smpquery_shell_ms")
         if fs is not None:
             r = self.ratio((7, "smpquery_shell_ms"), (7, "umadfs_shell_ms"))

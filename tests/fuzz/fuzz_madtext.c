@@ -4,8 +4,9 @@
  *
  * The input is one line as a write to `send` delivers it (without its
  * '\n').  madtext_parse() must not crash on it; when it succeeds, the frame
- * is formatted as `recv` would show it, and that line must parse again to
- * the same MAD and address and format to the same line: the round trip
+ * is formatted as `recv` would show it (named fields included), and that
+ * line must parse again to the same MAD and address and format to the same
+ * line: the round trip
  * tests/unit/test_madtext.c checks on hand-made frames.
  */
 #include <stdint.h>
@@ -36,7 +37,8 @@ static void die(const char *what, const char *line1, size_t n1,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t frame1[FRAME_CAP], frame2[FRAME_CAP];
-	static char line1[FRAME_CAP * 2 + 1024], line2[sizeof(line1)];
+	static char *line1, *line2;
+	static size_t line_cap;
 	const struct ib_user_mad *h1 = (const void *)frame1;
 	const struct ib_user_mad *h2 = (const void *)frame2;
 	struct madtext_request req1, req2;
@@ -50,6 +52,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!line)
 		return 0;
+	if (!line1) {
+		line_cap = madtext_format_max(FRAME_CAP, MADTEXT_FIELDS);
+		line1 = malloc(line_cap);
+		line2 = malloc(line_cap);
+		if (!line1 || !line2)
+			abort();
+	}
 	memcpy(line, data, size);
 	madtext_is_blank(line, size);
 	r = madtext_parse(line, size, frame1, sizeof(frame1), &req1, err, sizeof(err));
@@ -65,10 +74,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* What `recv` would show for this frame, with the TID it holds. */
 	tid = mad_tid(frame1 + UMAD_FRAME_HDR_SIZE);
-	if (madtext_format_max(req1.mad_len) > sizeof(line1))
+	if (madtext_format_max(req1.mad_len, MADTEXT_FIELDS) > line_cap)
 		die("madtext_format_max too large", NULL, 0, NULL, 0);
-	n1 = madtext_format(frame1, req1.mad_len, tid, line1,
-			    madtext_format_max(req1.mad_len));
+	n1 = madtext_format(frame1, req1.mad_len, tid, MADTEXT_FIELDS, line1,
+			    madtext_format_max(req1.mad_len, MADTEXT_FIELDS));
 	if (n1 <= 0 || line1[n1 - 1] != '\n' || memchr(line1, '\n', (size_t)n1 - 1))
 		die("format gave no single line", line1, n1 > 0 ? (size_t)n1 : 0,
 		    NULL, 0);
@@ -83,7 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (memcmp(&h1->addr, &h2->addr, sizeof(h1->addr)))
 		die("address differs after re-parse", line1, (size_t)n1, NULL, 0);
 
-	n2 = madtext_format(frame2, req2.mad_len, tid, line2, sizeof(line2));
+	n2 = madtext_format(frame2, req2.mad_len, tid, MADTEXT_FIELDS, line2,
+			    line_cap);
 	if (n2 != n1 || memcmp(line1, line2, (size_t)n1))
 		die("round trip differs", line1, (size_t)n1, line2,
 		    n2 > 0 ? (size_t)n2 : 0);

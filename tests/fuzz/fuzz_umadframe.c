@@ -63,13 +63,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(copy);
 	tid = mad_tid(frame + UMAD_FRAME_HDR_SIZE);
 
-	cap = madtext_format_max(mad_len);
+	cap = madtext_format_max(mad_len, MADTEXT_FIELDS);
 	line = malloc(cap);
 	if (!line) {
 		free(frame);
 		return 0;
 	}
-	n = madtext_format(frame, mad_len, tid, line, cap);
+	n = madtext_format(frame, mad_len, tid, MADTEXT_FIELDS, line, cap);
 	if (n <= 0 || (size_t)n > cap || line[n - 1] != '\n' ||
 	    memchr(line, '\n', (size_t)n - 1))
 		die("format gave no single line");
@@ -77,8 +77,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (line[i] < 0x20 || line[i] > 0x7e)
 			die("format wrote a byte a line may not hold");
 	/* One byte less than the bound must be refused, not overrun. */
-	if (madtext_format(frame, mad_len, tid, line, cap - 1) != -ENOSPC)
-		die("format took a buffer below madtext_format_max()");
+	if (madtext_format_need(frame, mad_len, MADTEXT_FIELDS) > cap)
+		die("madtext_format_need() above madtext_format_max()");
+	if (madtext_format(frame, mad_len, tid, MADTEXT_FIELDS, line,
+			   madtext_format_need(frame, mad_len, MADTEXT_FIELDS) - 1) != -ENOSPC)
+		die("format took a buffer below madtext_format_need()");
 	if ((size_t)n - 1 <= MADTEXT_LINE_MAX)
 		madtext_parse(line, (size_t)n - 1, reparsed, sizeof(reparsed),
 			      &req, err, sizeof(err));

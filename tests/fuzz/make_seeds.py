@@ -90,6 +90,21 @@ TEXT = {
     "mad-rmpp-8k": "lid=1 mad=" + hexs(rmpp_sa(8180)),
     "mad-edit": "lid=0x4 mad=" + hexs(mad(0x04, 0x01, attr=0x12, tid=7))
                 + " method=getresp status=0x0004 data=0102",
+    # Named fields (docs/text-format.md, Named fields): numbers, hex, a
+    # quoted string with escapes, SA records with an index.
+    "fields-nodeinfo": "dr=0,1 method=getresp attr=NodeInfo NodeInfo.NumPorts=12 "
+                       "NodeInfo.Guid=0x0000000000200001 NodeInfo.NodeType=2",
+    "fields-portinfo": "dr=0,1 method=set attr=PortInfo attrmod=3 PortInfo.LinkState=4 "
+                       "PortInfo.Lid=7 PortInfo.CapMask=0x2 PortInfo.HoqLife=8",
+    "fields-nodedesc": 'dr=0 method=set attr=NodeDescription '
+                       'NodeDescription.NodeDesc="Hx3 \\"HCA\\"-1 \\\\ \\x01"',
+    "fields-counters": "class=perf method=set attr=PortCounters lid=4 "
+                       "PortCounters.PortSelect=1 PortCounters.CounterSelect=0xffff",
+    "fields-records": "class=sa method=gettableresp attr=PathRecord lid=1 attr_offset=8 "
+                      "PathRecord[0].PathRecDLid=3 PathRecord[2].PathRecSLid=4 "
+                      "PathRecord[1].PathRecDGid=0xfe800000000000000000000000000001",
+    "bad-field-quote": 'dr=0 method=set attr=NodeDescription NodeDescription.NodeDesc="ab',
+    "bad-field-other": "dr=0 method=get attr=NodeInfo PortInfo.Lid=1",
     "comment": "  # a comment",
     "bad-key": "class=perf method=get lid=1 foo=1",
     "bad-crlf": "class=perf method=get lid=1\r",

@@ -14,6 +14,43 @@ import struct
 # recv lines
 
 _TOKEN = re.compile(r"^([a-z_]+)=(\S+)$")
+# One token of a line: key=value, where a field key (Attribute.Field or
+# Attribute[i].Field) may have a quoted value with spaces in it.
+_ANY_TOKEN = re.compile(r'([A-Za-z_][\w\[\].]*)=("(?:[^"\\]|\\.)*"|\S+)(?: |$)')
+_FIELD_KEY = re.compile(r"^[A-Za-z]\w*(\[\d+\])?\.\w+$")
+
+
+def split_tokens(text):
+    """A line -> [(key, value text)], quotes kept; ValueError if it is not
+    key=value tokens separated by single spaces."""
+    out, pos = [], 0
+    while pos < len(text):
+        m = _ANY_TOKEN.match(text, pos)
+        if not m:
+            raise ValueError("bad token at %d in %r" % (pos, text[:200]))
+        out.append(m.groups())
+        pos = m.end()
+    if text.endswith(" "):
+        raise ValueError("trailing space in %r" % text[:200])
+    return out
+
+
+def unquote(v):
+    """A quoted field value (docs/text-format.md) -> bytes."""
+    assert v[0] == v[-1] == '"', v
+    out, i, body = bytearray(), 0, v[1:-1]
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and body[i + 1] == "x":
+            out.append(int(body[i + 2:i + 4], 16))
+            i += 4
+            continue
+        if c == "\\":
+            i += 1
+            c = body[i]
+        out += c.encode()
+        i += 1
+    return bytes(out)
 
 # Keys of a received line, in the order docs/text-format.md gives.
 LINE_KEY_ORDER = ["tid", "class", "version", "method", "status", "attr",
@@ -25,23 +62,28 @@ LINE_KEY_ORDER = ["tid", "class", "version", "method", "status", "attr",
 
 class Line(dict):
     """A parsed recv line: {key: value text}; .mad is the MAD as bytes,
-    .keys_in_order the keys as they came, .text the line itself."""
+    .keys_in_order the keys as they came (not the fields), .fields the
+    Attribute.Field keys as they came ({key: value text}), .text the line."""
 
     def __init__(self, text):
         super().__init__()
         self.text = text
         self.keys_in_order = []
+        self.fields = {}
         if text.endswith("\n"):
             raise ValueError("pass the line without its newline")
-        if not text or text != text.strip() or "  " in text:
+        if not text or text != text.strip():
             raise ValueError("bad spacing in recv line: %r" % text[:200])
-        for tok in text.split(" "):
-            m = _TOKEN.match(tok)
-            if not m:
-                raise ValueError("bad token %r in recv line %r" % (tok[:80], text[:200]))
-            k, v = m.groups()
-            if k in self:
+        for k, v in split_tokens(text):
+            if k in self or k in self.fields:
                 raise ValueError("duplicate key %r in %r" % (k, text[:200]))
+            if _FIELD_KEY.match(k):
+                if "mad" in self:
+                    raise ValueError("field after mad=: %r" % text[:200])
+                self.fields[k] = v
+                continue
+            if not _TOKEN.match("%s=%s" % (k, v)):
+                raise ValueError("bad token %r=%r in recv line %r" % (k, v[:80], text[:200]))
             self[k] = v
             self.keys_in_order.append(k)
         if "mad" not in self or "len" not in self:
@@ -54,6 +96,11 @@ class Line(dict):
 
     def int(self, key):
         return int(self[key], 0)
+
+    def field(self, key):
+        """A field's value: an int, or bytes for a quoted string."""
+        v = self.fields[key]
+        return unquote(v) if v.startswith('"') else int(v, 0)
 
     @property
     def tid(self):

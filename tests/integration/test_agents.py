@@ -47,7 +47,7 @@ from madfiles import OpenFile, last_error, pdir, read_text, stats, write_text
 HERE = Path(__file__).resolve().parent
 SIM_ISSM_SRC = HERE.parent / "tools" / "sim_issm.c"
 
-CHANNEL_FILES = {"send", "recv", "umad", "timeout_ms", "retries",
+CHANNEL_FILES = {"send", "recv", "umad", "timeout_ms", "retries", "decode",
                  "last_error", "stats", "register"}
 PING_CLASS = 0x32           # IB_VENDOR_OPENIB_PING_CLASS
 PING_OUI = 0x001405
@@ -83,8 +83,7 @@ def expect_errno(code, fn, *args):
 def parse_line(text):
     """A recv line -> {key: value}, plus '_mad' (bytes)."""
     d = {}
-    for tok in text.split(" "):
-        k, v = tok.split("=", 1)
+    for k, v in mt.split_tokens(text):
         assert k not in d, "duplicate key %r in %r" % (k, text[:200])
         d[k] = v
     assert "mad" in d, text[:200]

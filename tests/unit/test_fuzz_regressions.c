@@ -32,7 +32,7 @@ static void round_trip(const char *text, const char *want_in, const char *want_o
 		return;
 	}
 	tid = mad_tid(frame1 + UMAD_FRAME_HDR_SIZE);
-	n1 = madtext_format(frame1, req1.mad_len, tid, line1, sizeof(line1));
+	n1 = madtext_format(frame1, req1.mad_len, tid, 0, line1, sizeof(line1));
 	CHECK(n1 > 0);
 	if (n1 <= 0)
 		return;
@@ -50,7 +50,7 @@ static void round_trip(const char *text, const char *want_in, const char *want_o
 	CHECK_INT(req2.mad_len, req1.mad_len);
 	CHECK(memcmp(frame1 + UMAD_FRAME_HDR_SIZE, frame2 + UMAD_FRAME_HDR_SIZE, req1.mad_len) == 0);
 	CHECK(memcmp(frame1 + 16, frame2 + 16, 48) == 0);	/* the address */
-	n2 = madtext_format(frame2, req2.mad_len, tid, line2, sizeof(line2));
+	n2 = madtext_format(frame2, req2.mad_len, tid, 0, line2, sizeof(line2));
 	CHECK_INT(n2, n1);
 	CHECK(n2 == n1 && memcmp(line1, line2, (size_t)n1) == 0);
 }

@@ -476,7 +476,7 @@ static void round_trip(const void *f, size_t mad_len, uint64_t tid,
 	ssize_t n1, n2;
 	int r;
 
-	n1 = madtext_format(f, mad_len, tid, line1, sizeof(line1));
+	n1 = madtext_format(f, mad_len, tid, 0, line1, sizeof(line1));
 	if (n1 <= 0 || line1[n1 - 1] != '\n' || memchr(line1, '\n', n1 - 1)) {
 		fprintf(stderr, "test_madtext.c:%d: format gave %zd\n", line_no, n1);
 		check_failures++;
@@ -511,7 +511,7 @@ static void round_trip(const void *f, size_t mad_len, uint64_t tid,
 	}
 	/* error= is output-only: the status comes from the kernel. */
 	h2->status = h1->status;
-	n2 = madtext_format(frame2, req.mad_len, tid, line2, sizeof(line2));
+	n2 = madtext_format(frame2, req.mad_len, tid, 0, line2, sizeof(line2));
 	if (n2 != n1 || memcmp(line1, line2, (size_t)n1)) {
 		line2[n2 > 0 ? n2 : 0] = '\0';
 		fprintf(stderr, "test_madtext.c:%d: round trip differs:\n  %s  %s",
@@ -568,7 +568,7 @@ static void test_round_trips(void)
 	round_trip(f, 256, 7, " drslid=0x12 direction=0 ", __LINE__);
 	m[128] = 9;
 	round_trip(f, 256, 7, NULL, __LINE__);
-	n = madtext_format(f, 256, 7, line, sizeof(line));
+	n = madtext_format(f, 256, 7, 0, line, sizeof(line));
 	CHECK(n > 0);
 	CHECK(!memmem(line, (size_t)n, " dr=", 4));
 
@@ -674,11 +674,11 @@ static void test_format_limits(void)
 	f[65] = 1;
 	f[66] = 1;
 	f[67] = 1;
-	CHECK_INT(madtext_format(f, 256, 0, small, sizeof(small)), -ENOSPC);
-	CHECK_INT(madtext_format(f, 23, 0, big, sizeof(big)), -EINVAL);
-	CHECK(madtext_format_max(256) <= sizeof(big));
-	CHECK(madtext_format(f, 256, 0, big, madtext_format_max(256)) > 0);
-	CHECK_INT(madtext_format(f, 256, 0, big, madtext_format_max(256) - 1),
+	CHECK_INT(madtext_format(f, 256, 0, 0, small, sizeof(small)), -ENOSPC);
+	CHECK_INT(madtext_format(f, 23, 0, 0, big, sizeof(big)), -EINVAL);
+	CHECK(madtext_format_max(256, 0) <= sizeof(big));
+	CHECK(madtext_format(f, 256, 0, 0, big, madtext_format_max(256, 0)) > 0);
+	CHECK_INT(madtext_format(f, 256, 0, 0, big, madtext_format_max(256, 0) - 1),
 		  -ENOSPC);
 }
 
@@ -826,7 +826,7 @@ static int bench(void)
 
 	t0 = now_ns();
 	for (i = 0; i < rounds; i++) {
-		n = madtext_format(frame, 256, (uint64_t)i, line, sizeof(line));
+		n = madtext_format(frame, 256, (uint64_t)i, 0, line, sizeof(line));
 		sink += (size_t)n;
 	}
 	t_format = (now_ns() - t0) / rounds;

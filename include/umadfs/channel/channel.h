@@ -51,6 +51,7 @@ struct channel {
 	struct channel_stats stats; /* but for sent: */
 	uint64_t sent;              /* atomic, no lock */
 	int timeout_ms, retries;  /* defaults for requests sent from here */
+	unsigned decode_flags;    /* madtext_format() flags: decode setting */
 	char last_error[512];     /* why the last bad write failed */
 	unsigned refs;   /* creator + tree nodes (atomic); freed at zero */
 	unsigned nusers; /* open send/recv/umad files (atomic): rmdir EBUSY */

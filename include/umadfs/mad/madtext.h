@@ -55,21 +55,36 @@ struct madtext_request {
 int madtext_parse(const char *line, size_t len, void *frame, size_t frame_cap,
 		  struct madtext_request *req, char *err, size_t errlen);
 
+/* madtext_format() flags. */
+enum {
+	/* Add the attribute's fields as Attribute.Field=value keys (the
+	 * channel's decode setting "fields"). */
+	MADTEXT_FIELDS = 1 << 0,
+};
+
 /*
  * Format one received frame (64-byte umad header + mad_len bytes of MAD,
  * mad_len >= 24) as one line ending in '\n' into buf.  tid is the TID to show
  * (the daemon rewrites TIDs and passes the caller's original); it is shown
  * in tid= and also inside mad=.  A nonzero umad status (hdr->status, an errno
- * such as ETIMEDOUT) is shown as error=.  No NUL is written.
+ * such as ETIMEDOUT) is shown as error=.  flags: MADTEXT_FIELDS or 0.  No
+ * NUL is written.
  *
- * Returns the number of bytes written, -ENOSPC if cap is too small (size buf
- * with madtext_format_max() to never see that) or -EINVAL if mad_len < 24.
+ * Returns the number of bytes written, -ENOSPC if cap is below
+ * madtext_format_need() (madtext_format_max() is always enough) or -EINVAL
+ * if mad_len < 24.
  */
 ssize_t madtext_format(const void *frame, size_t mad_len, uint64_t tid,
-		       char *buf, size_t cap);
+		       unsigned int flags, char *buf, size_t cap);
 
-/* Upper bound on the bytes madtext_format() writes for mad_len MAD bytes. */
-size_t madtext_format_max(size_t mad_len);
+/* Upper bound on the bytes madtext_format() writes for mad_len MAD bytes
+ * with these flags, whatever the frame. */
+size_t madtext_format_max(size_t mad_len, unsigned int flags);
+
+/* The buffer madtext_format() needs for this frame (mad_len >= 24): at
+ * most madtext_format_max(), less when the attribute has few fields. */
+size_t madtext_format_need(const void *frame, size_t mad_len,
+			   unsigned int flags);
 
 /*
  * True for lines the send file skips: empty, only spaces/tabs, or whose
