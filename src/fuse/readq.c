@@ -512,7 +512,9 @@ void line_rest_clear(struct line_rest *rest)
 ssize_t readq_fill_lines(struct line_rest *rest, char *buf, size_t size,
 			 const struct line_source *src)
 {
-	char scratch[2048];
+	/* Room for a line with named fields (a PortInfo line is ~2 KiB, an
+	 * SA record's more): one that does not fit costs a malloc. */
+	char scratch[8192];
 	size_t n = 0;
 
 	if (rest->buf) {
