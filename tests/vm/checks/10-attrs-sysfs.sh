@@ -57,6 +57,7 @@ for ca in $(cas); do
 		"$(ports "$ca" | tr '\n' ' ')" "port list"
 done
 # umadfs shows the same CAs as sysfs
-eq cas "$(ls "$UMADFS_MNT" | sort | tr '\n' ' ')" "$(cas | sort | tr '\n' ' ')" "CA list"
+# The root holds one directory per CA, and fabric/ (the fabric view).
+eq cas "$(ls "$UMADFS_MNT" | sort | tr '\n' ' ')" "$( (cas; echo fabric) | sort | tr '\n' ' ')" "CA list and fabric/"
 [ $n -gt 0 ] || fail cas "no CA in $SYSFS_IB"
 check_exit
