@@ -3,7 +3,8 @@
  * (fields.h).  The attributes covered are listed as ranges of libibmad's
  * IB_*_F enums; each field's width and byte span are learnt once by setting
  * it to all ones in a zero buffer, and whether the diags print it in hex
- * from libibmad's own dump function.  No offset is written here.
+ * from libibmad's own dump function.  The only offsets written here are
+ * those of the two attributes libibmad has no fields for (hand_fields).
  */
 #include "umadfs/mad/fields.h"
 
@@ -37,7 +38,37 @@ struct field_info {
 	uint16_t end;	/* one past the field's last byte, from base 0 */
 };
 
-static struct field_info field_info[IB_FIELD_LAST_];
+/*
+ * PKeyTable and LinkRecord: libibmad has no IB_*_F fields for them, so
+ * they are described here, as big-endian whole bytes at an offset from the
+ * record's base.  Their ids follow libibmad's enum.
+ */
+enum hand_field_id {
+	HF_PKEY0 = IB_FIELD_LAST_,	/* PKeyTable, IBA 14.2.5.7 */
+	HF_LINK_FIRST = HF_PKEY0 + 32,	/* LinkRecord, IBA 15.2.5.13 */
+	HF_LAST = HF_LINK_FIRST + 4,
+};
+
+struct hand_field {
+	const char *name;
+	uint8_t offset, bits, form;
+};
+
+/* P_Key i of the block attrmod names; printed in hex as smpquery pkeys. */
+#define PKEY(i)	{ "PKey" #i, 2 * (i), 16, FORM_HEX }
+
+static const struct hand_field hand_fields[HF_LAST - IB_FIELD_LAST_] = {
+	PKEY(0), PKEY(1), PKEY(2), PKEY(3), PKEY(4), PKEY(5), PKEY(6), PKEY(7),
+	PKEY(8), PKEY(9), PKEY(10), PKEY(11), PKEY(12), PKEY(13), PKEY(14),
+	PKEY(15), PKEY(16), PKEY(17), PKEY(18), PKEY(19), PKEY(20), PKEY(21),
+	PKEY(22), PKEY(23), PKEY(24), PKEY(25), PKEY(26), PKEY(27), PKEY(28),
+	PKEY(29), PKEY(30), PKEY(31),
+	/* Names and decimal as saquery prints them. */
+	{ "FromLID", 0, 16, FORM_DEC }, { "FromPort", 2, 8, FORM_DEC },
+	{ "ToPort", 3, 8, FORM_DEC }, { "ToLID", 4, 16, FORM_DEC },
+};
+
+static struct field_info field_info[HF_LAST];
 
 /* [first, last) of libibmad's enum. */
 struct field_range {
@@ -76,6 +107,7 @@ static struct field_attr field_attrs[] = {
 		   { IB_SMINFO_GUID_F, IB_SMINFO_STATE_F + 1 }),
 	FIELD_ATTR(IB_SMI_CLASS, IB_ATTR_GUID_INFO, 0,
 		   { IB_GI_GUID0_F, IB_GI_GUID7_F + 1 }),
+	FIELD_ATTR(IB_SMI_CLASS, IB_ATTR_PKEY_TBL, 0, { HF_PKEY0, HF_LINK_FIRST }),
 	FIELD_ATTR(IB_PERFORMANCE_CLASS, CLASS_PORT_INFO, 0,
 		   { IB_CPI_BASEVER_F, IB_CPI_TRAP_QKEY_F + 1 }),
 	FIELD_ATTR(IB_PERFORMANCE_CLASS, IB_GSI_PORT_COUNTERS, 0,
@@ -96,6 +128,8 @@ static struct field_attr field_attrs[] = {
 		   { IB_SA_PR_DGID_F, IB_SA_PR_SL_F + 1 }),
 	FIELD_ATTR(IB_SA_CLASS, IB_SA_ATTR_GUIDINFORECORD, 0,
 		   { IB_SA_GIR_LID_F, IB_SA_GIR_GUID7_F + 1 }),
+	FIELD_ATTR(IB_SA_CLASS, IB_SA_ATTR_LINKRECORD, 0,
+		   { HF_LINK_FIRST, HF_LAST }),
 };
 
 #define FIELD_ATTR_COUNT (sizeof(field_attrs) / sizeof(field_attrs[0]))
@@ -161,6 +195,30 @@ static size_t value_max(const struct field_info *fi)
 	}
 }
 
+/* Name, width, end and form of field f: from libibmad, or hand_fields. */
+static void describe_field(int f, struct field_info *fi)
+{
+	const struct hand_field *h;
+	const char *fname;
+
+	if (f >= IB_FIELD_LAST_) {
+		h = &hand_fields[f - IB_FIELD_LAST_];
+		fi->name = h->name;
+		fi->bits = h->bits;
+		fi->end = (uint16_t)(h->offset + h->bits / 8);
+		fi->form = h->form;
+	} else {
+		fname = mad_field_name((enum MAD_FIELDS)f);
+		if (!fname || !fname[0])
+			return;
+		fi->name = fname;
+		probe_width((enum MAD_FIELDS)f, fi);
+		fi->form = fi->bits ? (uint8_t)probe_form((enum MAD_FIELDS)f, fi->bits)
+				    : FORM_NONE;
+	}
+	fi->name_len = (uint8_t)strlen(fi->name);
+}
+
 static void probe_attr(struct field_attr *fa)
 {
 	const char *name = madtext_attr_name(fa->mgmt_class, fa->attr_id);
@@ -173,15 +231,8 @@ static void probe_attr(struct field_attr *fa)
 	for (r = 0; r < FIELD_RANGES_MAX; r++) {
 		for (f = fa->ranges[r].first; f < fa->ranges[r].last; f++) {
 			struct field_info *fi = &field_info[f];
-			const char *fname = mad_field_name((enum MAD_FIELDS)f);
 
-			if (!fname || !fname[0])
-				continue;
-			fi->name = fname;
-			fi->name_len = (uint8_t)strlen(fname);
-			probe_width((enum MAD_FIELDS)f, fi);
-			fi->form = fi->bits ? (uint8_t)probe_form((enum MAD_FIELDS)f, fi->bits)
-					    : FORM_NONE;
+			describe_field(f, fi);
 			if (fi->form == FORM_NONE)
 				continue;
 			if (fa->base + fi->end > fa->span)
@@ -274,26 +325,58 @@ static char *put_string(char *p, const uint8_t *s, size_t n)
 	return p;
 }
 
+/* Field f of up to 64 bits at base; hand_fields are big-endian bytes. */
+static uint64_t get_number(uint8_t *mad, int base, int f,
+			   const struct field_info *fi)
+{
+	const uint8_t *b = mad + base + fi->end - fi->bits / 8;
+	uint64_t v = 0;
+	int i;
+
+	if (f >= IB_FIELD_LAST_) {
+		for (i = 0; i < fi->bits / 8; i++)
+			v = v << 8 | b[i];
+		return v;
+	}
+	return fi->bits == 64 ? mad_get_field64(mad, base, (enum MAD_FIELDS)f)
+			      : mad_get_field(mad, base, (enum MAD_FIELDS)f);
+}
+
+static void set_number(uint8_t *mad, int base, int f,
+		       const struct field_info *fi, uint64_t v)
+{
+	uint8_t *b = mad + base + fi->end - fi->bits / 8;
+	int i;
+
+	if (f >= IB_FIELD_LAST_) {
+		for (i = fi->bits / 8 - 1; i >= 0; i--, v >>= 8)
+			b[i] = (uint8_t)v;
+	} else if (fi->bits == 64) {
+		mad_set_field64(mad, base, (enum MAD_FIELDS)f, v);
+	} else {
+		mad_set_field(mad, base, (enum MAD_FIELDS)f, (uint32_t)v);
+	}
+}
+
 static char *put_value(char *p, const struct field_info *fi, uint8_t *mad,
-		       int base, enum MAD_FIELDS f)
+		       int base, int f)
 {
 	uint8_t bytes[MAD_SIZE];
 	uint64_t v;
 
 	switch (fi->form) {
 	case FORM_STRING:
-		mad_get_array(mad, base, f, bytes);
+		mad_get_array(mad, base, (enum MAD_FIELDS)f, bytes);
 		return put_string(p, bytes, fi->bits / 8);
 	case FORM_BYTES:
-		mad_get_array(mad, base, f, bytes);
+		mad_get_array(mad, base, (enum MAD_FIELDS)f, bytes);
 		*p++ = '0';
 		*p++ = 'x';
 		return codec_hex_encode(p, bytes, fi->bits / 8);
 	default:
 		break;
 	}
-	v = fi->bits == 64 ? mad_get_field64(mad, base, f)
-			   : mad_get_field(mad, base, f);
+	v = get_number(mad, base, f, fi);
 	if (fi->form == FORM_HEX)
 		return codec_put_hex(p, v, (fi->bits + 3) / 4);
 	return codec_put_dec(p, v);
@@ -320,7 +403,7 @@ static char *put_record(char *p, const struct field_attr *fa, uint8_t *mad,
 		memcpy(p, fi->name, fi->name_len);
 		p += fi->name_len;
 		*p++ = '=';
-		p = put_value(p, fi, mad, base + fa->base, (enum MAD_FIELDS)f);
+		p = put_value(p, fi, mad, base + fa->base, f);
 	}
 	return p;
 }
@@ -437,7 +520,7 @@ static int parse_bytes(const char *v, size_t len, uint8_t *out, size_t n)
 }
 
 /* Write the value text of field f (described by fi) at base. */
-static int put_field(uint8_t *mad, int base, enum MAD_FIELDS f,
+static int put_field(uint8_t *mad, int base, int f,
 		     const struct field_info *fi, const char *v, size_t n)
 {
 	uint8_t bytes[MAD_SIZE];
@@ -450,23 +533,20 @@ static int put_field(uint8_t *mad, int base, enum MAD_FIELDS f,
 		if (len < 0)
 			return -1;
 		memset(bytes + len, 0, size - (size_t)len);
-		mad_set_array(mad, base, f, bytes);
+		mad_set_array(mad, base, (enum MAD_FIELDS)f, bytes);
 		return 0;
 	}
 	if (fi->form == FORM_STRING || fi->form == FORM_BYTES) {
 		if (parse_bytes(v, n, bytes, size))
 			return -1;
-		mad_set_array(mad, base, f, bytes);
+		mad_set_array(mad, base, (enum MAD_FIELDS)f, bytes);
 		return 0;
 	}
 	if (number_parse(v, n, &num))
 		return -1;
 	if (fi->bits < 64 && num >> fi->bits)
 		return -1;
-	if (fi->bits == 64)
-		mad_set_field64(mad, base, f, num);
-	else
-		mad_set_field(mad, base, f, (uint32_t)num);
+	set_number(mad, base, f, fi, num);
 	return 0;
 }
 
@@ -571,7 +651,7 @@ int fields_set(uint8_t *mad, size_t mad_len, const char *key, size_t key_len,
 	base = record_base(mad, mad_len, fa, &fk, col, err, errlen);
 	if (base < 0)
 		return base;
-	if (put_field(mad, base + fa->base, (enum MAD_FIELDS)f, &field_info[f],
+	if (put_field(mad, base + fa->base, f, &field_info[f],
 		      val, val_len))
 		return codec_error(err, errlen, -EINVAL,
 			"bad value '%.*s' for %.*s at column %zu (%u-bit field: %s)",

@@ -103,6 +103,11 @@ TEXT = {
     "fields-records": "class=sa method=gettableresp attr=PathRecord lid=1 attr_offset=8 "
                       "PathRecord[0].PathRecDLid=3 PathRecord[2].PathRecSLid=4 "
                       "PathRecord[1].PathRecDGid=0xfe800000000000000000000000000001",
+    "fields-pkeys": "dr=0,1 method=getresp attr=PKeyTable attrmod=1 "
+                    "PKeyTable.PKey0=0xffff PKeyTable.PKey31=0x8001",
+    "fields-links": "class=sa method=gettableresp attr=LinkRecord lid=1 attr_offset=1 "
+                    "LinkRecord[0].FromLID=3 LinkRecord[0].FromPort=1 "
+                    "LinkRecord[1].ToPort=7 LinkRecord[1].ToLID=4",
     "bad-field-quote": 'dr=0 method=set attr=NodeDescription NodeDescription.NodeDesc="ab',
     "bad-field-other": "dr=0 method=get attr=NodeInfo PortInfo.Lid=1",
     "comment": "  # a comment",

@@ -39,6 +39,17 @@ def fields_of(ln, attr):
     return {k[len(pre):]: ln.field(k) for k in ln.fields if k.startswith(pre)}
 
 
+def records_of(ln, attr):
+    """{i: {Field: value}} of a GetTableResp line's attr[i].Field keys; the
+    line has no other fields."""
+    recs = {}
+    for k in ln.fields:
+        mm = re.match(r"^%s\[(\d+)\]\.(\w+)$" % attr, k)
+        assert mm, k
+        recs.setdefault(int(mm.group(1)), {})[mm.group(2)] = ln.field(k)
+    return recs
+
+
 def assert_matches_diag(ours, peer):
     """Every field of ours that the peer prints has its value there."""
     checked = 0
@@ -168,11 +179,7 @@ def test_sa_noderecord_fields_match_saquery(fabric, mount):
     m = mount("Hca1")
     sm_lid = int(read_text(pdir(m) / "sm_lid"), 16)
     ln = query(m, "class=sa method=gettable attr=NodeRecord lid=%d" % sm_lid)
-    recs = {}
-    for k in ln.fields:
-        mm = re.match(r"^NodeRecord\[(\d+)\]\.(\w+)$", k)
-        assert mm, k
-        recs.setdefault(int(mm.group(1)), {})[mm.group(2)] = ln.field(k)
+    recs = records_of(ln, "NodeRecord")
     peer = mt.parse_saquery_records(tool(fabric, "Hca1", "saquery", "-N").stdout)
     assert len(recs) >= 1
     for i, o in recs.items():
@@ -200,6 +207,92 @@ def test_sa_portinforecord_fields_match_saquery(fabric, mount):
     peer = mt.parse_diag("\n".join(t.strip() for t in out.splitlines()))
     assert assert_matches_diag(ours, peer) >= 45, (ours, peer)
     assert ours["Lid"] == lid
+
+
+def smpquery_pkeys(fabric, *argv):
+    """smpquery pkeys output -> {P_Key index: value}."""
+    out = tool(fabric, "Hca1", "smpquery", *argv).stdout
+    keys = {}
+    for m in re.finditer(r"^\s*(\d+):((?: 0x[0-9a-f]{4})+)\s*$", out, re.M):
+        for i, v in enumerate(m.group(2).split()):
+            keys[int(m.group(1)) + i] = int(v, 16)
+    assert len(keys) >= 32, out
+    return keys
+
+
+def pkey_fields(ln):
+    """PKeyTable.PKeyN keys -> {N: value}; values are 0x-hex as smpquery's."""
+    ours = fields_of(ln, "PKeyTable")
+    assert set(ours) == {"PKey%d" % i for i in range(32)}, ours
+    assert all(re.search(r" PKeyTable\.PKey%d=0x[0-9a-f]{4} " % i, ln.text)
+               for i in range(32)), ln.text
+    return {int(k[4:]): v for k, v in ours.items()}
+
+
+@pytest.mark.parametrize("routed", ["dr", "lid"])
+@pytest.mark.parametrize("block", [0, 1])
+def test_pkeytable_fields_match_smpquery(fabric, mount, routed, block):
+    m = mount("Hca1")
+    if routed == "dr":
+        line = "dr=0 method=get attr=PKeyTable attrmod=%d" % block
+        peer = smpquery_pkeys(fabric, "-D", "pkeys", "0", "1")
+    else:
+        lid = int(read_text(pdir(m) / "lid"), 16)
+        line = "class=smi lid=%d method=get attr=PKeyTable attrmod=%d" % (lid, block)
+        peer = smpquery_pkeys(fabric, "pkeys", str(lid), "1")
+    ours = pkey_fields(query(m, line))
+    for i, v in ours.items():
+        assert v == peer[32 * block + i], (i, v, peer)
+
+
+def test_pkeytable_set_by_field_seen_by_smpquery(fresh_fabric, mount):
+    """A Set of PKeyTable block 0 on Hca1's port (no SM to undo it): the
+    P_Keys from a Get (data= of its answer), PKey1 by name."""
+    f = fresh_fabric
+    m = mount("Hca1", fabric=f)
+    get = query(m, "dr=0 method=get attr=PKeyTable attrmod=0")
+    data = get.mad[64:128].hex()
+    ln = query(m, "dr=0 method=set attr=PKeyTable attrmod=0 data=%s "
+                  "PKeyTable.PKey1=0x8005" % data)
+    assert pkey_fields(ln)[1] == 0x8005
+    assert smpquery_pkeys(f, "-D", "pkeys", "0", "1")[1] == 0x8005
+
+
+LINK_FIELDS = ("FromLID", "FromPort", "ToPort", "ToLID")
+
+
+def saquery_links(fabric):
+    """saquery LR's records as (FromLID, FromPort, ToPort, ToLID) tuples."""
+    recs = mt.parse_saquery_records(tool(fabric, "Hca1", "saquery", "LR").stdout)
+    assert recs
+    return [tuple(int(r[k]) for k in LINK_FIELDS) for r in recs]
+
+
+def test_sa_linkrecord_table_matches_saquery(fabric, mount):
+    """A GetTable of every LinkRecord (they fit in one MAD): the indexed
+    records equal saquery's, decimal as it prints them."""
+    m = mount("Hca1")
+    sm_lid = int(read_text(pdir(m) / "sm_lid"), 16)
+    ln = query(m, "class=sa method=gettable attr=LinkRecord lid=%d" % sm_lid)
+    recs = records_of(ln, "LinkRecord")
+    assert re.search(r" LinkRecord\[0\]\.FromLID=\d+ ", ln.text), ln.text
+    ours = [tuple(recs[i][k] for k in LINK_FIELDS) for i in sorted(recs)]
+    assert sorted(ours) == sorted(saquery_links(fabric)), (ours, ln.text)
+
+
+def test_sa_linkrecord_query_by_field(fabric, mount):
+    """The request's FromLID/FromPort set by name (comp_mask bits 0, 1):
+    the one record is saquery's link from Hca1's port."""
+    m = mount("Hca1")
+    sm_lid = int(read_text(pdir(m) / "sm_lid"), 16)
+    lid = int(read_text(pdir(m) / "lid"), 16)
+    ln = query(m, "class=sa method=gettable attr=LinkRecord lid=%d comp_mask=0x3 "
+                  "LinkRecord.FromLID=%d LinkRecord.FromPort=1" % (sm_lid, lid))
+    recs = [k for k in ln.fields if k.startswith("LinkRecord[")]
+    assert len(recs) == 4, ln.text
+    ours = tuple(ln.field("LinkRecord[0].%s" % k) for k in LINK_FIELDS)
+    peer = [r for r in saquery_links(fabric) if r[:2] == (lid, 1)]
+    assert [ours] == peer, (ours, peer)
 
 
 BAD_FIELDS = [

@@ -160,6 +160,40 @@ static void test_errors(void)
 	check_error("dr=0 method=get attr=NodeInfo foo=1", -EINVAL, "unknown key 'foo'");
 }
 
+/* The two attributes described by hand (libibmad has no fields for them). */
+static void test_hand_fields(void)
+{
+	const uint8_t *data = frame1 + UMAD_FRAME_HDR_SIZE + 64;
+	const uint8_t *rec = frame1 + UMAD_FRAME_HDR_SIZE + 56;
+
+	check_has("dr=0 method=getresp attr=PKeyTable attrmod=1 PKeyTable.PKey0=0xffff "
+		  "pkeytable.pkey31=0x8001", " len=256 PKeyTable.PKey0=0xffff "
+		  "PKeyTable.PKey1=0x0000 PKeyTable.PKey2=0x0000 ");
+	check_has("dr=0 method=getresp attr=PKeyTable attrmod=1 PKeyTable.PKey0=0xffff "
+		  "pkeytable.pkey31=0x8001", " PKeyTable.PKey31=0x8001 mad=");
+	CHECK(data[0] == 0xff && data[1] == 0xff && data[62] == 0x80 && data[63] == 0x01);
+	check_error("dr=0 method=set attr=PKeyTable PKeyTable.PKey32=1", -EINVAL,
+		    "unknown field 'PKey32' of PKeyTable");
+	check_error("dr=0 method=set attr=PKeyTable PKeyTable.PKey3=0x10000", -EINVAL,
+		    "(16-bit field");
+
+	check_has("class=sa lid=1 method=gettableresp attr=LinkRecord attr_offset=1 "
+		  "LinkRecord[0].FromLID=3 LinkRecord[0].FromPort=1 LinkRecord[0].ToPort=1 "
+		  "LinkRecord[0].ToLID=2 LinkRecord[1].FromLID=0x102 LinkRecord[1].ToPort=255",
+		  " len=256 LinkRecord[0].FromLID=3 LinkRecord[0].FromPort=1 "
+		  "LinkRecord[0].ToPort=1 LinkRecord[0].ToLID=2 LinkRecord[1].FromLID=258 "
+		  "LinkRecord[1].FromPort=0 LinkRecord[1].ToPort=255 LinkRecord[1].ToLID=0 mad=");
+	CHECK(!memcmp(rec, "\x00\x03\x01\x01\x00\x02\x00\x00\x01\x02\x00\xff", 12));
+	check_has("class=sa lid=1 method=get attr=LinkRecord comp_mask=0x3 "
+		  "LinkRecord.FromLID=3 LinkRecord.FromPort=1",
+		  " LinkRecord.FromLID=3 LinkRecord.FromPort=1 LinkRecord.ToPort=0 "
+		  "LinkRecord.ToLID=0 mad=");
+	check_error("class=sa lid=1 method=get attr=LinkRecord LinkRecord.ToPort=256",
+		    -EINVAL, "(8-bit field");
+	/* A line with a full table of them needs no more than the bound. */
+	CHECK(madtext_format_need(frame1, MAD_SIZE, MADTEXT_FIELDS) <= 8192);
+}
+
 /* No fields: decode off, an error status, a timeout, no table. */
 static void test_no_fields(void)
 {
@@ -245,6 +279,7 @@ int main(int argc, char **argv)
 	test_strings();
 	test_records();
 	test_errors();
+	test_hand_fields();
 	test_no_fields();
 	if (argc > 1)
 		test_corpus_round_trip(argv[1]);

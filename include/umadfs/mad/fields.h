@@ -1,7 +1,8 @@
 /*
  * fields: a MAD's attribute as named fields, the Attribute.Field=value keys
  * of the text format (docs/text-format.md).  Names, positions and widths
- * come from libibmad's field table (IB_*_F); nothing here allocates.
+ * come from libibmad's field table (IB_*_F), except for PKeyTable and
+ * LinkRecord, which it lacks; nothing here allocates.
  */
 #ifndef UMADFS_MAD_FIELDS_H
 #define UMADFS_MAD_FIELDS_H
