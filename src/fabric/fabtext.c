@@ -11,6 +11,7 @@
 #include "umadfs/ca/counters.h"
 #include "umadfs/ca/sysfmt.h"
 #include "umadfs/fabric/fabtext.h"
+#include "umadfs/mad/madtext.h"
 
 #define TEXT_KEEP_MAX (32u << 20)
 
@@ -77,22 +78,14 @@ void fabtext_free(char *text, size_t len)
 
 size_t fabtext_quote(char *buf, size_t cap, const char *s)
 {
-	size_t o = 0;
+	size_t n = strlen(s);
+	char *end;
 
-	buf[o++] = '"';
-	for (; *s && o + 5 < cap; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			o += (size_t)snprintf(buf + o, cap - o, "\\%c", c);
-		else if (c < 0x20 || c > 0x7e)
-			o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
-		else
-			buf[o++] = (char)c;
-	}
-	buf[o++] = '"';
-	buf[o] = '\0';
-	return o;
+	if (MADTEXT_QUOTED_MAX(n) + 1 > cap)
+		n = cap > MADTEXT_QUOTED_MAX(0) ? (cap - 1 - MADTEXT_QUOTED_MAX(0)) / 4 : 0;
+	end = madtext_quote(buf, (const uint8_t *)s, n);
+	*end = '\0';
+	return (size_t)(end - buf);
 }
 
 static const char *width_name(unsigned w)

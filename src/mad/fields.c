@@ -299,14 +299,10 @@ size_t fields_format_need(uint8_t *mad, size_t mad_len)
 
 /* ---- reading ---- */
 
-/* A string field: quoted, up to its last nonzero byte; '"', '\\' and
- * bytes outside printable ASCII escaped. */
-static char *put_string(char *p, const uint8_t *s, size_t n)
+char *madtext_quote(char *p, const uint8_t *s, size_t n)
 {
 	size_t i;
 
-	while (n && !s[n - 1])
-		n--;
 	*p++ = '"';
 	for (i = 0; i < n; i++) {
 		if (s[i] == '"' || s[i] == '\\') {
@@ -323,6 +319,14 @@ static char *put_string(char *p, const uint8_t *s, size_t n)
 	}
 	*p++ = '"';
 	return p;
+}
+
+/* A string field: quoted up to its last nonzero byte. */
+static char *put_string(char *p, const uint8_t *s, size_t n)
+{
+	while (n && !s[n - 1])
+		n--;
+	return madtext_quote(p, s, n);
 }
 
 /* Field f of up to 64 bits at base; hand_fields are big-endian bytes. */

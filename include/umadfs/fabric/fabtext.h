@@ -20,8 +20,8 @@ void fabtext_free(char *text, size_t len);
 size_t fabtext_size(struct fab_snap *snap, enum fab_text which);
 /* The sweep file (age_ms is now's): its length, or -ENOSPC. */
 int fabtext_sweep(const struct fab_snap *snap, char *buf, size_t cap);
-/* s quoted: "...", with \" \\ and \xHH for bytes outside printable ASCII;
- * returns the length written (cap >= 4 * strlen(s) + 3). */
+/* s quoted by the MAD text format's rule (madtext_quote), NUL-terminated;
+ * returns the length written (cap >= 4 * strlen(s) + 3 for all of s). */
 size_t fabtext_quote(char *buf, size_t cap, const char *s);
 
 #endif

@@ -77,6 +77,13 @@ enum {
 ssize_t madtext_format(const void *frame, size_t mad_len, uint64_t tid,
 		       unsigned int flags, char *buf, size_t cap);
 
+/* The text format's one quoting rule (docs/text-format.md): '"', the n
+ * bytes of s with '"' and '\\' after a backslash and bytes outside
+ * printable ASCII as \xNN, then '"'.  Writes at most
+ * MADTEXT_QUOTED_MAX(n) bytes at p, no NUL; returns the end. */
+#define MADTEXT_QUOTED_MAX(n) (2 + 4 * (size_t)(n))
+char *madtext_quote(char *p, const uint8_t *s, size_t n);
+
 /* Upper bound on the bytes madtext_format() writes for mad_len MAD bytes
  * with these flags, whatever the frame. */
 size_t madtext_format_max(size_t mad_len, unsigned int flags);
