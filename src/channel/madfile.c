@@ -91,22 +91,6 @@ static void mad_release(fuse_req_t req, struct node *n, struct fuse_file_info *f
 	fuse_reply_err(req, 0);
 }
 
-static void mad_read(fuse_req_t req, struct node *n, size_t size, off_t off,
-		     struct fuse_file_info *fi)
-{
-	struct chan_open *of = (struct chan_open *)(uintptr_t)fi->fh;
-
-	readq_read(req, &of->ro, size, fi->flags & O_NONBLOCK);
-}
-
-static void mad_poll(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
-		     struct fuse_pollhandle *ph)
-{
-	struct chan_open *of = (struct chan_open *)(uintptr_t)fi->fh;
-
-	readq_poll(req, &of->ro, ph);
-}
-
 /* A parsed line waiting to be sent. */
 struct out_mad {
 	size_t mad_len;
@@ -412,8 +396,8 @@ static void mad_write(fuse_req_t req, struct node *n, const char *buf,
 }
 
 static const struct node_ops mad_ops = {
-	.open = mad_open, .read = mad_read, .write = mad_write,
-	.release = mad_release, .poll = mad_poll,
+	.open = mad_open, .read = readq_fh_read, .write = mad_write,
+	.release = mad_release, .poll = readq_fh_poll,
 };
 
 /* ---- settings and reports ---- */

@@ -132,22 +132,6 @@ static void recv_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 		rq_open_free(of); /* interrupted: no release will come */
 }
 
-static void recv_read(fuse_req_t req, struct node *n, size_t size, off_t off,
-		      struct fuse_file_info *fi)
-{
-	struct rq_open *of = (struct rq_open *)(uintptr_t)fi->fh;
-
-	readq_read(req, &of->ro, size, fi->flags & O_NONBLOCK);
-}
-
-static void recv_poll(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
-		      struct fuse_pollhandle *ph)
-{
-	struct rq_open *of = (struct rq_open *)(uintptr_t)fi->fh;
-
-	readq_poll(req, &of->ro, ph);
-}
-
 static void recv_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	rq_open_free((struct rq_open *)(uintptr_t)fi->fh);
@@ -155,8 +139,8 @@ static void recv_release(fuse_req_t req, struct node *n, struct fuse_file_info *
 }
 
 const struct node_ops rq_recv_ops = {
-	.open = recv_open, .read = recv_read, .release = recv_release,
-	.poll = recv_poll,
+	.open = recv_open, .read = readq_fh_read, .release = recv_release,
+	.poll = readq_fh_poll,
 };
 
 /* ---- the small files ---- */
