@@ -70,6 +70,33 @@ static void put(struct text *t, const char *fmt, ...)
 	t->len += (size_t)n;
 }
 
+/* Appends s[0..len): the per-port metric lines, tens of thousands of
+ * them, go by copies, not printf. */
+static void put_mem(struct text *t, const char *s, size_t len)
+{
+	if (t->failed)
+		return;
+	if (t->cap - t->len <= len && !text_grow(t, t->len + len + 1)) {
+		t->failed = true;
+		return;
+	}
+	memcpy(t->buf + t->len, s, len);
+	t->len += len;
+}
+
+/* Appends v in decimal and a newline. */
+static void put_u64_line(struct text *t, uint64_t v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+
+	*--p = '\n';
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put_mem(t, p, (size_t)(buf + sizeof(buf) - p));
+}
+
 void fabtext_free(char *text, size_t len)
 {
 	if (text)
@@ -313,25 +340,29 @@ static void prom_escape(char *buf, size_t cap, const char *s)
 	buf[o] = '\0';
 }
 
-static void port_labels(char *buf, size_t cap, const struct fab_snap *s,
-			const struct fab_node *n, unsigned p)
+/* A port's labels, in braces and followed by a space: their length. */
+static size_t port_labels(char *buf, size_t cap, const struct fab_snap *s,
+			  const struct fab_node *n, unsigned p)
 {
 	static const char *const types[] = { "unknown", "ca", "switch", "router" };
-	char d[2 * FAB_DESC_LEN + 1], pd[2 * FAB_DESC_LEN + 1];
+	char d[2 * FAB_DESC_LEN + 1], pd[2 * FAB_DESC_LEN + 1] = "";
 	const struct fab_node *pn = NULL;
 	const struct fab_port *peer = fabsnap_peer(s, &n->ports[p], &pn);
 	int len;
 
 	prom_escape(d, sizeof(d), n->desc);
-	len = snprintf(buf, cap, "guid=\"0x%016" PRIx64 "\",node_desc=\"%s\","
+	if (peer)
+		prom_escape(pd, sizeof(pd), pn->desc);
+	len = snprintf(buf, cap, "{guid=\"0x%016" PRIx64 "\",node_desc=\"%s\","
 		       "node_type=\"%s\",port=\"%u\"", n->guid, d,
 		       types[n->type < 4 ? n->type : 0], p);
-	if (peer && len > 0 && (size_t)len < cap) {
-		prom_escape(pd, sizeof(pd), pn->desc);
-		snprintf(buf + len, cap - (size_t)len, ",peer_guid=\"0x%016" PRIx64
-			 "\",peer_port=\"%u\",peer_node_desc=\"%s\"", pn->guid,
-			 n->ports[p].peer_port, pd);
-	}
+	if (peer && len > 0 && (size_t)len < cap)
+		len += snprintf(buf + len, cap - (size_t)len, ",peer_guid=\"0x%016"
+				PRIx64 "\",peer_port=\"%u\",peer_node_desc=\"%s\"",
+				pn->guid, n->ports[p].peer_port, pd);
+	if (len > 0 && (size_t)len < cap)
+		len += snprintf(buf + len, cap - (size_t)len, "} ");
+	return len > 0 && (size_t)len < cap ? (size_t)len : 0;
 }
 
 static void prom_family(struct text *t, const char *name, const char *type,
@@ -382,32 +413,47 @@ static double rate_bytes(const struct fab_port *p)
 struct prom_port {
 	const struct fab_node *n;
 	unsigned p;
-	char labels[512];
+	size_t len; /* of labels */
+	char labels[512]; /* "{guid=...}" with the braces and a space */
 };
 
-/* One family of per-port values; counter < 0: state, phys, rate. */
-static void prom_ports(struct text *t, const struct prom_port *pp, size_t np,
-		       int which, unsigned counter)
+/* A port's value of family which (0 state, 1 physical state, 2 rate,
+ * 3... the counters): false when it has none. */
+static bool prom_value(const struct prom_port *pp, int which, unsigned counter,
+		       uint64_t *v)
 {
+	const struct fab_node *n = pp->n;
+	const struct fab_port *p = &n->ports[pp->p];
+
+	switch (which) {
+	case 0: *v = p->state; return true;
+	case 1: *v = p->phys_state; return true;
+	case 2: *v = (uint64_t)rate_bytes(p); return true;
+	default:
+		if (!p->has_counters ||
+		    !counters_value(counter, p->basic, p->has_ext ? p->ext : NULL,
+				    n->pma_capmask, v))
+			return false;
+		*v *= prom_counters[which - 3].scale;
+		return true;
+	}
+}
+
+/* One family of per-port values, its metric called name. */
+static void prom_ports(struct text *t, const struct prom_port *pp, size_t np,
+		       const char *name, int which, unsigned counter)
+{
+	size_t name_len = strlen(name);
+
 	for (size_t i = 0; i < np; i++) {
-		const struct fab_node *n = pp[i].n;
-		const struct fab_port *p = &n->ports[pp[i].p];
 		uint64_t v;
 
-		if (which == 0)
-			put(t, "umadfs_port_state{%s} %u\n", pp[i].labels, p->state);
-		else if (which == 1)
-			put(t, "umadfs_port_physical_state{%s} %u\n", pp[i].labels,
-			    p->phys_state);
-		else if (which == 2)
-			put(t, "umadfs_port_rate_bytes_per_second{%s} %.0f\n",
-			    pp[i].labels, rate_bytes(p));
-		else if (p->has_counters &&
-			 counters_value(counter, p->basic, p->has_ext ? p->ext : NULL,
-					n->pma_capmask, &v))
-			put(t, "umadfs_port_%s{%s} %" PRIu64 "\n",
-			    prom_counters[which - 3].metric, pp[i].labels,
-			    v * prom_counters[which - 3].scale);
+		if (!prom_value(&pp[i], which, counter, &v))
+			continue;
+		put_mem(t, "umadfs_", 7);
+		put_mem(t, name, name_len);
+		put_mem(t, pp[i].labels, pp[i].len);
+		put_u64_line(t, v);
 	}
 }
 
@@ -434,24 +480,26 @@ static void format_metrics(struct text *t, const struct fab_snap *s)
 			if (s->nodes[i].ports[p].has_info && np < s->stats.ports) {
 				pp[np].n = &s->nodes[i];
 				pp[np].p = p;
-				port_labels(pp[np].labels, sizeof(pp[np].labels), s,
-					    &s->nodes[i], p);
+				pp[np].len = port_labels(pp[np].labels,
+							 sizeof(pp[np].labels), s,
+							 &s->nodes[i], p);
 				np++;
 			}
 	prom_family(t, "port_state", "gauge", "PortState (1 Down ... 4 Active).");
-	prom_ports(t, pp, np, 0, 0);
+	prom_ports(t, pp, np, "port_state", 0, 0);
 	prom_family(t, "port_physical_state", "gauge",
 		    "PortPhysicalState (2 Polling, 3 Disabled, 5 LinkUp ...).");
-	prom_ports(t, pp, np, 1, 0);
+	prom_ports(t, pp, np, "port_physical_state", 1, 0);
 	prom_family(t, "port_rate_bytes_per_second", "gauge", "Port data rate.");
-	prom_ports(t, pp, np, 2, 0);
+	prom_ports(t, pp, np, "port_rate_bytes_per_second", 2, 0);
 	for (size_t c = 0; c < sizeof(prom_counters) / sizeof(prom_counters[0]); c++) {
 		char name[96];
 
 		snprintf(name, sizeof(name), "port_%s", prom_counters[c].metric);
 		prom_family(t, name, "counter", "Port counter (sysfs name in"
 			    " ports/N/counters/).");
-		prom_ports(t, pp, np, 3 + (int)c, counter_index(prom_counters[c].sysfs));
+		prom_ports(t, pp, np, name, 3 + (int)c,
+			   counter_index(prom_counters[c].sysfs));
 	}
 	free(pp);
 }
@@ -522,4 +570,22 @@ size_t fabtext_size(struct fab_snap *snap, enum fab_text which)
 	if (owned)
 		fabtext_free((char *)text, len);
 	return text ? len : 0;
+}
+
+void fabtext_make_ahead(struct fab_snap *snap, struct fab_snap *old)
+{
+	const char *text;
+	bool read, owned;
+	size_t len;
+
+	/* (One kept per open above the bound: nothing to make ahead.) */
+	pthread_mutex_lock(&old->text_lock);
+	read = old->texts[FAB_TEXT_METRICS].sized &&
+		old->texts[FAB_TEXT_METRICS].len <= TEXT_KEEP_MAX;
+	pthread_mutex_unlock(&old->text_lock);
+	if (!read)
+		return;
+	text = fabtext_get(snap, FAB_TEXT_METRICS, &len, &owned);
+	if (owned)
+		fabtext_free((char *)text, len);
 }

@@ -12,6 +12,7 @@
 #include "umadfs/engine/query.h"
 #include "umadfs/fabric/discover.h"
 #include "umadfs/fabric/fabsnap.h"
+#include "umadfs/fabric/fabtext.h"
 #include "umadfs/fabric/sweeper.h"
 
 #define FIRST_SWEEP_WAIT_S 60 /* a first reader waits at most this long */
@@ -169,6 +170,8 @@ static void *sweep_thread(void *arg)
 		fab.completed = number;
 		pthread_cond_broadcast(&fab.done);
 		pthread_mutex_unlock(&fab.lock);
+		if (snap && old)
+			fabtext_make_ahead(snap, old);
 		fabsnap_put(old);
 		pthread_mutex_lock(&fab.lock);
 	}

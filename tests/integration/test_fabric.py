@@ -214,6 +214,13 @@ def test_counters_equal_perfquery(make_fabric, mount):
     prom = open(m.path("fabric", "metrics.prom")).read()
     assert re.search(r'umadfs_port_symbol_error_total\{guid="0x0000000000200000",'
                      r'[^}]*port="7"[^}]*\} 1234\n', prom)
+    # That text was read: the next snapshot's is made right after its
+    # sweep, from that snapshot.
+    tm.perf_set(f, "Switch1", 7, "PortCounters", {"SymbolErrorCounter": 4321})
+    sweep_now(m)
+    prom = open(m.path("fabric", "metrics.prom")).read()
+    assert re.search(r'umadfs_port_symbol_error_total\{guid="0x0000000000200000",'
+                     r'[^}]*port="7"[^}]*\} 4321\n', prom)
 
 
 def free_port():

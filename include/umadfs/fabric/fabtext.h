@@ -18,6 +18,9 @@ const char *fabtext_get(struct fab_snap *snap, enum fab_text which, size_t *len,
 void fabtext_free(char *text, size_t len);
 /* Its length (known once made; made and dropped if not yet), 0 on ENOMEM. */
 size_t fabtext_size(struct fab_snap *snap, enum fab_text which);
+/* Makes snap's metrics.prom now if old's was read (a scraper's next read
+ * then finds it made); snap and old held by the caller. */
+void fabtext_make_ahead(struct fab_snap *snap, struct fab_snap *old);
 /* The sweep file (age_ms is now's): its length, or -ENOSPC. */
 int fabtext_sweep(const struct fab_snap *snap, char *buf, size_t cap);
 /* s quoted by the MAD text format's rule (madtext_quote), NUL-terminated;
