@@ -25,8 +25,8 @@ struct fab_nodedir {
 	int refs; /* atomic */
 	uint64_t guid;
 	unsigned nports;
-	struct node *dir, *class_link;
-	struct node *port_dirs[]; /* [0..nports] */
+	struct node *dir, *class_link, *ports_dir;
+	struct node *port_dirs[]; /* [0..nports]: those with PortInfo */
 };
 
 /* Guarded by the tree lock (written by the sweep thread only). */
@@ -241,10 +241,12 @@ static int port_value(const struct fab_node *fn, const struct fab_port *p,
 	uint64_t v;
 
 	if (what >= WHAT_COUNTER) {
+		/* No answer in the last sweep: the kernel's errno for a
+		 * counter it cannot read, which node_exporter skips. */
 		if (!p->has_counters ||
 		    !counters_value(what - WHAT_COUNTER, p->basic,
 				    p->has_ext ? p->ext : NULL, fn->pma_capmask, &v))
-			return -ENODATA;
+			return -EOPNOTSUPP;
 		return snprintf(buf, cap, "%" PRIu64 "\n", v);
 	}
 	if (!p->has_info)
@@ -279,7 +281,7 @@ static int fabnode_show(struct node *n, char *buf, size_t cap)
 
 static void fabnode_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	textfile_open(req, n, fi, fabnode_show);
+	textfile_open_late(req, n, fi, fabnode_show);
 }
 
 static off_t fabnode_size(struct node *n)
@@ -333,17 +335,36 @@ static int port_populate(struct node *dir)
 
 static const struct dir_ops port_dir_ops = { .populate = port_populate };
 
-static int add_port_dir(struct fab_nodedir *nd, struct node *ports, unsigned p)
+static void add_port_dir(struct fab_nodedir *nd, unsigned p)
 {
 	char name[8];
 
 	snprintf(name, sizeof(name), "%u", p);
-	nd->port_dirs[p] = tree_add(ports, name, S_IFDIR | 0555, NULL, nd, (int)p);
+	nd->port_dirs[p] = tree_add(nd->ports_dir, name, S_IFDIR | 0555, NULL, nd,
+				    (int)p);
 	if (!nd->port_dirs[p])
-		return -ENOMEM;
+		return;
 	nd->port_dirs[p]->dops = &port_dir_ops;
 	nd->port_dirs[p]->lazy = true;
-	return 0;
+	tree_hold_owner(nd->port_dirs[p], nodedir_get, nodedir_put);
+}
+
+/* ports/N/ is there while the snapshot has the port's PortInfo (a port
+ * without one would fail node_exporter's whole collector).  Tree write
+ * lock held. */
+static void sync_port_dirs(const struct fab_node *fn, struct fab_nodedir *nd)
+{
+	for (unsigned p = fn->type == FAB_SWITCH ? 0 : 1;
+	     nd->ports_dir && p <= fn->nports; p++) {
+		bool want = fn->ports[p].has_info;
+
+		if (want && !nd->port_dirs[p]) {
+			add_port_dir(nd, p);
+		} else if (!want && nd->port_dirs[p]) {
+			tree_unlink(nd->port_dirs[p]);
+			nd->port_dirs[p] = NULL;
+		}
+	}
 }
 
 /* The directory of a node new to the tree, and its class link.  Tree
@@ -353,7 +374,6 @@ static struct fab_nodedir *add_node_dir(const struct fab_node *fn)
 	struct fab_nodedir *nd = calloc(1, sizeof(*nd) +
 					(fn->nports + 1u) * sizeof(struct node *));
 	char name[24], target[64];
-	struct node *ports;
 
 	if (!nd)
 		return NULL;
@@ -368,11 +388,9 @@ static struct fab_nodedir *add_node_dir(const struct fab_node *fn)
 	for (unsigned i = 0; i < sizeof(node_files) / sizeof(node_files[0]); i++)
 		tree_add(nd->dir, node_files[i], S_IFREG | 0444, &fabnode_ops, nd,
 			 (int)(WHAT_NODE + i));
-	ports = tree_add(nd->dir, "ports", S_IFDIR | 0555, NULL, nd, 0);
-	for (unsigned p = fn->type == FAB_SWITCH ? 0 : 1; ports && p <= fn->nports; p++)
-		if (add_port_dir(nd, ports, p) < 0)
-			break;
-	/* From now on the subtree holds nd; the links hold nothing. */
+	nd->ports_dir = tree_add(nd->dir, "ports", S_IFDIR | 0555, NULL, nd, 0);
+	/* From now on the subtree holds nd; the links hold nothing.  (Port
+	 * directories come with sync_port_dirs, each taking its hold.) */
 	tree_hold_owner(nd->dir, nodedir_get, nodedir_put);
 	snprintf(target, sizeof(target), "../../nodes/%s", name);
 	/* The node directory and this link keep the kernel's name cache (1 s
@@ -389,6 +407,15 @@ static void remove_node_dir(struct fab_nodedir *nd)
 	tree_unlink(nd->dir); /* frees nd with its last node */
 }
 
+/* Whether the snapshot shows the port at the other end of fp's link. */
+static bool peer_shown(const struct fab_snap *s, const struct fab_port *fp)
+{
+	const struct fab_node *pn = fabsnap_find(s, fp->peer_guid);
+
+	return pn && fp->peer_port <= pn->nports &&
+	       pn->ports[fp->peer_port].has_info;
+}
+
 /* ports/N/peer as the snapshot has it.  Tree write lock held. */
 static void update_peer(const struct fab_snap *s, const struct fab_node *fn,
 			struct fab_nodedir *nd, unsigned p)
@@ -400,7 +427,7 @@ static void update_peer(const struct fab_snap *s, const struct fab_node *fn,
 	if (!dir)
 		return;
 	old = tree_child(dir, "peer");
-	if (fp->peer_guid && fabsnap_find(s, fp->peer_guid))
+	if (fp->peer_guid && peer_shown(s, fp))
 		snprintf(target, sizeof(target), "../../../0x%016" PRIx64 "/ports/%u",
 			 fp->peer_guid, fp->peer_port);
 	if (old && (!target[0] || strcmp(old->link, target))) {
@@ -429,6 +456,8 @@ void fabfiles_update(struct fab_snap *snap)
 		}
 		if (!fn->dir)
 			fn->dir = add_node_dir(fn);
+		if (fn->dir)
+			sync_port_dirs(fn, fn->dir);
 	}
 	for (size_t i = 0; shown && i < shown->nnodes; i++) {
 		struct fab_nodedir *nd = shown->nodes[i].dir;

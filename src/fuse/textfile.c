@@ -13,6 +13,7 @@
 struct snapshot {
 	struct snapshot *prev, *next; /* on the open list (open_lock) */
 	size_t len;
+	int err;          /* not 0: what reads fail with (textfile_open_late) */
 	bool for_writing; /* no text: the open of a writer */
 	bool privileged;  /* a writer's opener, as judged at open */
 	char text[];
@@ -44,6 +45,7 @@ static struct snapshot *snapshot_new(const char *text, size_t len)
 	if (!s)
 		return NULL;
 	s->len = len;
+	s->err = 0;
 	s->for_writing = s->privileged = false;
 	if (len)
 		memcpy(s->text, text, len);
@@ -138,8 +140,11 @@ void textfile_drop_opens(void)
 	}
 }
 
-void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
-		   textfile_show_fn show)
+/* A snapshot of show's value; late: show's error (ENOENT aside) is the
+ * reads'. */
+static void open_snapshot(fuse_req_t req, struct node *n,
+			  struct fuse_file_info *fi, textfile_show_fn show,
+			  bool late)
 {
 	char buf[TEXTFILE_MAX];
 	struct snapshot *s;
@@ -153,16 +158,29 @@ void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 	len = handoff_take(n->ino, buf);
 	if (len < 0)
 		len = show(n, buf, sizeof(buf));
-	if (len < 0) {
+	if (len < 0 && (!late || len == -ENOENT)) {
 		fuse_reply_err(req, -len);
 		return;
 	}
-	s = snapshot_new(buf, (size_t)len);
+	s = snapshot_new(buf, len < 0 ? 0 : (size_t)len);
 	if (!s) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	s->err = len < 0 ? -len : 0;
 	reply_open(req, fi, s);
+}
+
+void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
+		   textfile_show_fn show)
+{
+	open_snapshot(req, n, fi, show, false);
+}
+
+void textfile_open_late(fuse_req_t req, struct node *n,
+			struct fuse_file_info *fi, textfile_show_fn show)
+{
+	open_snapshot(req, n, fi, show, true);
 }
 
 void textfile_open_settable(fuse_req_t req, struct node *n,
@@ -206,6 +224,10 @@ void textfile_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 
 	if (!s || s->for_writing) {
 		fuse_reply_err(req, EBADF); /* opened for writing */
+		return;
+	}
+	if (s->err) {
+		fuse_reply_err(req, s->err);
 		return;
 	}
 

@@ -525,3 +525,33 @@ def test_fabric_options(fabric, mount):
     assert kv["ok"] == "0" and "nosuch/1" in kv["error"], kv
     m3 = mount("Hca3", options=("fabric=off",))
     assert "fabric" not in os.listdir(m3.mountpoint)
+
+
+@pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
+                    reason="prometheus-node-exporter missing")
+def test_port_without_port_info(make_fabric, mount, tmp_path):
+    """A port whose PortInfo went unanswered in the last sweep has no
+    ports/N/ (nor a peer link to it) and does not fail node_exporter's
+    scrape; the next good sweep brings it back."""
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["ok"] == "1"
+    hca3, sw2 = "0x0000000000100004", "0x0000000000200001"
+    ports = m.path("fabric", "nodes", hca3, "ports")
+    peer = m.path("fabric", "nodes", sw2, "ports", "1", "peer")
+    assert os.listdir(ports) == ["1"] and os.path.islink(peer)
+    f.command('Error "Hca3"[1] 100 0x15')   # ibsim drops PortInfo SMPs to it
+    kv = sweep_now(m)
+    assert kv["ok"] == "1" and int(kv["timeouts"]) > 0, kv
+    assert os.listdir(ports) == []
+    assert not os.path.lexists(peer)
+    assert hca3 in open(m.path("fabric", "links")).read()   # the link is known
+    text = node_exporter(m.path("fabric"), tmp_path)
+    assert 'node_scrape_collector_success{collector="infiniband"} 1' in text
+    assert 'device="%s"' % hca3 in text                      # its info metric
+    assert 'device="%s",port="1"' % hca3 not in text
+    f.command('Error "Hca3"[1] 0')
+    sweep_now(m)
+    assert os.listdir(ports) == ["1"] and os.path.islink(peer)
+    assert open(os.path.join(ports, "1", "state")).read() == "4: ACTIVE\n"

@@ -23,6 +23,11 @@ typedef bool (*textfile_judge_fn)(fuse_req_t req);
 
 void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 		   textfile_show_fn show);
+/* As textfile_open, but an error of show other than ENOENT is the reads'
+ * (sysfs runs show at read: node_exporter skips a file whose read, not
+ * open, fails with EOPNOTSUPP or EINVAL). */
+void textfile_open_late(fuse_req_t req, struct node *n,
+			struct fuse_file_info *fi, textfile_show_fn show);
 /* For files that are also written (settings, register): a read-only open
  * gets a snapshot; an open for writing none (EACCES without a write bit),
  * but judge's verdict on the opener (if judge) is kept for the write
