@@ -10,10 +10,18 @@
 #include "umadfs/fuse/fs.h"
 #include "umadfs/fuse/tree.h"
 
-/* The CA tree is fixed while mounted: names may be cached.  Attributes
- * (sizes of live files) may not. */
+/* The CA tree is fixed while mounted: names may be cached.  So may a
+ * directory's attributes: with default_permissions the kernel checks every
+ * directory of a path, and an expired one costs a GETATTR each (8 for a
+ * fabric counter, where the file itself costs 1).  A file's may not: the
+ * size of a live value. */
 #define ENTRY_TIMEOUT 1.0
-#define ATTR_TIMEOUT 0.0
+#define DIR_ATTR_TIMEOUT 1.0
+
+static double attr_timeout(const struct stat *st)
+{
+	return S_ISDIR(st->st_mode) ? DIR_ATTR_TIMEOUT : 0.0;
+}
 
 static time_t mount_time;
 
@@ -50,7 +58,7 @@ static void reply_entry(fuse_req_t req, struct node *n)
 	memset(&e, 0, sizeof(e));
 	fill_stat(n, &e.attr, true);
 	e.ino = n->ino;
-	e.attr_timeout = ATTR_TIMEOUT;
+	e.attr_timeout = attr_timeout(&e.attr);
 	e.entry_timeout = n->transient ? 0 : ENTRY_TIMEOUT;
 	tree_ref(n);
 	tree_unlock();
@@ -61,6 +69,11 @@ static void reply_entry(fuse_req_t req, struct node *n)
 static void fs_init(void *userdata, struct fuse_conn_info *conn)
 {
 	mount_time = time(NULL);
+	/* A symlink's target never changes (a new one is a new node): the
+	 * kernel may keep it, as it keeps those of class/infiniband/ that
+	 * every path of a node_exporter scrape goes through. */
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 }
 
 /* The node of ino with the tree read lock held, a lazy directory's
@@ -140,7 +153,7 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 	if (!stat_of(req, ino, &st))
 		return;
-	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
+	fuse_reply_attr(req, &st, attr_timeout(&st));
 }
 
 static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
@@ -163,7 +176,7 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
+	fuse_reply_attr(req, &st, attr_timeout(&st));
 }
 
 /* The name and stat of readdir's entry i: ".", "..", then the children in
@@ -191,40 +204,106 @@ static const char *dir_entry(struct node *dir, off_t i, struct node **c,
 	return (*c)->name;
 }
 
-static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi)
+/* An entry of readdirplus is at least a fuse_entry_out (128 bytes) and a
+ * dirent: a bound on the entries of a reply of size bytes. */
+#define MAX_ENTRIES_PLUS(size) ((size) / 128 + 1)
+
+/* Adds readdirplus's entry for name (a child c, or "." and ".." without
+ * one): its size in buf, more than cap if it did not fit.  A child's
+ * entry is a lookup the kernel will forget: counted, and its ino kept in
+ * *refs, once it fits. */
+static size_t add_entry_plus(fuse_req_t req, char *buf, size_t cap,
+			     const char *name, struct node *c,
+			     const struct stat *st, off_t next, fuse_ino_t **refs)
 {
-	char *buf = malloc(size);
-	struct node *dir, *c = NULL;
+	struct fuse_entry_param e;
+	size_t need;
+
+	memset(&e, 0, sizeof(e));
+	e.attr = *st;
+	if (c) {
+		/* No size: a file's attributes expire at once anyway, and
+		 * its size would cost a show() per entry. */
+		fill_stat(c, &e.attr, false);
+		e.ino = c->ino;
+		e.attr_timeout = attr_timeout(&e.attr);
+		e.entry_timeout = c->transient ? 0 : ENTRY_TIMEOUT;
+	}
+	need = fuse_add_direntry_plus(req, buf, cap, name, &e, next);
+	if (c && need <= cap) {
+		tree_ref(c);
+		*(*refs)++ = c->ino;
+	}
+	return need;
+}
+
+/* Entries of dir from off into buf (of size bytes): the bytes used.  With
+ * refs (readdirplus), the children's inos go there, counted as lookups. */
+static size_t fill_entries(fuse_req_t req, struct node *dir, char *buf,
+			   size_t size, off_t off, fuse_ino_t **refs)
+{
+	struct node *c = NULL;
 	const char *name;
 	size_t used = 0;
 	struct stat st;
 
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	dir = get_populated(ino);
-	if (!dir || !S_ISDIR(dir->mode)) {
-		tree_unlock();
-		free(buf);
-		fuse_reply_err(req, dir ? ENOTDIR : ENOENT);
-		return;
-	}
 	/* Offsets: 1 after ".", 2 after "..", then one per child in order. */
 	for (off_t i = 0; (name = dir_entry(dir, i, &c, &st)); i++) {
 		size_t need;
 
 		if (i < off)
 			continue;
-		need = fuse_add_direntry(req, buf + used, size - used, name, &st, i + 1);
+		need = refs ? add_entry_plus(req, buf + used, size - used, name,
+					     i >= 2 ? c : NULL, &st, i + 1, refs) :
+			fuse_add_direntry(req, buf + used, size - used, name, &st,
+					  i + 1);
 		if (need > size - used)
 			break;
 		used += need;
 	}
+	return used;
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       bool plus)
+{
+	fuse_ino_t *refs = NULL, *end = NULL;
+	char *buf = malloc(size);
+	struct node *dir;
+	size_t used;
+
+	if (plus)
+		end = refs = malloc(MAX_ENTRIES_PLUS(size) * sizeof(*refs));
+	if (!buf || (plus && !refs)) {
+		fuse_reply_err(req, ENOMEM);
+		goto out;
+	}
+	dir = get_populated(ino);
+	if (!dir || !S_ISDIR(dir->mode)) {
+		tree_unlock();
+		fuse_reply_err(req, dir ? ENOTDIR : ENOENT);
+		goto out;
+	}
+	used = fill_entries(req, dir, buf, size, off, plus ? &end : NULL);
 	tree_unlock();
-	fuse_reply_buf(req, buf, used);
+	if (fuse_reply_buf(req, buf, used)) /* the kernel got none of them */
+		for (fuse_ino_t *r = refs; r && r < end; r++)
+			tree_forget(*r, 1);
+out:
+	free(refs);
 	free(buf);
+}
+
+static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, false);
+}
+
+static void fs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t off, struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, true);
 }
 
 /* The node of ino, or NULL with ENOENT sent. */
@@ -446,6 +525,7 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.readlink = fs_readlink,
 	.setattr = fs_setattr,
 	.readdir = fs_readdir,
+	.readdirplus = fs_readdirplus,
 	.open = fs_open,
 	.read = fs_read,
 	.write = fs_write,
