@@ -143,12 +143,7 @@ static void sweep_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi
 static void sweep_write(fuse_req_t req, struct node *n, const char *buf,
 			size_t size, off_t off, struct fuse_file_info *fi)
 {
-	int r = sweeper_wait(req);
-
-	if (r < 0)
-		fuse_reply_err(req, -r);
-	else
-		fuse_reply_write(req, size);
+	sweeper_park_write(req, size);
 }
 
 static off_t sweep_size(struct node *n)

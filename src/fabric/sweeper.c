@@ -1,5 +1,13 @@
 /* The sweeps (sweeper.h): the sweep thread, the port it goes out of, the
- * current snapshot and its swap, and the writers waiting for a sweep. */
+ * current snapshot and its swap, and the writes of fabric/sweep parked
+ * until their sweep is complete.
+ *
+ * A parked write follows readq.c's protocol for parked reads: its
+ * interrupt callback is registered before it is parked; one that comes
+ * first only sets a flag, one that comes later takes it off the list and
+ * replies EINTR; the sweep thread takes it off the list under fab.lock,
+ * then waits out a running callback (fuse_req_interrupt_func(req, NULL,
+ * NULL), never under fab.lock) before it replies. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,14 +24,26 @@
 #include "umadfs/fabric/sweeper.h"
 
 #define FIRST_SWEEP_WAIT_S 60 /* a first reader waits at most this long */
+#define PARKED_WRITES_MAX 1024 /* more writers at once get EAGAIN */
+
+struct parked_write {
+	struct parked_write *next;
+	fuse_req_t req;
+	size_t size;      /* what the write answers */
+	uint64_t number;  /* the sweep it waits for */
+	bool parked;      /* on fab.writers (fab.lock) */
+	bool interrupted; /* the interrupt came before parking (fab.lock) */
+};
 
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;     /* the sweep thread: asked, interval, stop */
-	pthread_cond_t done;     /* waiters: a sweep completed, or stop */
+	pthread_cond_t done;     /* first readers: a sweep completed, or stop */
 	struct fab_snap *snap;   /* the current snapshot (lock) */
 	uint64_t started, completed; /* sweeps, by number (lock) */
 	bool asked, running, stopping; /* (lock) */
+	struct parked_write *writers; /* (lock) */
+	unsigned nwriters;       /* on writers (lock) */
 	unsigned interval_ms;    /* (lock) */
 	struct discover *disc;   /* the sweep thread's */
 	pthread_t thread;
@@ -147,12 +167,51 @@ static bool wait_for_work(void)
 	return !fab.stopping;
 }
 
+/* Takes off the list the writers whose sweep is complete, or all.
+ * fab.lock held. */
+static struct parked_write *take_writers(bool all)
+{
+	struct parked_write *done = NULL, **pp = &fab.writers;
+
+	while (*pp) {
+		struct parked_write *w = *pp;
+
+		if (!all && w->number > fab.completed) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		w->parked = false;
+		w->next = done;
+		done = w;
+		fab.nwriters--;
+	}
+	return done;
+}
+
+/* Answers writers taken off the list: done, or err.  No lock held. */
+static void answer_writers(struct parked_write *list, int err)
+{
+	while (list) {
+		struct parked_write *w = list;
+
+		list = w->next;
+		fuse_req_interrupt_func(w->req, NULL, NULL);
+		if (err)
+			fuse_reply_err(w->req, err);
+		else
+			fuse_reply_write(w->req, w->size);
+		free(w);
+	}
+}
+
 static void *sweep_thread(void *arg)
 {
 	pthread_mutex_lock(&fab.lock);
 	while (wait_for_work()) {
 		struct fab_snap *snap, *old = NULL;
 		uint64_t number = ++fab.started;
+		struct parked_write *done;
 
 		fab.asked = false;
 		fab.running = true;
@@ -169,7 +228,9 @@ static void *sweep_thread(void *arg)
 		fab.running = false;
 		fab.completed = number;
 		pthread_cond_broadcast(&fab.done);
+		done = take_writers(false);
 		pthread_mutex_unlock(&fab.lock);
+		answer_writers(done, 0);
 		if (snap && old)
 			fabtext_make_ahead(snap, old);
 		fabsnap_put(old);
@@ -198,11 +259,15 @@ int sweeper_start(void (*on_swap)(struct fab_snap *old, struct fab_snap *snap),
 
 void sweeper_release(void)
 {
+	struct parked_write *writers;
+
 	pthread_mutex_lock(&fab.lock);
 	fab.stopping = true;
 	pthread_cond_broadcast(&fab.wake);
 	pthread_cond_broadcast(&fab.done);
+	writers = take_writers(true);
 	pthread_mutex_unlock(&fab.lock);
+	answer_writers(writers, ENODEV);
 	if (fab.disc)
 		discover_abort(fab.disc);
 }
@@ -259,33 +324,61 @@ struct fab_snap *sweeper_snapshot(bool wait)
 	return snap;
 }
 
-static void on_interrupt(fuse_req_t req, void *data)
+static void on_write_interrupt(fuse_req_t req, void *data)
 {
+	struct parked_write *w = data, **pp;
+	bool reply = false;
+
 	pthread_mutex_lock(&fab.lock);
-	*(bool *)data = true;
-	pthread_cond_broadcast(&fab.done);
+	if (w->parked) {
+		for (pp = &fab.writers; *pp != w; pp = &(*pp)->next)
+			;
+		*pp = w->next;
+		fab.nwriters--;
+		reply = true;
+	} else {
+		w->interrupted = true;
+	}
 	pthread_mutex_unlock(&fab.lock);
+	if (reply) {
+		fuse_reply_err(req, EINTR);
+		free(w);
+	}
 }
 
-int sweeper_wait(fuse_req_t req)
+void sweeper_park_write(fuse_req_t req, size_t size)
 {
-	bool interrupted = false;
-	uint64_t number;
-	int r = 0;
+	struct parked_write *w = calloc(1, sizeof(*w));
+	int err = 0;
 
-	/* Before the lock: it calls on_interrupt at once if already
-	 * interrupted. */
-	fuse_req_interrupt_func(req, on_interrupt, &interrupted);
+	if (!w) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	w->req = req;
+	w->size = size;
+	fuse_req_interrupt_func(req, on_write_interrupt, w);
 	pthread_mutex_lock(&fab.lock);
-	number = ask_sweep();
-	while (fab.completed < number && !fab.stopping && !interrupted)
-		pthread_cond_wait(&fab.done, &fab.lock);
-	if (fab.completed < number)
-		r = fab.stopping ? -ENODEV : -EINTR;
+	if (w->interrupted)
+		err = EINTR;
+	else if (fab.stopping)
+		err = ENODEV;
+	else if (fab.nwriters >= PARKED_WRITES_MAX)
+		err = EAGAIN;
+	if (!err) {
+		w->number = ask_sweep();
+		w->parked = true;
+		w->next = fab.writers;
+		fab.writers = w;
+		fab.nwriters++;
+	}
 	pthread_mutex_unlock(&fab.lock);
-	/* No interrupt may reach our stack once we return. */
+	if (!err)
+		return;
+	/* Waits out a running callback, which will not reply: not parked. */
 	fuse_req_interrupt_func(req, NULL, NULL);
-	return r;
+	free(w);
+	fuse_reply_err(req, err);
 }
 
 unsigned sweeper_interval_ms(void)

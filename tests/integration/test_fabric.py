@@ -386,17 +386,10 @@ def test_events_blocking_read_and_poll(fabric, mount):
     os.close(fd)
 
 
-def test_sigterm_during_sweep_answers_the_writer(make_fabric, mount):
-    """A sweep slowed by a node that answers nothing (Error 100%: three
-    tries of 200 ms) is running when SIGTERM comes: the blocked writer of
-    sweep is answered and the daemon gone within 2 s."""
-    import signal
+def slow_sweep_writer(m):
+    """A thread that writes sweep, started 0.2 s ago: the thread, and a
+    list that gets "done" or the errno."""
     import threading
-    import test_mad as tm
-    f = tm.quiet_fabric(make_fabric)
-    m = mount("Hca1", fabric=f)
-    assert sweep_kv(m)["ok"] == "1"
-    f.command('Error "Hca3"[1] 100')
     got = []
 
     def writer():
@@ -409,6 +402,20 @@ def test_sigterm_during_sweep_answers_the_writer(make_fabric, mount):
     t = threading.Thread(target=writer, daemon=True)
     t.start()
     time.sleep(0.2)
+    return t, got
+
+
+def test_sigterm_during_sweep_answers_the_writer(make_fabric, mount):
+    """A sweep slowed by a node that answers nothing (Error 100%: three
+    tries of 200 ms) is running when SIGTERM comes: the blocked writer of
+    sweep is answered and the daemon gone within 2 s."""
+    import signal
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["ok"] == "1"
+    f.command('Error "Hca3"[1] 100')
+    t, got = slow_sweep_writer(m)
     assert not got, got                     # still sweeping
     t0 = time.monotonic()
     os.kill(m.proc.pid, signal.SIGTERM)
@@ -417,6 +424,48 @@ def test_sigterm_during_sweep_answers_the_writer(make_fabric, mount):
     assert rc == 0
     assert got and got[0] in (errno.ENODEV, errno.ENOTCONN, "done"), got
     assert time.monotonic() - t0 < 2.0
+
+
+def test_parked_sweep_writer_leaves_the_worker_free(make_fabric, mount):
+    """With one FUSE worker (max_threads=1), a writer of sweep waiting for
+    a slow sweep (a node that answers nothing: three tries of 200 ms) is
+    parked, not in the worker: another file reads meanwhile, and the
+    writer gets its one answer when the sweep is complete."""
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f, options=("max_threads=1",))
+    assert sweep_kv(m)["ok"] == "1"
+    f.command('Error "Hca3"[1] 100')
+    t, got = slow_sweep_writer(m)
+    assert open(m.path("fabric", "interval_ms")).read() == "0\n"
+    assert not got, got                     # read while the writer waited
+    t.join(30)
+    assert got == ["done"], got
+    f.command('Error "Hca3"[1] 0')
+    assert sweep_now(m)["unreachable"] == "0"
+
+
+def test_interrupted_sweep_writer(make_fabric, mount):
+    """A writer of sweep interrupted by a signal (no SA_RESTART) gets EINTR
+    while the sweep goes on; the next write waits for a sweep again."""
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["ok"] == "1"
+    f.command('Error "Hca3"[1] 100')
+    code = ("import os, signal, errno\n"
+            "def on_alarm(s, fr):\n    raise InterruptedError(errno.EINTR, 'alarm')\n"
+            "signal.signal(signal.SIGALRM, on_alarm)\n"
+            "fd = os.open(%r, os.O_WRONLY)\n"
+            "signal.setitimer(signal.ITIMER_REAL, 0.2)\n"
+            "try:\n    os.write(fd, b'1\\n')\n    print('done')\n"
+            "except InterruptedError:\n    print('EINTR')\n" % str(m.path("fabric", "sweep")))
+    cp = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                        text=True, timeout=30)
+    assert cp.stdout.strip() == "EINTR", cp.stdout + cp.stderr
+    f.command('Error "Hca3"[1] 0')
+    kv = sweep_now(m)
+    assert kv["ok"] == "1" and kv["unreachable"] == "0", kv
 
 
 def test_no_active_port(make_fabric, mount):

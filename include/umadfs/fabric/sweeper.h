@@ -24,7 +24,8 @@ int sweeper_configure(unsigned interval_ms, const char *ca, int portnum);
  * the snapshot before, or NULL), before the waiting writers are answered. */
 int sweeper_start(void (*on_swap)(struct fab_snap *old, struct fab_snap *snap),
 		  sweeper_ports_fn ports);
-/* Answers every waiter (ENODEV) and ends a running sweep soon. */
+/* Answers every parked write (ENODEV) and first reader, and ends a
+ * running sweep soon. */
 void sweeper_release(void);
 /* Joins the thread and drops the current snapshot. */
 void sweeper_stop(void);
@@ -32,9 +33,10 @@ void sweeper_stop(void);
 /* The current snapshot (a reference), or NULL.  With wait, a first use
  * when there is none starts a sweep and waits for it. */
 struct fab_snap *sweeper_snapshot(bool wait);
-/* Asks for a sweep and waits until one that started after the call is
- * complete: 0, -EINTR (req interrupted) or -ENODEV (shutdown). */
-int sweeper_wait(fuse_req_t req);
+/* Asks for a sweep and parks req, a write of size bytes, until one that
+ * started after the call is complete; replies then, or EINTR if req is
+ * interrupted, ENODEV at shutdown, EAGAIN if 1024 writes are parked. */
+void sweeper_park_write(fuse_req_t req, size_t size);
 unsigned sweeper_interval_ms(void);
 void sweeper_set_interval_ms(unsigned ms);
 
