@@ -551,6 +551,51 @@ def test_events_node_gone_and_appeared(make_fabric, mount):
         os.close(fd)
 
 
+def drain_events(fd):
+    """Every line the events fd (O_NONBLOCK) has now."""
+    buf = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return buf.decode().splitlines()
+        if not chunk:
+            return buf.decode().splitlines()
+        buf += chunk
+
+
+def test_events_dropped_when_a_reader_falls_behind(tmp_path, make_fabric, mount):
+    """A reader that reads nothing while more than 4096 lines come gets
+    `event=dropped count=N` for what the ring lost, then the last 4096
+    lines intact, as a reader that kept up saw them."""
+    net = tmp_path / "fat.net"
+    subprocess.run([sys.executable, GEN, "--leaves", "8", "--spines", "4",
+                    "--hcas-per-leaf", "24", str(net)], check=True)
+    f = make_fabric(str(net))
+    f.start_opensm("H0001")
+    f.wait_active("H0002", timeout=30)
+    m = mount("H0002", fabric=f)
+    assert sweep_kv(m)["nodes"] == "204"
+    path = m.path("fabric", "events")
+    behind = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    keeper = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    kept = []
+    try:
+        while len(kept) <= 4096 + 100:
+            for cmd in ("Unlink", "ReLink"):   # L001 and its HCAs cut off
+                for port in (25, 26, 27, 28):
+                    f.command('%s "L001"[%d]' % (cmd, port))
+                sweep_now(m)
+                kept += drain_events(keeper)
+        got = drain_events(behind)
+    finally:
+        os.close(behind)
+        os.close(keeper)
+    assert not any(ln.startswith("event=dropped") for ln in kept)
+    assert got[0] == "event=dropped count=%d" % (len(kept) - 4096), got[:2]
+    assert got[1:] == kept[-4096:]
+
+
 @pytest.mark.parametrize("opt,msg", [
     ("fabric_interval=abc", "expected milliseconds"),
     ("fabric_interval=-1", "expected milliseconds"),
