@@ -35,7 +35,7 @@ static struct fab_snap *shown; /* the snapshot the directories follow */
 
 static time_t snap_mtime(struct node *n)
 {
-	struct fab_snap *s = sweeper_snapshot(false);
+	struct fab_snap *s = sweeper_snapshot();
 	time_t t = s ? s->time.tv_sec : 0;
 
 	fabsnap_put(s);
@@ -74,7 +74,11 @@ static void big_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	o->snap = sweeper_snapshot(true);
+	if (sweeper_first_snapshot(req, &o->snap) < 0) {
+		free(o);
+		fuse_reply_err(req, EINTR);
+		return;
+	}
 	if (o->snap)
 		o->text = fabtext_get(o->snap, (enum fab_text)n->file, &o->len,
 				      &o->owned);
@@ -112,7 +116,7 @@ static void big_release(fuse_req_t req, struct node *n, struct fuse_file_info *f
 
 static off_t big_size(struct node *n)
 {
-	struct fab_snap *s = sweeper_snapshot(false);
+	struct fab_snap *s = sweeper_snapshot();
 	size_t len = 0;
 
 	if (s)
@@ -128,7 +132,7 @@ static const struct node_ops big_ops = {
 
 static int sweep_show(struct node *n, char *buf, size_t cap)
 {
-	struct fab_snap *s = sweeper_snapshot(true);
+	struct fab_snap *s = sweeper_snapshot();
 	int len = s ? fabtext_sweep(s, buf, cap) : 0;
 
 	fabsnap_put(s);
@@ -137,6 +141,15 @@ static int sweep_show(struct node *n, char *buf, size_t cap)
 
 static void sweep_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
+	struct fab_snap *s = NULL;
+
+	/* A reader's first open waits for a first sweep; a writer asks. */
+	if ((fi->flags & O_ACCMODE) == O_RDONLY &&
+	    sweeper_first_snapshot(req, &s) < 0) {
+		fuse_reply_err(req, EINTR);
+		return;
+	}
+	fabsnap_put(s);
 	textfile_open_settable(req, n, fi, sweep_show, NULL);
 }
 
@@ -148,7 +161,7 @@ static void sweep_write(fuse_req_t req, struct node *n, const char *buf,
 
 static off_t sweep_size(struct node *n)
 {
-	struct fab_snap *s = sweeper_snapshot(false);
+	struct fab_snap *s = sweeper_snapshot();
 	char buf[TEXTFILE_MAX];
 	int len = s ? fabtext_sweep(s, buf, sizeof(buf)) : 0;
 
@@ -261,7 +274,7 @@ static int port_value(const struct fab_node *fn, const struct fab_port *p,
 static int fabnode_show(struct node *n, char *buf, size_t cap)
 {
 	struct fab_nodedir *nd = n->owner;
-	struct fab_snap *s = sweeper_snapshot(false);
+	struct fab_snap *s = sweeper_snapshot();
 	const struct fab_node *fn = s ? fabsnap_find(s, nd->guid) : NULL;
 	unsigned port = FILE_PORT(n->file), what = FILE_WHAT(n->file);
 	int r = -ENOENT;

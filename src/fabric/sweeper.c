@@ -302,26 +302,51 @@ static uint64_t ask_sweep(void)
 	return fab.started + 1;
 }
 
-struct fab_snap *sweeper_snapshot(bool wait)
+struct fab_snap *sweeper_snapshot(void)
 {
 	struct fab_snap *snap;
 
 	pthread_mutex_lock(&fab.lock);
-	if (wait && !fab.snap && !fab.stopping) {
-		uint64_t number = fab.running ? fab.started : ask_sweep();
-		struct timespec until;
-
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += FIRST_SWEEP_WAIT_S;
-		while (fab.completed < number && !fab.stopping &&
-		       pthread_cond_timedwait(&fab.done, &fab.lock, &until) != ETIMEDOUT)
-			;
-	}
 	snap = fab.snap;
 	if (snap)
 		fabsnap_get(snap);
 	pthread_mutex_unlock(&fab.lock);
 	return snap;
+}
+
+static void on_first_interrupt(fuse_req_t req, void *data)
+{
+	pthread_mutex_lock(&fab.lock);
+	*(bool *)data = true;
+	pthread_cond_broadcast(&fab.done);
+	pthread_mutex_unlock(&fab.lock);
+}
+
+int sweeper_first_snapshot(fuse_req_t req, struct fab_snap **out)
+{
+	bool interrupted = false;
+	struct timespec until;
+	uint64_t number;
+
+	/* Before the lock: it calls on_first_interrupt at once if already
+	 * interrupted. */
+	fuse_req_interrupt_func(req, on_first_interrupt, &interrupted);
+	pthread_mutex_lock(&fab.lock);
+	if (!fab.snap && !fab.stopping) {
+		number = fab.running ? fab.started : ask_sweep();
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += FIRST_SWEEP_WAIT_S;
+		while (fab.completed < number && !fab.stopping && !interrupted &&
+		       pthread_cond_timedwait(&fab.done, &fab.lock, &until) != ETIMEDOUT)
+			;
+	}
+	*out = interrupted ? NULL : fab.snap;
+	if (*out)
+		fabsnap_get(*out);
+	pthread_mutex_unlock(&fab.lock);
+	/* No interrupt may reach our stack once we return. */
+	fuse_req_interrupt_func(req, NULL, NULL);
+	return interrupted ? -EINTR : 0;
 }
 
 static void on_write_interrupt(fuse_req_t req, void *data)

@@ -30,9 +30,12 @@ void sweeper_release(void);
 /* Joins the thread and drops the current snapshot. */
 void sweeper_stop(void);
 
-/* The current snapshot (a reference), or NULL.  With wait, a first use
- * when there is none starts a sweep and waits for it. */
-struct fab_snap *sweeper_snapshot(bool wait);
+/* The current snapshot (a reference), or NULL. */
+struct fab_snap *sweeper_snapshot(void);
+/* The current snapshot in *out (a reference, or NULL); when there is none
+ * yet, starts a sweep and waits for it (a minute at most; shutdown ends
+ * the wait): 0, or -EINTR when req is interrupted meanwhile (*out NULL). */
+int sweeper_first_snapshot(fuse_req_t req, struct fab_snap **out);
 /* Asks for a sweep and parks req, a write of size bytes, until one that
  * started after the call is complete; replies then, or EINTR if req is
  * interrupted, ENODEV at shutdown, EAGAIN if 1024 writes are parked. */
