@@ -110,16 +110,6 @@ static int ca_attr_show(struct node *n, char *buf, size_t cap)
 	return r;
 }
 
-static void ca_attr_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
-{
-	textfile_open(req, n, fi, ca_attr_show);
-}
-
-static off_t ca_attr_size(struct node *n)
-{
-	return textfile_size(n, ca_attr_show);
-}
-
 /* ---- port attributes ---- */
 
 /* One reading of a port: libibumad's view, live fields overlaid. */
@@ -292,16 +282,6 @@ static int port_attr_show(struct node *n, char *buf, size_t cap)
 	return r;
 }
 
-static void port_attr_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
-{
-	textfile_open(req, n, fi, port_attr_show);
-}
-
-static off_t port_attr_size(struct node *n)
-{
-	return textfile_size(n, port_attr_show);
-}
-
 /* pkeys/N: P_Key table entry N, "0xffff\n" as in sysfs. */
 static int pkey_show(struct node *n, char *buf, size_t cap)
 {
@@ -317,16 +297,6 @@ static int pkey_show(struct node *n, char *buf, size_t cap)
 		r = -ENOENT;
 	ibumad_release_port(&up);
 	return r;
-}
-
-static void pkey_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
-{
-	textfile_open(req, n, fi, pkey_show);
-}
-
-static off_t pkey_size(struct node *n)
-{
-	return textfile_size(n, pkey_show);
 }
 
 int attr_port_lid(struct ca_port *pd)
@@ -376,35 +346,13 @@ static int node_desc_show(struct node *n, char *buf, size_t cap)
 	return len < 0 ? -EIO : (int)len;
 }
 
-static void node_desc_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
-{
-	textfile_open(req, n, fi, node_desc_show);
-}
+static const struct node_ops ca_attr_ops = { .show = ca_attr_show };
 
-static const struct node_ops ca_attr_ops = {
-	.open = ca_attr_open, .read = textfile_read,
-	.release = textfile_release, .size = ca_attr_size,
-};
+static const struct node_ops node_desc_ops = { .show = node_desc_show };
 
-static off_t node_desc_size(struct node *n)
-{
-	return textfile_size(n, node_desc_show);
-}
+static const struct node_ops port_attr_ops = { .show = port_attr_show };
 
-static const struct node_ops node_desc_ops = {
-	.open = node_desc_open, .read = textfile_read,
-	.release = textfile_release, .size = node_desc_size,
-};
-
-static const struct node_ops port_attr_ops = {
-	.open = port_attr_open, .read = textfile_read,
-	.release = textfile_release, .size = port_attr_size,
-};
-
-static const struct node_ops pkey_ops = {
-	.open = pkey_open, .read = textfile_read,
-	.release = textfile_release, .size = pkey_size,
-};
+static const struct node_ops pkey_ops = { .show = pkey_show };
 
 int attr_add_ca_files(struct node *dir, struct ca *ca)
 {

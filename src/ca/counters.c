@@ -119,21 +119,8 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 			mad_get_field(data, 0, counters[n->attr].basic));
 }
 
-static void counter_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
-{
-	textfile_open(req, n, fi, counter_show);
-}
-
 /* The true size (two MADs per stat), so that copies get the value. */
-static off_t counter_size(struct node *n)
-{
-	return textfile_size(n, counter_show);
-}
-
-static const struct node_ops counter_ops = {
-	.open = counter_open, .read = textfile_read, .release = textfile_release,
-	.size = counter_size,
-};
+static const struct node_ops counter_ops = { .show = counter_show };
 
 int counters_add_files(struct node *port_dir, struct ca_port *pd)
 {

@@ -478,14 +478,8 @@ static void setting_write(fuse_req_t req, struct node *n, const char *buf,
 	fuse_reply_write(req, size);
 }
 
-static off_t setting_size(struct node *n)
-{
-	return textfile_size(n, setting_show);
-}
-
 static const struct node_ops setting_ops = {
-	.open = setting_open, .read = textfile_read, .write = setting_write,
-	.release = textfile_release, .size = setting_size,
+	.show = setting_show, .open = setting_open, .write = setting_write,
 };
 
 static int last_error_show(struct node *n, char *buf, size_t cap)
@@ -524,20 +518,7 @@ static int report_show(struct node *n, char *buf, size_t cap)
 	return n->file ? stats_show(n, buf, cap) : last_error_show(n, buf, cap);
 }
 
-static void report_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
-{
-	textfile_open(req, n, fi, report_show);
-}
-
-static off_t report_size(struct node *n)
-{
-	return textfile_size(n, report_show);
-}
-
-static const struct node_ops report_ops = {
-	.open = report_open, .read = textfile_read, .release = textfile_release,
-	.size = report_size,
-};
+static const struct node_ops report_ops = { .show = report_show };
 
 static const struct {
 	const char *name;

@@ -159,6 +159,8 @@ static void sweep_write(fuse_req_t req, struct node *n, const char *buf,
 	sweeper_park_write(req, size);
 }
 
+/* Not textfile_size(): its value, handed to the next open, would be the
+ * empty one of before the first sweep, which that open waits for. */
 static off_t sweep_size(struct node *n)
 {
 	struct fab_snap *s = sweeper_snapshot();
@@ -170,8 +172,8 @@ static off_t sweep_size(struct node *n)
 }
 
 static const struct node_ops sweep_ops = {
-	.open = sweep_open, .read = textfile_read, .write = sweep_write,
-	.release = textfile_release, .size = sweep_size, .mtime = snap_mtime,
+	.show = sweep_show, .open = sweep_open, .write = sweep_write,
+	.size = sweep_size, .mtime = snap_mtime,
 };
 
 static int interval_show(struct node *n, char *buf, size_t cap)
@@ -197,14 +199,8 @@ static void interval_write(fuse_req_t req, struct node *n, const char *buf,
 	fuse_reply_write(req, size);
 }
 
-static off_t interval_size(struct node *n)
-{
-	return textfile_size(n, interval_show);
-}
-
 static const struct node_ops interval_ops = {
-	.open = interval_open, .read = textfile_read, .write = interval_write,
-	.release = textfile_release, .size = interval_size,
+	.show = interval_show, .open = interval_open, .write = interval_write,
 };
 
 /* Node, port and counter files: n->file is (port << 8) | what. */
@@ -292,14 +288,8 @@ static void fabnode_open(fuse_req_t req, struct node *n, struct fuse_file_info *
 	textfile_open_late(req, n, fi, fabnode_show);
 }
 
-static off_t fabnode_size(struct node *n)
-{
-	return textfile_size(n, fabnode_show);
-}
-
 static const struct node_ops fabnode_ops = {
-	.open = fabnode_open, .read = textfile_read, .release = textfile_release,
-	.size = fabnode_size, .mtime = snap_mtime,
+	.show = fabnode_show, .open = fabnode_open, .mtime = snap_mtime,
 };
 
 static void nodedir_get(struct node *n)
@@ -504,20 +494,7 @@ static int device_show(struct node *n, char *buf, size_t cap)
 	return snprintf(buf, cap, "%s", device_files[n->file][1]);
 }
 
-static void device_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
-{
-	textfile_open(req, n, fi, device_show);
-}
-
-static off_t device_size(struct node *n)
-{
-	return (off_t)strlen(device_files[n->file][1]);
-}
-
-static const struct node_ops device_ops = {
-	.open = device_open, .read = textfile_read, .release = textfile_release,
-	.size = device_size,
-};
+static const struct node_ops device_ops = { .show = device_show };
 
 static int add_device_files(struct node *fabric)
 {

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "umadfs/fuse/fs.h"
+#include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 
 /* The CA tree is fixed while mounted: names may be cached.  So may a
@@ -47,6 +48,8 @@ static void fill_stat(struct node *n, struct stat *st, bool with_size)
 		st->st_size = (off_t)strlen(n->link);
 	if (with_size && n->ops && n->ops->size)
 		st->st_size = n->ops->size(n);
+	else if (with_size && n->ops && n->ops->show)
+		st->st_size = textfile_size(n, n->ops->show);
 }
 
 /* Replies with n's entry and counts the kernel's new reference.  Called
@@ -337,11 +340,12 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	if (!n)
 		return;
-	if (!n->ops->open) {
+	if (n->ops->open)
+		n->ops->open(req, n, fi);
+	else if (n->ops->show)
+		textfile_open(req, n, fi, n->ops->show);
+	else
 		fuse_reply_err(req, EACCES);
-		return;
-	}
-	n->ops->open(req, n, fi);
 }
 
 static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -351,11 +355,12 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 	if (!n)
 		return;
-	if (!n->ops->read) {
+	if (n->ops->read)
+		n->ops->read(req, n, size, off, fi);
+	else if (n->ops->show)
+		textfile_read(req, n, size, off, fi);
+	else
 		fuse_reply_err(req, EBADF);
-		return;
-	}
-	n->ops->read(req, n, size, off, fi);
 }
 
 static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
@@ -378,11 +383,12 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 	if (!n)
 		return;
-	if (!n->ops->release) {
+	if (n->ops->release)
+		n->ops->release(req, n, fi);
+	else if (n->ops->show)
+		textfile_release(req, n, fi);
+	else
 		fuse_reply_err(req, 0);
-		return;
-	}
-	n->ops->release(req, n, fi);
 }
 
 static void fs_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,

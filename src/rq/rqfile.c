@@ -200,11 +200,6 @@ static void value_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi
 	textfile_open_settable(req, n, fi, value_show, NULL);
 }
 
-static off_t value_size(struct node *n)
-{
-	return textfile_size(n, value_show);
-}
-
 /* Sets qkey, depth or msg_size.  q.lock held. */
 static int value_set(struct rq *rq, int file, uint64_t v)
 {
@@ -247,6 +242,5 @@ static void value_write(fuse_req_t req, struct node *n, const char *buf,
 }
 
 const struct node_ops rq_value_ops = {
-	.open = value_open, .read = textfile_read, .write = value_write,
-	.release = textfile_release, .size = value_size,
+	.show = value_show, .open = value_open, .write = value_write,
 };

@@ -32,6 +32,9 @@ struct node_ops {
 	off_t (*size)(struct node *n);
 	/* Optional: st_mtime (when the content was made), else the mount's. */
 	time_t (*mtime)(struct node *n);
+	/* A text file's value (textfile.h): its length, or -errno.  With it,
+	 * open, read, release and size left NULL are textfile's. */
+	int (*show)(struct node *n, char *buf, size_t cap);
 };
 
 /* Directories whose children users create and remove (agents/, rq/), or
