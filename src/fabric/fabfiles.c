@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,14 +48,38 @@ enum { FILE_TOPOLOGY = FAB_TEXT_TOPOLOGY, FILE_LINKS = FAB_TEXT_LINKS,
        FILE_METRICS = FAB_TEXT_METRICS };
 
 struct big_open {
+	struct big_open *prev, *next; /* on big_opens (big_lock) */
 	struct fab_snap *snap; /* NULL: empty */
 	const char *text;
 	size_t len;
 	bool owned; /* text is ours to free */
 };
 
+/* Every big file still open, for fabfiles_close(): the kernel drops the
+ * RELEASE of a file closed just before an unmount. */
+static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct big_open *big_opens;
+
+static void big_open_list(struct big_open *o)
+{
+	pthread_mutex_lock(&big_lock);
+	o->next = big_opens;
+	if (big_opens)
+		big_opens->prev = o;
+	big_opens = o;
+	pthread_mutex_unlock(&big_lock);
+}
+
 static void big_open_free(struct big_open *o)
 {
+	pthread_mutex_lock(&big_lock);
+	if (o->prev)
+		o->prev->next = o->next;
+	else if (big_opens == o)
+		big_opens = o->next;
+	if (o->next)
+		o->next->prev = o->prev;
+	pthread_mutex_unlock(&big_lock);
 	if (o->owned)
 		fabtext_free((char *)o->text, o->len);
 	fabsnap_put(o->snap);
@@ -89,6 +114,7 @@ static void big_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	}
 	fi->fh = (uintptr_t)o;
 	fi->direct_io = 1;
+	big_open_list(o);
 	if (fuse_reply_open(req, fi) == -ENOENT)
 		big_open_free(o);
 }
@@ -475,6 +501,8 @@ void fabfiles_update(struct fab_snap *snap)
 
 void fabfiles_close(void)
 {
+	while (big_opens)
+		big_open_free(big_opens);
 	fabsnap_put(shown);
 	shown = NULL;
 }

@@ -433,6 +433,26 @@ def test_sigterm_during_sweep_answers_the_writer(make_fabric, mount):
     assert time.monotonic() - t0 < 2.0
 
 
+def test_sigterm_with_fabric_files_open(fabric, mount):
+    """SIGTERM while topology, links and metrics.prom are open: the daemon
+    exits 0 at once, and what those opens held is freed though their
+    RELEASE never comes (the valgrind pass checks that)."""
+    import signal
+    m = mount("Hca1")
+    fds = [os.open(m.path("fabric", n), os.O_RDONLY)
+           for n in ("topology", "links", "metrics.prom")]
+    try:
+        assert os.read(fds[1], 64).startswith(b"guid=")
+        os.kill(m.proc.pid, signal.SIGTERM)
+        assert m.proc.wait(10.0) == 0
+    finally:
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
 def test_parked_sweep_writer_leaves_the_worker_free(make_fabric, mount):
     """With one FUSE worker (max_threads=1), a writer of sweep waiting for
     a slow sweep (a node that answers nothing: three tries of 200 ms) is
@@ -640,7 +660,7 @@ def test_fabric_options(fabric, mount):
 
 @pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
                     reason="prometheus-node-exporter missing")
-def test_port_without_port_info(make_fabric, mount, tmp_path):
+def test_port_without_port_info_and_node_exporter(make_fabric, mount, tmp_path):
     """A port whose PortInfo went unanswered in the last sweep has no
     ports/N/ (nor a peer link to it) and does not fail node_exporter's
     scrape; the next good sweep brings it back."""

@@ -14,7 +14,8 @@ int fabfiles_add(struct node *root, const gid_t *group, struct node **out);
 /* After snap became current: a directory per node (new ones made, gone
  * ones removed), peer and class links as snap has them.  The sweep thread. */
 void fabfiles_update(struct fab_snap *snap);
-/* At exit: drops the snapshot the directories were made from. */
+/* At exit: drops the snapshot the directories were made from, and the
+ * big files whose RELEASE never came. */
 void fabfiles_close(void);
 
 #endif
