@@ -51,9 +51,13 @@ fi
 # harness fails a test whose daemon did not exit 0 or whose log has a
 # non-zero ERROR SUMMARY.  The subset leaves out the tests that only load
 # (thousands of MADs, 10-40 s each under valgrind), bash's byte-by-byte
-# reads, which outlast their timeouts there, and the 13 bad send lines
-# (the parser is fuzzed): about 4 minutes on 2 cores.
-VALGRIND_DESELECT="not four_processes and not bash_while_read and not reader_and_writer_threads and not eight_channels and not queue_overflow and not queue_default_limit and not bad_send_line"
+# reads, which outlast their timeouts there, the 13 bad send lines (the
+# parser is fuzzed), and the tests that run node_exporter: Go preempts its
+# threads with signals, each interrupting a FUSE request, and an INTERRUPT
+# that comes after its request was answered stays on libfuse 3.14's
+# session list, never freed (a leak of libfuse's, which memcheck counts):
+# about 4 minutes on 2 cores.
+VALGRIND_DESELECT="not four_processes and not bash_while_read and not reader_and_writer_threads and not eight_channels and not queue_overflow and not queue_default_limit and not bad_send_line and not node_exporter"
 if [[ ${UMADFS_SKIP_VALGRIND:-0} != 1 ]]; then
 	log "integration tests (a subset) under valgrind memcheck"
 	UMADFS_BIN=${UMADFS_BIN:-$UMADFS_BUILD/src/umadfs} \
