@@ -119,7 +119,8 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 			mad_get_field(data, 0, counters[n->attr].basic));
 }
 
-/* The true size (two MADs per stat), so that copies get the value. */
+/* A text file: a stat shows the true size (textfile_size(): two MADs per
+ * stat), so that copies get the value. */
 static const struct node_ops counter_ops = { .show = counter_show };
 
 int counters_add_files(struct node *port_dir, struct ca_port *pd)
