@@ -52,17 +52,24 @@ static void fill_stat(struct node *n, struct stat *st, bool with_size)
 		st->st_size = textfile_size(n, n->ops->show);
 }
 
+/* n's entry for the kernel (lookup, readdirplus), its timeouts. */
+static void fill_entry(struct node *n, struct fuse_entry_param *e,
+		       bool with_size)
+{
+	memset(e, 0, sizeof(*e));
+	fill_stat(n, &e->attr, with_size);
+	e->ino = n->ino;
+	e->attr_timeout = attr_timeout(&e->attr);
+	e->entry_timeout = n->transient ? 0 : ENTRY_TIMEOUT;
+}
+
 /* Replies with n's entry and counts the kernel's new reference.  Called
  * with the tree read lock held; releases it. */
 static void reply_entry(fuse_req_t req, struct node *n)
 {
 	struct fuse_entry_param e;
 
-	memset(&e, 0, sizeof(e));
-	fill_stat(n, &e.attr, true);
-	e.ino = n->ino;
-	e.attr_timeout = attr_timeout(&e.attr);
-	e.entry_timeout = n->transient ? 0 : ENTRY_TIMEOUT;
+	fill_entry(n, &e, true);
 	tree_ref(n);
 	tree_unlock();
 	if (fuse_reply_entry(req, &e))
@@ -222,15 +229,13 @@ static size_t add_entry_plus(fuse_req_t req, char *buf, size_t cap,
 	struct fuse_entry_param e;
 	size_t need;
 
-	memset(&e, 0, sizeof(e));
-	e.attr = *st;
+	/* No size: a file's attributes expire at once anyway, and its
+	 * size would cost a show() per entry. */
 	if (c) {
-		/* No size: a file's attributes expire at once anyway, and
-		 * its size would cost a show() per entry. */
-		fill_stat(c, &e.attr, false);
-		e.ino = c->ino;
-		e.attr_timeout = attr_timeout(&e.attr);
-		e.entry_timeout = c->transient ? 0 : ENTRY_TIMEOUT;
+		fill_entry(c, &e, false);
+	} else {
+		memset(&e, 0, sizeof(e));
+		e.attr = *st;
 	}
 	need = fuse_add_direntry_plus(req, buf, cap, name, &e, next);
 	if (c && need <= cap) {
