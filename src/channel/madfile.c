@@ -61,6 +61,7 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	struct channel *ch = n->owner;
 	struct chan_open *of;
+	int r;
 
 	if (!open_allowed(n, fi->flags)) {
 		fuse_reply_err(req, EACCES);
@@ -76,17 +77,34 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	 * may, whoever writes to it later (the kernel's f_cred). */
 	of->privileged = access_opener_privileged(req);
 	fi->fh = (uintptr_t)of;
-	if (reply_open_stream(req, fi) == -ENOENT)
+	/* recv is read as lines (seekable, for head and read); umad and send
+	 * are streams: a writer must not wait for a reader's position lock.
+	 * Only send has a close to report (mad_flush). */
+	fi->noflush = n->file != MF_SEND;
+	r = n->file == MF_RECV ? reply_open_lines(req, fi) : reply_open_stream(req, fi);
+	if (r == -ENOENT)
 		chan_open_free(of); /* interrupted: no release will come */
 }
 
-static void mad_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+/* A close of send that leaves an unfinished line says so in last_error
+ * before close(2) returns (FLUSH; RELEASE comes after it returned, too
+ * late for `printf ... > send; cat last_error`).  The tail stays until
+ * the last close, for a write through another descriptor of the same
+ * open (a shell's forked command) may still end it. */
+static void mad_flush(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	struct madfile_open *mo = madfile_open_of(fi);
 
 	if (mo->send_frag)
 		channel_set_error(mo->co.ch, "closed with an unfinished line (no "
 				  "'\\n'): %zu bytes discarded", mo->send_frag_len);
+	fuse_reply_err(req, 0);
+}
+
+static void mad_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	struct madfile_open *mo = madfile_open_of(fi);
+
 	chan_open_free(&mo->co);
 	fuse_reply_err(req, 0);
 }
@@ -397,7 +415,7 @@ static void mad_write(fuse_req_t req, struct node *n, const char *buf,
 
 static const struct node_ops mad_ops = {
 	.open = mad_open, .read = readq_fh_read, .write = mad_write,
-	.release = mad_release, .poll = readq_fh_poll,
+	.flush = mad_flush, .release = mad_release, .poll = readq_fh_poll,
 };
 
 /* ---- settings and reports ---- */

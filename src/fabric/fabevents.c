@@ -123,7 +123,7 @@ static void events_open(fuse_req_t req, struct node *n, struct fuse_file_info *f
 	pthread_mutex_unlock(&ev.q.lock);
 	readq_open_link(&ev.q, &of->ro);
 	fi->fh = (uintptr_t)of;
-	if (reply_open_stream(req, fi) == -ENOENT)
+	if (reply_open_lines(req, fi) == -ENOENT)
 		ev_open_free(of); /* interrupted: no release will come */
 }
 

@@ -345,6 +345,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	if (!n)
 		return;
+	fi->noflush = !n->ops->flush;
 	if (n->ops->open)
 		n->ops->open(req, n, fi);
 	else if (n->ops->show)
@@ -380,6 +381,18 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		return;
 	}
 	n->ops->write(req, n, buf, size, off, fi);
+}
+
+static void fs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct node *n = file_node(req, ino);
+
+	if (!n)
+		return;
+	if (n->ops->flush)
+		n->ops->flush(req, n, fi);
+	else
+		fuse_reply_err(req, 0);
 }
 
 static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -540,6 +553,7 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.open = fs_open,
 	.read = fs_read,
 	.write = fs_write,
+	.flush = fs_flush,
 	.release = fs_release,
 	.poll = fs_poll,
 	.mknod = fs_mknod,

@@ -515,6 +515,7 @@ ssize_t readq_fill_lines(struct line_rest *rest, char *buf, size_t size,
 	/* Room for a line with named fields (a PortInfo line is ~2 KiB, an
 	 * SA record's more): one that does not fit costs a malloc. */
 	char scratch[8192];
+	bool one_line = size < READQ_BATCH_MIN;
 	size_t n = 0;
 
 	if (rest->buf) {
@@ -527,6 +528,8 @@ ssize_t readq_fill_lines(struct line_rest *rest, char *buf, size_t size,
 		n = take;
 		if (rest->off == rest->len)
 			line_rest_clear(rest);
+		if (one_line && n)
+			return (ssize_t)n; /* the rest of a line is its line */
 	}
 	while (n < size) {
 		bool owned = false;
@@ -558,6 +561,8 @@ ssize_t readq_fill_lines(struct line_rest *rest, char *buf, size_t size,
 		if (owned)
 			free(line);
 		src->pop(src->ctx);
+		if (one_line)
+			break;
 	}
 	return (ssize_t)n;
 }

@@ -104,6 +104,7 @@ static void recv_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	struct rq *rq = n->owner;
 	struct rq_open *of;
+	int r;
 
 	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
 		fuse_reply_err(req, EACCES);
@@ -128,7 +129,10 @@ static void recv_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	pthread_mutex_unlock(&rq->q.lock);
 	readq_open_link(&rq->q, &of->ro);
 	fi->fh = (uintptr_t)of;
-	if (reply_open_stream(req, fi) == -ENOENT)
+	/* Text is read as lines (seekable, for head and read); records are
+	 * a stream, one per read. */
+	r = of->frames ? reply_open_stream(req, fi) : reply_open_lines(req, fi);
+	if (r == -ENOENT)
 		rq_open_free(of); /* interrupted: no release will come */
 }
 

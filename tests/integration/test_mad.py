@@ -28,7 +28,7 @@ import pytest
 
 import fabric as fab
 import madtext as mt
-from madfiles import Recv, last_error, pdir, read_text, stats, write_send
+from madfiles import Recv, last_error, pdir, read_text, stats, write_send, write_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = sys.executable
@@ -843,6 +843,139 @@ def test_bash_while_read_gets_every_line(fabric, mount):
             ln.with_keys(mad=None, pkey_index=None)
 
 
+# The shell's line readers, each taking one line per run: what a read
+# hands a reader is gone from the channel, so it must be no more than the
+# reader uses (docs/files.md, "Reading recv").  `sed -n 1p` and mawk
+# without -W interactive read on to the end of the file, which a stream
+# never has: they wait, as they do on a FIFO (documented there).
+LINE_READERS = {
+    "head": 'head -n1 "$1"',
+    "sed": 'sed q "$1"',
+    "sed-p": "sed -n '1{p;q}' \"$1\"",
+    "awk": "awk -W interactive 'NR==1{print;exit}' \"$1\"",
+    "read": 'IFS= read -r line < "$1" && printf "%s\\n" "$line"',
+    "python": 'python3 -c "import sys; print(open(sys.argv[1]).readline(), end=\'\')" "$1"',
+}
+
+
+@pytest.mark.parametrize("tool", sorted(LINE_READERS))
+def test_shell_line_readers_take_one_line_each(fabric, mount, tool):
+    m = mount("Hca1")
+    recv = pdir(m) / "recv"
+    write_send(m, "".join("dr=0 method=get attr=NodeInfo tid=%d\n" % (700 + i)
+                          for i in range(3)))
+    wait_queued(m, 3)
+    got = []
+    for _ in range(3):
+        p = subprocess.run(["bash", "-c", LINE_READERS[tool], "bash", str(recv)],
+                           capture_output=True, text=True, timeout=20)
+        assert p.returncode == 0 and p.stderr == "", (tool, p.returncode, p.stderr)
+        assert p.stdout.count("\n") == 1, (tool, p.stdout[:200])
+        got.append(mt.parse_line(p.stdout.rstrip("\n")).tid)
+    assert got == [700, 701, 702]
+    s = stats(m)
+    assert s["received"] == 3 and s["queued"] == 0 and s["dropped"] == 0, s
+    # Nothing else was queued, and nothing is left or lost.
+    fd = os.open(recv, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        with pytest.raises(BlockingIOError):
+            os.read(fd, 4096)
+    finally:
+        os.close(fd)
+
+
+def test_bash_read_loop_reads_in_chunks(fabric, mount, tmp_path):
+    """`echo > send; read -r l < recv` reads a line in a few read() calls,
+    not one per byte (bash reads in chunks from a file it can seek)."""
+    m = mount("Hca1")
+    n = 100
+    out, trace = tmp_path / "lines.txt", tmp_path / "strace.txt"
+    script = ('for i in $(seq %d); do echo "dr=0 method=get attr=NodeInfo tid=$i" > "$1"/send; '
+              'IFS= read -r l < "$1"/recv; printf "%%s\\n" "$l"; done > "$2"' % n)
+    subprocess.run(["strace", "-f", "-c", "-e", "trace=read", "-o", str(trace),
+                    "bash", "-c", script, "bash", str(pdir(m)), str(out)],
+                   check=True, timeout=60)
+    lines = mt.parse_lines(out.read_text())
+    assert [ln.tid for ln in lines] == list(range(1, n + 1))
+    assert all(ln.int("len") == 256 for ln in lines)
+    calls = int(re.search(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?read$",
+                          trace.read_text(), re.M).group(1))
+    # ~970 bytes a line: one read() per byte would be ~97,000 calls.
+    assert calls < 10 * n, trace.read_text()
+
+
+def test_recv_seek_moves_nothing(fabric, mount):
+    """recv can be seeked (line readers ask where they are), but reads go
+    on where the channel stands; umad is a stream and cannot."""
+    m = mount("Hca1")
+    fd = os.open(pdir(m) / "recv", os.O_RDONLY)
+    try:
+        write_send(m, "dr=0 method=get attr=NodeInfo tid=1\ndr=0 method=get attr=NodeInfo tid=2\n")
+        wait_queued(m, 2)
+        assert os.lseek(fd, 0, os.SEEK_CUR) == 0
+        first = os.read(fd, 4096)
+        assert mt.parse_line(first.decode().rstrip("\n")).tid == 1
+        assert os.lseek(fd, 0, os.SEEK_CUR) == len(first)
+        os.lseek(fd, 0, os.SEEK_SET)          # back to the start: moves nothing
+        second = os.read(fd, 4096)
+        assert mt.parse_line(second.decode().rstrip("\n")).tid == 2
+        os.lseek(fd, 1 << 20, os.SEEK_SET)    # far ahead: moves nothing either
+        assert stats(m)["queued"] == 0 and stats(m)["dropped"] == 0
+    finally:
+        os.close(fd)
+    ufd = open_umad(m)
+    try:
+        with pytest.raises(OSError) as ei:
+            os.lseek(ufd, 0, os.SEEK_CUR)
+        assert ei.value.errno == errno.ESPIPE
+    finally:
+        os.close(ufd)
+
+
+def test_recv_one_byte_reads_and_batches(fabric, mount):
+    """A 1-byte buffer takes a line byte by byte and nothing of the next;
+    a 64 KiB read takes every whole line queued."""
+    m = mount("Hca1")
+    fd = os.open(pdir(m) / "recv", os.O_RDONLY)
+    try:
+        write_send(m, "".join("dr=0 method=get attr=NodeInfo tid=%d\n" % (800 + i)
+                              for i in range(4)))
+        wait_queued(m, 4)
+        line = b""
+        while not line.endswith(b"\n"):
+            b = os.read(fd, 1)
+            assert len(b) == 1
+            line += b
+        assert mt.parse_line(line.decode().rstrip("\n")).tid == 800
+        batch = os.read(fd, 1 << 16)
+        assert [ln.tid for ln in mt.parse_lines(batch.decode())] == [801, 802, 803]
+    finally:
+        os.close(fd)
+
+
+def test_two_processes_share_one_recv_fd(fabric, mount):
+    """Two processes reading lines from one shared descriptor: each line
+    goes to one of them, none twice, none lost."""
+    m = mount("Hca1")
+    n = 20
+    fd = os.open(pdir(m) / "recv", os.O_RDONLY)
+    reader = ("import os, sys\nfd = int(sys.argv[1])\nfor _ in range(%d):\n"
+              "    sys.stdout.write(os.read(fd, 4096).decode())\n" % (n // 2))
+    try:
+        write_send(m, "".join("dr=0 method=get attr=NodeInfo tid=%d\n" % (900 + i)
+                              for i in range(n)))
+        wait_queued(m, n)
+        procs = [subprocess.Popen([sys.executable, "-c", reader, str(fd)], pass_fds=(fd,),
+                                  stdout=subprocess.PIPE, text=True) for _ in range(2)]
+        outs = [p.communicate(timeout=20)[0] for p in procs]
+    finally:
+        os.close(fd)
+    assert all(p.returncode == 0 for p in procs)
+    tids = [[ln.tid for ln in mt.parse_lines(o)] for o in outs]
+    assert all(len(t) == n // 2 for t in tids), tids
+    assert sorted(tids[0] + tids[1]) == list(range(900, 900 + n))
+
+
 def test_recv_small_buffer_reads(fabric, mount):
     """A buffer smaller than a line gets the first part, the rest next."""
     m = mount("Hca1")
@@ -989,6 +1122,30 @@ def test_unfinished_line_is_kept_for_next_write(fabric, mount):
             os.close(fd)
         assert "unfinished line" in last_error(m)
         r.assert_empty(0.3)
+
+
+def test_unfinished_line_reason_before_close_returns(fabric, mount):
+    """The reason is in last_error once close(2) has returned (FLUSH, not
+    RELEASE, which the kernel sends after), each of 200 times, another
+    reason in between; from the shell too."""
+    m = mount("Hca1")
+    send, why = pdir(m) / "send", pdir(m) / "last_error"
+    for i in range(200):
+        with pytest.raises(OSError):
+            write_text(send, "bogus\n")
+        fd = os.open(send, os.O_WRONLY)
+        os.write(fd, b"dr=0 method=get")
+        os.close(fd)
+        assert "closed with an unfinished line" in read_text(why), (i, read_text(why))
+    script = ('for i in $(seq 50); do echo bogus > "$1"/send 2>/dev/null; '
+              'printf "dr=0 method=get" > "$1"/send; cat "$1"/last_error; done')
+    p = subprocess.run(["bash", "-c", script, "bash", str(pdir(m))],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert len(lines) == 50
+    assert all("closed with an unfinished line" in ln for ln in lines), \
+        [ln for ln in lines if "unfinished" not in ln][:3]
 
 
 def test_bad_umad_frames(fabric, mount):

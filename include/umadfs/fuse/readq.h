@@ -111,8 +111,16 @@ bool readq_wait_released(bool (*busy)(void *ctx), void *ctx, int timeout_ms);
  * past its limit, as the data leaves at once. */
 bool readq_has_parked(const struct readq *q);
 
-/* Text queues (MAD recv, rq recv) read as a stream of whole lines; what
- * a short read cut off a line is kept for the next read of that open file. */
+/* Text queues (MAD recv, rq recv, fabric events) read as whole lines; what
+ * a short read cut off a line is kept for the next read of that open file.
+ * A read of at least READQ_BATCH_MIN bytes takes as many whole lines as
+ * fit; a smaller one takes one line (or what is left of one).  What a read
+ * returns is gone from the queue, and the daemon never learns how much of
+ * it the reader used: line readers (head, sed, awk, bash's read, stdio and
+ * every language's buffered reader) read 4-8 KiB and stop after a line, so
+ * they get no line they may not use; batch readers (cat, the examples, the
+ * benchmark) read 64 KiB and more. */
+#define READQ_BATCH_MIN (32u << 10)
 struct line_rest {
 	char *buf; /* NULL: nothing kept */
 	size_t len, off;
@@ -128,9 +136,10 @@ struct line_source {
 	void *ctx;
 };
 
-/* Fills buf with the kept rest first, then whole lines while they fit; a
- * first line longer than size is cut and its rest kept.  q.lock held.
- * Returns the bytes filled or -errno (with nothing filled). */
+/* Fills buf with the kept rest first, then whole lines while they fit
+ * (one, for a read smaller than READQ_BATCH_MIN); a first line longer than
+ * size is cut and its rest kept.  q.lock held.  Returns the bytes filled
+ * or -errno (with nothing filled). */
 ssize_t readq_fill_lines(struct line_rest *rest, char *buf, size_t size,
 			 const struct line_source *src);
 void line_rest_clear(struct line_rest *rest);

@@ -25,6 +25,10 @@ struct node_ops {
 		     struct fuse_file_info *fi);
 	void (*write)(fuse_req_t req, struct node *n, const char *buf,
 		      size_t size, off_t off, struct fuse_file_info *fi);
+	/* Optional: each close(2) of a descriptor of the open file, before
+	 * close returns (RELEASE comes after, for the last one).  Files
+	 * without it are opened with noflush: no FLUSH round trip per close. */
+	void (*flush)(fuse_req_t req, struct node *n, struct fuse_file_info *fi);
 	void (*release)(fuse_req_t req, struct node *n, struct fuse_file_info *fi);
 	void (*poll)(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 		     struct fuse_pollhandle *ph);
