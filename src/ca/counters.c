@@ -11,6 +11,7 @@
 #include "umadfs/ca/device.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
+#include "umadfs/mad/getframe.h"
 
 /* PMA ClassPortInfo CapabilityMask bits (IBA 16.1.3.1, as perfquery). */
 #define PM_EXT_WIDTH_SUPPORTED 0x0200 /* all 64-bit counters */
@@ -81,7 +82,7 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 {
 	struct ca_port *pd = n->owner;
 	uint8_t data[IB_PC_DATA_SZ];
-	unsigned capmask;
+	unsigned capmask, attr_id;
 	int lid, r;
 	bool ext;
 
@@ -98,18 +99,9 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 		return -EOPNOTSUPP;
 
 	memset(data, 0, sizeof(data));
-	/* PortSelect: this port; for PortCounters CounterSelect all ones. */
-	if (ext) {
-		mad_set_field(data, 0, IB_PC_EXT_PORT_SELECT_F, (unsigned)pd->portnum);
-		mad_set_field(data, 0, IB_PC_EXT_COUNTER_SELECT_F, 0xffff);
-		r = ca_port_pma_get(pd, (unsigned)lid,
-				  IB_GSI_PORT_COUNTERS_EXT, data);
-	} else {
-		mad_set_field(data, 0, IB_PC_PORT_SELECT_F, (unsigned)pd->portnum);
-		mad_set_field(data, 0, IB_PC_COUNTER_SELECT_F, 0xffff);
-		r = ca_port_pma_get(pd, (unsigned)lid,
-				  IB_GSI_PORT_COUNTERS, data);
-	}
+	attr_id = ext ? IB_GSI_PORT_COUNTERS_EXT : IB_GSI_PORT_COUNTERS;
+	getframe_counters_select(data, attr_id, (unsigned)pd->portnum);
+	r = ca_port_pma_get(pd, (unsigned)lid, attr_id, data);
 	if (r < 0)
 		return -EIO;
 	if (ext)

@@ -12,29 +12,8 @@
 #include "umadfs/base/log.h"
 #include "umadfs/engine/engine.h"
 #include "umadfs/engine/ibumad.h"
+#include "umadfs/mad/mad.h"
 #include "engine_priv.h"
-
-/* Vendor classes of range 2, whose MADs carry an OUI. */
-static bool is_vendor2(unsigned mgmt_class)
-{
-	return mgmt_class >= 0x30 && mgmt_class <= 0x4f;
-}
-
-/* The kernel's ib_is_mad_class_rmpp(): classes whose agents may use RMPP. */
-static bool class_has_rmpp(unsigned mgmt_class)
-{
-	return mgmt_class == IB_SA_CLASS || mgmt_class == IB_DEVICE_MGMT_CLASS ||
-	       mgmt_class == 0x10 /* DevAdm */ || mgmt_class == 0x12 /* BIS */ ||
-	       is_vendor2(mgmt_class);
-}
-
-/* The OUI of a vendor range 2 MAD, 0 for any other. */
-static uint32_t mad_oui(const uint8_t *mad)
-{
-	if (!is_vendor2(mad[1]))
-		return 0;
-	return (uint32_t)mad[37] << 16 | (uint32_t)mad[38] << 8 | mad[39];
-}
 
 static bool agent_is(const struct agent *a, unsigned mgmt_class,
 		     unsigned version, uint32_t oui)
@@ -71,7 +50,7 @@ static int send_agent(struct mad_engine *p, unsigned mgmt_class,
 	if (p->nagents == AGENTS_MAX)
 		return -ENOSPC;
 	id = ibumad_register(p->fd, (int)mgmt_class, (int)version,
-			     class_has_rmpp(mgmt_class) ? 1 : 0, oui, NULL);
+			     mad_class_uses_rmpp(mgmt_class) ? 1 : 0, oui, NULL);
 	if (id < 0) {
 		log_warn("%s/%u: registering a send agent for class 0x%02x "
 			 "version %u failed: %s", p->ca, p->portnum, mgmt_class,
@@ -92,7 +71,7 @@ static int send_agent(struct mad_engine *p, unsigned mgmt_class,
 int agent_for(struct mad_engine *p, struct mad_sink *sink, const uint8_t *mad)
 {
 	unsigned mgmt_class = mad[1], version = mad[2];
-	uint32_t oui = mad_oui(mad);
+	uint32_t oui = mad_vendor_oui(mad);
 
 	if (sink && mad_is_response(mad)) {
 		for (unsigned i = 0; i < p->nagents; i++) {
@@ -114,7 +93,7 @@ struct mad_sink *registered_sink(struct mad_engine *p, const uint8_t *mad)
 	for (unsigned i = 0; i < p->nagents; i++) {
 		struct agent *a = &p->agents[i];
 
-		if (a->sink && agent_is(a, mad[1], mad[2], mad_oui(mad)) &&
+		if (a->sink && agent_is(a, mad[1], mad[2], mad_vendor_oui(mad)) &&
 		    (a->methods[method / 64] >> (method % 64) & 1))
 			return a->sink;
 	}
@@ -126,12 +105,12 @@ struct mad_sink *registered_sink(struct mad_engine *p, const uint8_t *mad)
 static int check_registration(const struct engine_registration *reg,
 			      char *why, size_t whylen)
 {
-	if (is_vendor2(reg->mgmt_class) && !reg->oui) {
+	if (mad_class_is_vendor_range2(reg->mgmt_class) && !reg->oui) {
 		snprintf(why, whylen, "vendor class 0x%02x needs an oui=",
 			 reg->mgmt_class);
 		return -EINVAL;
 	}
-	if (reg->rmpp && !class_has_rmpp(reg->mgmt_class)) {
+	if (reg->rmpp && !mad_class_uses_rmpp(reg->mgmt_class)) {
 		snprintf(why, whylen, "class 0x%02x has no RMPP", reg->mgmt_class);
 		return -EINVAL;
 	}
@@ -152,7 +131,7 @@ static int check_room(struct mad_engine *p, struct mad_sink *sink,
 
 		if (a->sink && a->mgmt_class == reg->mgmt_class &&
 		    a->class_version == reg->class_version &&
-		    (!is_vendor2(a->mgmt_class) || a->oui == reg->oui) &&
+		    (!mad_class_is_vendor_range2(a->mgmt_class) || a->oui == reg->oui) &&
 		    ((a->methods[0] & reg->methods[0]) ||
 		     (a->methods[1] & reg->methods[1]))) {
 			snprintf(why, whylen, "class 0x%02x version %u: a method is "
@@ -190,7 +169,7 @@ static void sim_hold_issm(struct mad_engine *p)
 int engine_register(struct mad_engine *p, struct mad_sink *sink,
 		  const struct engine_registration *reg, char *why, size_t whylen)
 {
-	uint32_t oui = is_vendor2(reg->mgmt_class) ? reg->oui : 0;
+	uint32_t oui = mad_class_is_vendor_range2(reg->mgmt_class) ? reg->oui : 0;
 	struct agent *a;
 	int id;
 
@@ -239,7 +218,7 @@ static void sim_reregister_class(struct mad_engine *p, struct mad_sink *leaving,
 			continue;
 		ibumad_unregister(p->fd, o->id);
 		id = ibumad_register(p->fd, o->mgmt_class, o->class_version,
-				     o->sink ? o->rmpp : class_has_rmpp(o->mgmt_class),
+				     o->sink ? o->rmpp : mad_class_uses_rmpp(o->mgmt_class),
 				     o->oui, o->sink ? o->methods : NULL);
 		if (id < 0)
 			log_warn("%s/%u: registering agent of class 0x%02x again: %s",

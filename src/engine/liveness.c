@@ -25,7 +25,7 @@
 
 #include "umadfs/base/log.h"
 #include "umadfs/engine/engine.h"
-#include "umadfs/engine/query.h"
+#include "umadfs/mad/getframe.h"
 #include "engine_priv.h"
 
 /* The port's own SMA answers within microseconds, link up or down. */
@@ -128,7 +128,7 @@ static void probe_send(struct mad_engine *p, bool down)
 	uint8_t frame[UMAD_FRAME_MAX];
 	int r;
 
-	query_smp_frame(frame, IB_ATTR_NODE_INFO, 0);
+	getframe_smp(frame, IB_ATTR_NODE_INFO, 0);
 	p->probe_result = 0;
 	r = send_request(p, &p->probe_sink, frame, MAD_SIZE,
 			 PROBE_TIMEOUT_MS, PROBE_RETRIES, true);

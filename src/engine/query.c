@@ -7,6 +7,7 @@
 
 #include "umadfs/engine/engine.h"
 #include "umadfs/engine/query.h"
+#include "umadfs/mad/getframe.h"
 #include "engine_priv.h"
 
 
@@ -105,42 +106,6 @@ out:
 	return r;
 }
 
-static void mad_header(uint8_t *mad, unsigned mgmt_class, unsigned version,
-		       unsigned attr_id, unsigned attr_mod)
-{
-	mad_set_field(mad, 0, IB_MAD_BASEVER_F, 1);
-	mad_set_field(mad, 0, IB_MAD_MGMTCLASS_F, mgmt_class);
-	mad_set_field(mad, 0, IB_MAD_CLASSVER_F, version);
-	mad_set_field(mad, 0, IB_MAD_METHOD_F, IB_MAD_METHOD_GET);
-	mad_set_field(mad, 0, IB_MAD_ATTRID_F, attr_id);
-	mad_set_field(mad, 0, IB_MAD_ATTRMOD_F, attr_mod);
-}
-
-void query_smp_frame(uint8_t *frame, unsigned attr_id, unsigned attr_mod)
-{
-	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
-
-	memset(frame, 0, UMAD_FRAME_MAX);
-	/* LID 0xffff (permissive) on QP0: the directed route starts here. */
-	umad_set_addr(frame, 0xffff, 0, 0, 0);
-	mad_header(mad, IB_SMI_DIRECT_CLASS, 1, attr_id, attr_mod);
-	mad_set_field(mad, 0, IB_DRSMP_HOPCNT_F, 0);
-	mad_set_field(mad, 0, IB_DRSMP_HOPPTR_F, 0);
-	mad_set_field(mad, 0, IB_DRSMP_DRSLID_F, 0xffff);
-	mad_set_field(mad, 0, IB_DRSMP_DRDLID_F, 0xffff);
-}
-
-void query_pma_frame(uint8_t *frame, unsigned lid, unsigned attr_id,
-		     const uint8_t data[IB_PC_DATA_SZ])
-{
-	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
-
-	memset(frame, 0, UMAD_FRAME_MAX);
-	umad_set_addr(frame, (int)lid, 1, 0, IB_DEFAULT_QP1_QKEY);
-	mad_header(mad, IB_PERFORMANCE_CLASS, 1, attr_id, 0);
-	memcpy(mad + IB_PC_DATA_OFFS, data, IB_PC_DATA_SZ);
-}
-
 /* Sends the Get in frame and waits for its answer there: at least min_len
  * bytes of MAD with a zero status_f.  Returns 0, -errno, or -EPROTO. */
 static int local_get(struct mad_engine *engine, uint8_t frame[UMAD_FRAME_MAX],
@@ -166,7 +131,7 @@ int query_smp_get(struct mad_engine *engine, unsigned attr_id, unsigned attr_mod
 
 	if (!engine)
 		return -ENODEV;
-	query_smp_frame(frame, attr_id, attr_mod);
+	getframe_smp(frame, attr_id, attr_mod);
 	/* The DR status field leaves out the direction (D) bit. */
 	r = local_get(engine, frame, IB_SMP_DATA_OFFS + IB_SMP_DATA_SIZE,
 		      IB_DRSMP_STATUS_F);
@@ -186,7 +151,7 @@ int query_pma_get(struct mad_engine *engine, unsigned lid, unsigned attr_id,
 		return -ENODEV;
 	if (!lid)
 		return -ENETDOWN; /* no LID yet: the port is not configured */
-	query_pma_frame(frame, lid, attr_id, data);
+	getframe_pma(frame, lid, attr_id, data);
 	r = local_get(engine, frame, MAD_SIZE, IB_MAD_STATUS_F);
 	if (!r)
 		memcpy(data, frame + UMAD_FRAME_HDR_SIZE + IB_PC_DATA_OFFS,

@@ -12,9 +12,9 @@
 #include <infiniband/umad.h>
 
 #include "umadfs/engine/engine.h"
-#include "umadfs/engine/query.h"
 #include "umadfs/fabric/discover.h"
 #include "umadfs/fabric/fabsnap.h"
+#include "umadfs/mad/getframe.h"
 #include "umadfs/mad/mad.h"
 
 #define NO_NODE UINT32_MAX
@@ -165,7 +165,7 @@ static void smp_frame(const struct req *r, uint8_t *frame, unsigned attr,
 {
 	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
 
-	query_smp_frame(frame, attr, mod);
+	getframe_smp(frame, attr, mod);
 	mad_set_field(mad, 0, IB_DRSMP_HOPCNT_F, r->hops);
 	memcpy(mad + 128, r->path, FAB_PATH_MAX); /* Initial Path (IBA 14.2.1.2) */
 }
@@ -194,14 +194,9 @@ static void pma_frame(const struct discover *d, const struct req *r, uint8_t *fr
 		[REQ_PORT_COUNTERS_EXT] = IB_GSI_PORT_COUNTERS_EXT,
 	};
 
-	if (r->kind == REQ_PORT_COUNTERS) {
-		mad_set_field(data, 0, IB_PC_PORT_SELECT_F, r->port);
-		mad_set_field(data, 0, IB_PC_COUNTER_SELECT_F, 0xffff);
-	} else if (r->kind == REQ_PORT_COUNTERS_EXT) {
-		mad_set_field(data, 0, IB_PC_EXT_PORT_SELECT_F, r->port);
-		mad_set_field(data, 0, IB_PC_EXT_COUNTER_SELECT_F, 0xffff);
-	}
-	query_pma_frame(frame, pma_lid(n, r->kind == REQ_PMA_CPI ? 0 : r->port),
+	if (r->kind != REQ_PMA_CPI)
+		getframe_counters_select(data, attr[r->kind], r->port);
+	getframe_pma(frame, pma_lid(n, r->kind == REQ_PMA_CPI ? 0 : r->port),
 			attr[r->kind], data);
 }
 

@@ -40,6 +40,13 @@ bool mad_class_uses_rmpp(unsigned mgmt_class)
 	       mad_class_is_vendor_range2(mgmt_class);
 }
 
+uint32_t mad_vendor_oui(const uint8_t *mad)
+{
+	if (!mad_class_is_vendor_range2(mad[1]))
+		return 0;
+	return mad_get_field((void *)mad, 0, IB_VEND2_OUI_F);
+}
+
 bool mad_method_changes_state(unsigned method)
 {
 	return method == IB_MAD_METHOD_SET || method == IB_MAD_METHOD_DELETE;

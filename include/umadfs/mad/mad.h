@@ -30,6 +30,9 @@ bool mad_class_is_vendor_range2(unsigned mgmt_class);
 /* The kernel's ib_is_mad_class_rmpp(): only these classes may send a
  * message longer than one MAD. */
 bool mad_class_uses_rmpp(unsigned mgmt_class);
+/* The OUI of a vendor range 2 MAD (at least its 40 bytes up to the OUI),
+ * 0 for a MAD of any other class. */
+uint32_t mad_vendor_oui(const uint8_t *mad);
 /* Methods that change state: Set, and Delete (SA). */
 bool mad_method_changes_state(unsigned method);
 
