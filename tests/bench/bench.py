@@ -17,7 +17,7 @@ each row --reps times, interleaved (rep 1 of every row, then rep 2...):
      (rows 5 and 6 each run twice: the channel's decode file at `fields`,
      the default, and at `none`)
   7  shell loop `echo > send; head -n1 recv` vs a loop of `smpquery -D
-     nodeinfo 0`: time per query
+     nodeinfo 0`: time per query; and `read -r l < recv` vs the head loop
   8  sweep.py over the text files vs ibnetdiscover: wall time of each
      whole process, and their node and link counts
   9  fabric/: `echo 1 > sweep` (discovery and every port's counters, wall
@@ -30,7 +30,9 @@ each row --reps times, interleaved (rep 1 of every row, then rep 2...):
      prometheus-node-exporter is installed)
 
 Rows 2 and 5 also report the CPU time per MAD, daemon and client
-together (/proc and getrusage), against the direct client's (rows 1, 3).
+together (/proc and getrusage), against the direct client's (rows 1, 3),
+and against their floor: the round trips the path needs times row 4's
+CPU per round trip, plus the direct client's CPU per MAD (target 1.1x).
 Rows 9-11 need an SM: opensm runs on the fabric's last HCA, without
 periodic sweeps (-s 0), for the whole run when any of them is asked for.
 --fabric large sweeps the 3,984-node fat tree (gen-fabric.py --leaves 120
@@ -295,6 +297,11 @@ class Bench:
             if 5 in rows:
                 r = self.mb("text", "-n", 32, "-b", 32, "-r", 65536, self.port_dir)
                 self.row_rate(rep, 5, r, metric)
+                if decode == "fields":
+                    # The round trips its MADs need: a write per 32, a read
+                    # per lines_per_read.
+                    self.record(rep, 5, "round_trips_per_mad",
+                                1 / r["lines_per_read"] + 1 / r["lines_per_write"])
             if 6 in rows:
                 t = (["-t", "0.5", "-w", "0.1"] if self.quick else
                      ["-t", str(self.a.seconds), "-w", "0.3"])
@@ -318,6 +325,7 @@ class Bench:
             self.row_rate(rep, 4, self.mb("umad", "-n", 32, self.port_dir))
             r = self.mb("fuse", self.port_dir)
             self.record(rep, 4, "fuse_round_trip_us", 1e6 / r["rate"])
+            self.record(rep, 4, "fuse_round_trip_cpu_us", r["cpu_us_per_mad"])
         for decode in ("fields", "none"):
             self.text_rows(rep, rows, decode)
         if 7 in rows:
@@ -476,6 +484,26 @@ class Bench:
         L.append("%-4s %-58s" % ("", "  CPU per MAD, daemon + client: %.1f us; direct "
                                  "(row %d): %.1f us (%.2fx)" % (a, direct, b, a / b)))
 
+    # The CPU a MAD cannot cost less than through the mount: the FUSE round
+    # trips its path needs (row 4's EAGAIN read, daemon + client CPU, this
+    # run) plus what the direct client spends on it (libibumad, the
+    # simulator's socket).  A row's target against direct depends on how
+    # long a round trip is next to the simulator's answer on this machine;
+    # against the floor it does not.
+    FLOOR_TARGET = 1.1
+
+    def floor_line(self, L, row, direct, trips):
+        rt = self.med(4, "fuse_round_trip_cpu_us")
+        a, b = self.med(row, "cpu_us_per_mad"), self.med(direct, "cpu_us_per_mad")
+        if None in (rt, a, b, trips):
+            return
+        floor = trips * rt + b
+        r = a / floor
+        L.append("%-4s %-58s %12s %10s %10s %5s" % (
+            "", "  floor: %.2f round trips x %.1f us + direct %.1f us = %.1f us"
+            % (trips, rt, b, floor), "", "%.2fx" % r,
+            "<= %.1fx" % self.FLOOR_TARGET, "pass" if r <= self.FLOOR_TARGET else "MISS"))
+
     # -- the table ------------------------------------------------------
     def med(self, row, metric):
         v = self.rows.get((row, metric))
@@ -506,8 +534,9 @@ class Bench:
                 (">= %.2f" % target) if target else "", res))
 
         rate_row(1, "direct libibumad C, 1 outstanding (DR NodeInfo hop 0)")
-        rate_row(2, "umad file from C, 1 outstanding", 1, 0.6)
+        rate_row(2, "umad file from C, 1 outstanding", 1)
         self.cpu_line(L, 2, 1)
+        self.floor_line(L, 2, 1, 2)     # a write and a read per MAD
         rate_row(3, "direct libibumad C, 32 outstanding")
         rate_row(4, "umad file from C, 32 outstanding, 1 frame/syscall", 3)
         rt = self.med(4, "fuse_round_trip_us")
@@ -516,6 +545,7 @@ class Bench:
                                      % rt))
         rate_row(5, "text send/recv from C, 32 out, 32 lines/write, 64K reads", 3, 0.85)
         self.cpu_line(L, 5, 3)
+        self.floor_line(L, 5, 3, self.med(5, "round_trips_per_mad"))
         rate_row(5, "  the same, decode=none", 3, 0.85, "mads_per_s_none")
         rate_row(6, "text send/recv from Python, poll(), batched the same", 3, 0.5)
         rate_row(6, "  the same, decode=none", 3, 0.5, "mads_per_s_none")

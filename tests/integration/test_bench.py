@@ -36,12 +36,20 @@ def test_bench_quick(tmp_path):
     for row in (1, 2, 3, 4, 5, 6):
         m = re.search(r"^%d\s+.*?\s(\d+)\s" % row, out, re.M)
         assert m and int(m.group(1)) > 0, out
-    assert re.search(r"^2\s.*of 1\s+>= 0\.60\s+(pass|MISS)$", out, re.M), out
+    assert re.search(r"^2\s.*of 1\s*$", out, re.M), out
+    # Rows 2 and 5 against their floor: round trips x a round trip's CPU
+    # plus the direct client's CPU per MAD.
+    floors = re.findall(r"^\s+floor: ([\d.]+) round trips x [\d.]+ us \+ direct "
+                        r"[\d.]+ us = [\d.]+ us\s+[\d.]+x\s+<= 1\.1x\s+(?:pass|MISS)$",
+                        out, re.M)
+    assert len(floors) == 2 and float(floors[0]) == 2.0 and 0 < float(floors[1]) < 1, out
     assert re.search(r"^5\s.*of 3\s+>= 0\.85\s+(pass|MISS)$", out, re.M), out
     assert re.search(r"^6\s.*of 3\s+>= 0\.50\s+(pass|MISS)$", out, re.M), out
     assert re.search(r"one FUSE round trip .*: [\d.]+ us", out), out
     assert re.search(r"^7\s.*ms\s+[\d.]+x\s+>= 3x\s+(pass|MISS)$", out, re.M), out
     assert re.search(r"smpquery -D nodeinfo 0 \(ms/query\)\s+[\d.]+ ms", out), out
+    assert re.search(r"read -r l < recv \(ms/query\)\s+[\d.]+ ms\s+[\d.]+x\s+> 1x head\s+(pass|MISS)$",
+                     out, re.M), out
     assert re.search(r"^8\s.*s\s+[\d.]+x\s+<= 0\.80x\s+(pass|MISS)$", out, re.M), out
     assert re.search(r"^rss\s+daemon peak RSS before the fabric rows \(VmHWM\)\s+"
                      r"[\d.]+ MiB", out, re.M), out
@@ -63,7 +71,8 @@ def test_bench_quick(tmp_path):
     metrics = {(int(r["row"]), r["metric"]) for r in rows}
     for row in range(1, 7):
         assert (row, "mads_per_s") in metrics, metrics
-    for want in [(4, "fuse_round_trip_us"), (7, "umadfs_shell_ms"),
+    for want in [(4, "fuse_round_trip_us"), (4, "fuse_round_trip_cpu_us"),
+                 (5, "round_trips_per_mad"), (7, "umadfs_shell_ms"), (7, "umadfs_read_ms"),
                  (7, "smpquery_shell_ms"), (8, "sweep_s"),
                  (8, "ibnetdiscover_s"), (8, "sweep_nodes"),
                  (8, "ibnetdiscover_links"), (0, "daemon_vmhwm_kib")]:
