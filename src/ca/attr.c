@@ -149,19 +149,19 @@ static void read_sysfs_rate(const umad_port_t *up, char *rate, size_t cap)
 		snprintf(rate, cap, "%u Gb/sec\n", up->rate);
 }
 
-static int port_snapshot(struct ca_port *pd, struct port_snap *s)
+static int port_snapshot(struct ca_port *port, struct port_snap *s)
 {
 	uint8_t pi[IB_SMP_DATA_SIZE];
 	unsigned capmask;
-	int r = ibumad_get_port(pd->ca->name, pd->portnum, &s->up);
+	int r = ibumad_get_port(port->ca->name, port->portnum, &s->up);
 
 	if (r < 0)
 		return r;
-	if (!pd->attrs_from_smp) {
+	if (!port->attrs_from_smp) {
 		read_sysfs_rate(&s->up, s->rate, sizeof(s->rate));
 		return 0;
 	}
-	r = ca_port_smp_get(pd, IB_ATTR_PORT_INFO, (unsigned)pd->portnum, pi);
+	r = ca_port_smp_get(port, IB_ATTR_PORT_INFO, (unsigned)port->portnum, pi);
 	if (r < 0) {
 		ibumad_release_port(&s->up);
 		return r == -EPROTO || r == -ETIMEDOUT ? -EIO : r;
@@ -285,9 +285,9 @@ static int port_attr_show(struct node *n, char *buf, size_t cap)
 /* pkeys/N: P_Key table entry N, "0xffff\n" as in sysfs. */
 static int pkey_show(struct node *n, char *buf, size_t cap)
 {
-	struct ca_port *pd = n->owner;
+	struct ca_port *port = n->owner;
 	umad_port_t up;
-	int r = ibumad_get_port(pd->ca->name, pd->portnum, &up);
+	int r = ibumad_get_port(port->ca->name, port->portnum, &up);
 
 	if (r < 0)
 		return r;
@@ -299,10 +299,10 @@ static int pkey_show(struct node *n, char *buf, size_t cap)
 	return r;
 }
 
-int attr_port_lid(struct ca_port *pd)
+int attr_port_lid(struct ca_port *port)
 {
 	struct port_snap s;
-	int r = port_snapshot(pd, &s);
+	int r = port_snapshot(port, &s);
 
 	if (r < 0)
 		return r;
@@ -322,13 +322,13 @@ static int node_desc_show(struct node *n, char *buf, size_t cap)
 	int fd;
 
 	for (int i = 0; i < UMAD_CA_MAX_PORTS; i++) {
-		struct ca_port *pd = ca->ports[i];
+		struct ca_port *port = ca->ports[i];
 
 		int r;
 
-		if (!pd || !strcmp(pd->link_layer, "Ethernet"))
+		if (!port || !strcmp(port->link_layer, "Ethernet"))
 			continue;
-		r = ca_port_smp_get(pd, IB_ATTR_NODE_DESC, 0, data);
+		r = ca_port_smp_get(port, IB_ATTR_NODE_DESC, 0, data);
 		if (r == -ENODEV)
 			continue; /* no engine: the next port, or sysfs */
 		if (r < 0)
@@ -365,21 +365,21 @@ int attr_add_ca_files(struct node *dir, struct ca *ca)
 	return 0;
 }
 
-int attr_add_port_files(struct node *dir, struct ca_port *pd)
+int attr_add_port_files(struct node *dir, struct ca_port *port)
 {
 	struct node *pkeys;
 	char name[16];
 
 	for (size_t i = 0; i < sizeof(port_attrs) / sizeof(port_attrs[0]); i++)
 		if (!tree_add(dir, port_attrs[i].name, S_IFREG | 0444,
-			      &port_attr_ops, pd, (int)i))
+			      &port_attr_ops, port, (int)i))
 			return -ENOMEM;
-	pkeys = tree_add(dir, "pkeys", S_IFDIR | 0555, NULL, pd, 0);
+	pkeys = tree_add(dir, "pkeys", S_IFDIR | 0555, NULL, port, 0);
 	if (!pkeys)
 		return -ENOMEM;
-	for (unsigned i = 0; i < pd->npkeys; i++) {
+	for (unsigned i = 0; i < port->npkeys; i++) {
 		snprintf(name, sizeof(name), "%u", i);
-		if (!tree_add(pkeys, name, S_IFREG | 0444, &pkey_ops, pd, (int)i))
+		if (!tree_add(pkeys, name, S_IFREG | 0444, &pkey_ops, port, (int)i))
 			return -ENOMEM;
 	}
 	return 0;

@@ -80,17 +80,17 @@ bool counters_value(unsigned i, const uint8_t *basic, const uint8_t *ext,
 
 static int counter_show(struct node *n, char *buf, size_t cap)
 {
-	struct ca_port *pd = n->owner;
+	struct ca_port *port = n->owner;
 	uint8_t data[IB_PC_DATA_SZ];
 	unsigned capmask, attr_id;
 	int lid, r;
 	bool ext;
 
-	lid = attr_port_lid(pd);
+	lid = attr_port_lid(port);
 	if (lid < 0)
 		return lid;
 	memset(data, 0, sizeof(data));
-	r = ca_port_pma_get(pd, (unsigned)lid, CLASS_PORT_INFO, data);
+	r = ca_port_pma_get(port, (unsigned)lid, CLASS_PORT_INFO, data);
 	if (r < 0)
 		return r == -ENODEV || r == -ENETDOWN ? r : -EIO;
 	capmask = mad_get_field(data, 0, IB_CPI_CAPMASK_F);
@@ -100,8 +100,8 @@ static int counter_show(struct node *n, char *buf, size_t cap)
 
 	memset(data, 0, sizeof(data));
 	attr_id = ext ? IB_GSI_PORT_COUNTERS_EXT : IB_GSI_PORT_COUNTERS;
-	getframe_counters_select(data, attr_id, (unsigned)pd->portnum);
-	r = ca_port_pma_get(pd, (unsigned)lid, attr_id, data);
+	getframe_counters_select(data, attr_id, (unsigned)port->portnum);
+	r = ca_port_pma_get(port, (unsigned)lid, attr_id, data);
 	if (r < 0)
 		return -EIO;
 	if (ext)
@@ -115,15 +115,15 @@ static int counter_show(struct node *n, char *buf, size_t cap)
  * stat), so that copies get the value. */
 static const struct node_ops counter_ops = { .show = counter_show };
 
-int counters_add_files(struct node *port_dir, struct ca_port *pd)
+int counters_add_files(struct node *port_dir, struct ca_port *port)
 {
-	struct node *dir = tree_add(port_dir, "counters", S_IFDIR | 0555, NULL, pd, 0);
+	struct node *dir = tree_add(port_dir, "counters", S_IFDIR | 0555, NULL, port, 0);
 
 	if (!dir)
 		return -ENOMEM;
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
 		if (!tree_add(dir, counters[i].name, S_IFREG | 0444, &counter_ops,
-			      pd, (int)i))
+			      port, (int)i))
 			return -ENOMEM;
 	return 0;
 }

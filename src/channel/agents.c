@@ -278,14 +278,14 @@ static void channel_node_put(struct node *n)
 static int agents_mkdir(struct node *dir, const char *name, uid_t creator,
 			struct node **out)
 {
-	struct ca_port *pd = dir->owner;
+	struct ca_port *port = dir->owner;
 	struct channel *ch;
 	struct node *cdir;
 	int r = -ENOMEM;
 
 	if (!*name || strlen(name) > AGENT_NAME_MAX || name[0] == '.')
 		return -EINVAL;
-	ch = channel_new(pd, name);
+	ch = channel_new(port, name);
 	if (!ch)
 		return -ENOMEM;
 	tree_wrlock();
@@ -341,9 +341,9 @@ static const struct dir_ops agents_dir_ops = {
 	.mkdir = agents_mkdir, .rmdir = agents_rmdir,
 };
 
-int agents_add_dir(struct node *port_dir, struct ca_port *pd)
+int agents_add_dir(struct node *port_dir, struct ca_port *port)
 {
-	struct node *dir = tree_add(port_dir, "agents", S_IFDIR | 0755, NULL, pd, 0);
+	struct node *dir = tree_add(port_dir, "agents", S_IFDIR | 0755, NULL, port, 0);
 
 	if (!dir)
 		return -ENOMEM;

@@ -22,11 +22,11 @@ static bool agent_is(const struct agent *a, unsigned mgmt_class,
 	       a->oui == oui;
 }
 
-/* Adds an entry for agent id.  p->lock held, a free entry left. */
-static void agent_add(struct mad_engine *p, int id, struct mad_sink *sink,
+/* Adds an entry for agent id.  engine->lock held, a free entry left. */
+static void agent_add(struct mad_engine *engine, int id, struct mad_sink *sink,
 		      unsigned mgmt_class, unsigned version, uint32_t oui)
 {
-	struct agent *a = &p->agents[p->nagents++];
+	struct agent *a = &engine->agents[engine->nagents++];
 
 	memset(a, 0, sizeof(*a));
 	a->mgmt_class = (uint8_t)mgmt_class;
@@ -37,27 +37,27 @@ static void agent_add(struct mad_engine *p, int id, struct mad_sink *sink,
 }
 
 /* The shared send-only agent of a class, version (and OUI), registered
- * when first needed.  p->lock held. */
-static int send_agent(struct mad_engine *p, unsigned mgmt_class,
+ * when first needed.  engine->lock held. */
+static int send_agent(struct mad_engine *engine, unsigned mgmt_class,
 		      unsigned version, uint32_t oui)
 {
 	int id;
 
-	for (unsigned i = 0; i < p->nagents; i++) {
-		if (!p->agents[i].sink && agent_is(&p->agents[i], mgmt_class, version, oui))
-			return p->agents[i].id;
+	for (unsigned i = 0; i < engine->nagents; i++) {
+		if (!engine->agents[i].sink && agent_is(&engine->agents[i], mgmt_class, version, oui))
+			return engine->agents[i].id;
 	}
-	if (p->nagents == AGENTS_MAX)
+	if (engine->nagents == AGENTS_MAX)
 		return -ENOSPC;
-	id = ibumad_register(p->fd, (int)mgmt_class, (int)version,
+	id = ibumad_register(engine->fd, (int)mgmt_class, (int)version,
 			     mad_class_uses_rmpp(mgmt_class) ? 1 : 0, oui, NULL);
 	if (id < 0) {
 		log_warn("%s/%u: registering a send agent for class 0x%02x "
-			 "version %u failed: %s", p->ca, p->portnum, mgmt_class,
+			 "version %u failed: %s", engine->ca, engine->portnum, mgmt_class,
 			 version, strerror(-id));
 		return id;
 	}
-	agent_add(p, id, NULL, mgmt_class, version, oui);
+	agent_add(engine, id, NULL, mgmt_class, version, oui);
 	return id;
 }
 
@@ -67,31 +67,31 @@ static int send_agent(struct mad_engine *p, unsigned mgmt_class,
  * RMPP response's ACKs (sent back as requests) to the registered agent,
  * which must be the one sending.  Anything else goes through the shared
  * send-only agent of its class and version (and OUI, for vendor classes
- * 0x30-0x4F).  p->lock held. */
-int agent_for(struct mad_engine *p, struct mad_sink *sink, const uint8_t *mad)
+ * 0x30-0x4F).  engine->lock held. */
+int agent_table_pick(struct mad_engine *engine, struct mad_sink *sink, const uint8_t *mad)
 {
 	unsigned mgmt_class = mad[1], version = mad[2];
 	uint32_t oui = mad_vendor_oui(mad);
 
 	if (sink && mad_is_response(mad)) {
-		for (unsigned i = 0; i < p->nagents; i++) {
-			struct agent *a = &p->agents[i];
+		for (unsigned i = 0; i < engine->nagents; i++) {
+			struct agent *a = &engine->agents[i];
 
 			if (a->sink == sink && agent_is(a, mgmt_class, version, oui))
 				return a->id;
 		}
 	}
-	return send_agent(p, mgmt_class, version, oui);
+	return send_agent(engine, mgmt_class, version, oui);
 }
 
 /* The sink registered for an unsolicited MAD, as the kernel matches it:
- * class, version, method (and OUI in vendor range 2).  p->lock held. */
-struct mad_sink *registered_sink(struct mad_engine *p, const uint8_t *mad)
+ * class, version, method (and OUI in vendor range 2).  engine->lock held. */
+struct mad_sink *agent_table_sink(struct mad_engine *engine, const uint8_t *mad)
 {
 	unsigned method = mad[3] & 0x7f;
 
-	for (unsigned i = 0; i < p->nagents; i++) {
-		struct agent *a = &p->agents[i];
+	for (unsigned i = 0; i < engine->nagents; i++) {
+		struct agent *a = &engine->agents[i];
 
 		if (a->sink && agent_is(a, mad[1], mad[2], mad_vendor_oui(mad)) &&
 		    (a->methods[method / 64] >> (method % 64) & 1))
@@ -122,12 +122,12 @@ static int check_registration(const struct engine_registration *reg,
 }
 
 /* -EINVAL, the kernel's answer, when a method of reg is already
- * registered on the port; -ENOSPC when no agent is left.  p->lock held. */
-static int check_room(struct mad_engine *p, struct mad_sink *sink,
+ * registered on the port; -ENOSPC when no agent is left.  engine->lock held. */
+static int check_room(struct mad_engine *engine, struct mad_sink *sink,
 		      const struct engine_registration *reg, char *why, size_t whylen)
 {
-	for (unsigned i = 0; i < p->nagents; i++) {
-		struct agent *a = &p->agents[i];
+	for (unsigned i = 0; i < engine->nagents; i++) {
+		struct agent *a = &engine->agents[i];
 
 		if (a->sink && a->mgmt_class == reg->mgmt_class &&
 		    a->class_version == reg->class_version &&
@@ -141,7 +141,7 @@ static int check_room(struct mad_engine *p, struct mad_sink *sink,
 			return -EINVAL;
 		}
 	}
-	if (p->nagents == AGENTS_MAX) {
+	if (engine->nagents == AGENTS_MAX) {
 		snprintf(why, whylen, "the port's %d agents are all in use", AGENTS_MAX);
 		return -ENOSPC;
 	}
@@ -153,20 +153,20 @@ static int check_room(struct mad_engine *p, struct mad_sink *sink,
  * announce an SM), the engine holds it while anything is registered.
  * Holding issm makes ibsim send this client the SM's SMPs (opensm probes
  * SMInfo at once), and umad2sim's receiver crashes on a class the process
- * has no agent for: the SMI classes get their agents first.  p->lock held. */
-static void sim_hold_issm(struct mad_engine *p)
+ * has no agent for: the SMI classes get their agents first.  engine->lock held. */
+static void sim_hold_issm(struct mad_engine *engine)
 {
-	if (p->issm_fd >= 0 || !ibumad_simulated())
+	if (engine->issm_fd >= 0 || !ibumad_simulated())
 		return;
-	send_agent(p, IB_SMI_CLASS, 1, 0);
-	send_agent(p, IB_SMI_DIRECT_CLASS, 1, 0);
-	p->issm_fd = ibumad_open_issm(p->ca, p->portnum);
-	if (p->issm_fd < 0)
+	send_agent(engine, IB_SMI_CLASS, 1, 0);
+	send_agent(engine, IB_SMI_DIRECT_CLASS, 1, 0);
+	engine->issm_fd = ibumad_open_issm(engine->ca, engine->portnum);
+	if (engine->issm_fd < 0)
 		log_warn("%s/%u: cannot open the issm device under the "
-			 "simulator: %s", p->ca, p->portnum, strerror(-p->issm_fd));
+			 "simulator: %s", engine->ca, engine->portnum, strerror(-engine->issm_fd));
 }
 
-int engine_register(struct mad_engine *p, struct mad_sink *sink,
+int engine_register(struct mad_engine *engine, struct mad_sink *sink,
 		  const struct engine_registration *reg, char *why, size_t whylen)
 {
 	uint32_t oui = mad_class_is_vendor_range2(reg->mgmt_class) ? reg->oui : 0;
@@ -176,11 +176,11 @@ int engine_register(struct mad_engine *p, struct mad_sink *sink,
 	id = check_registration(reg, why, whylen);
 	if (id < 0)
 		return id;
-	pthread_mutex_lock(&p->lock);
-	id = check_room(p, sink, reg, why, whylen);
+	pthread_mutex_lock(&engine->lock);
+	id = check_room(engine, sink, reg, why, whylen);
 	if (id < 0)
 		goto out;
-	id = ibumad_register(p->fd, reg->mgmt_class, reg->class_version,
+	id = ibumad_register(engine->fd, reg->mgmt_class, reg->class_version,
 			     reg->rmpp ? 1 : 0, oui, reg->methods);
 	if (id < 0) {
 		snprintf(why, whylen, "the kernel refused the registration: %s",
@@ -188,80 +188,80 @@ int engine_register(struct mad_engine *p, struct mad_sink *sink,
 		id = id == -ENOMEM ? -ENOSPC : id;
 		goto out;
 	}
-	sim_hold_issm(p);
-	if (p->nagents == AGENTS_MAX) {
+	sim_hold_issm(engine);
+	if (engine->nagents == AGENTS_MAX) {
 		/* The simulator's SMI agents took the last entries. */
-		ibumad_unregister(p->fd, id);
-		id = check_room(p, sink, reg, why, whylen);
+		ibumad_unregister(engine->fd, id);
+		id = check_room(engine, sink, reg, why, whylen);
 		goto out;
 	}
-	a = &p->agents[p->nagents];
-	agent_add(p, id, sink, reg->mgmt_class, reg->class_version, oui);
+	a = &engine->agents[engine->nagents];
+	agent_add(engine, id, sink, reg->mgmt_class, reg->class_version, oui);
 	a->methods[0] = reg->methods[0];
 	a->methods[1] = reg->methods[1];
 	a->rmpp = reg->rmpp;
 out:
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&engine->lock);
 	return id;
 }
 
 /* umad2sim forgets a whole class when one of its agents goes: register
- * the class's other agents again (new ids).  p->lock held. */
-static void sim_reregister_class(struct mad_engine *p, struct mad_sink *leaving,
+ * the class's other agents again (new ids).  engine->lock held. */
+static void sim_reregister_class(struct mad_engine *engine, struct mad_sink *leaving,
 				 unsigned mgmt_class)
 {
-	for (unsigned j = 0; j < p->nagents; j++) {
-		struct agent *o = &p->agents[j];
+	for (unsigned j = 0; j < engine->nagents; j++) {
+		struct agent *o = &engine->agents[j];
 		int id;
 
 		if (o->mgmt_class != mgmt_class || (leaving && o->sink == leaving))
 			continue;
-		ibumad_unregister(p->fd, o->id);
-		id = ibumad_register(p->fd, o->mgmt_class, o->class_version,
+		ibumad_unregister(engine->fd, o->id);
+		id = ibumad_register(engine->fd, o->mgmt_class, o->class_version,
 				     o->sink ? o->rmpp : mad_class_uses_rmpp(o->mgmt_class),
 				     o->oui, o->sink ? o->methods : NULL);
 		if (id < 0)
 			log_warn("%s/%u: registering agent of class 0x%02x again: %s",
-				 p->ca, p->portnum, mgmt_class, strerror(-id));
+				 engine->ca, engine->portnum, mgmt_class, strerror(-id));
 		else
 			o->id = id;
 	}
 }
 
-void engine_unregister_sink(struct mad_engine *p, struct mad_sink *sink)
+void engine_unregister_sink(struct mad_engine *engine, struct mad_sink *sink)
 {
 	bool registered = false;
 
-	pthread_mutex_lock(&p->lock);
-	for (unsigned i = 0; i < p->nagents;) {
-		if (p->agents[i].sink == sink) {
-			unsigned mgmt_class = p->agents[i].mgmt_class;
+	pthread_mutex_lock(&engine->lock);
+	for (unsigned i = 0; i < engine->nagents;) {
+		if (engine->agents[i].sink == sink) {
+			unsigned mgmt_class = engine->agents[i].mgmt_class;
 
-			ibumad_unregister(p->fd, p->agents[i].id);
-			p->agents[i] = p->agents[--p->nagents];
+			ibumad_unregister(engine->fd, engine->agents[i].id);
+			engine->agents[i] = engine->agents[--engine->nagents];
 			if (ibumad_simulated())
-				sim_reregister_class(p, sink, mgmt_class);
+				sim_reregister_class(engine, sink, mgmt_class);
 		} else {
-			registered |= p->agents[i].sink != NULL;
+			registered |= engine->agents[i].sink != NULL;
 			i++;
 		}
 	}
-	if (!registered && p->issm_fd >= 0) {
-		close(p->issm_fd);
-		p->issm_fd = -1;
+	if (!registered && engine->issm_fd >= 0) {
+		close(engine->issm_fd);
+		engine->issm_fd = -1;
 	}
-	pthread_mutex_unlock(&p->lock);
-	engine_cancel_sink(p, sink);
+	pthread_mutex_unlock(&engine->lock);
+	engine_cancel_sink(engine, sink);
 }
 
-int engine_list_registrations(struct mad_engine *p, struct mad_sink *sink,
+int engine_list_registrations(struct mad_engine *engine, struct mad_sink *sink,
 			    struct engine_registration *out, int *ids, int max)
 {
 	int n = 0;
 
-	pthread_mutex_lock(&p->lock);
-	for (unsigned i = 0; i < p->nagents && n < max; i++) {
-		struct agent *a = &p->agents[i];
+	pthread_mutex_lock(&engine->lock);
+	for (unsigned i = 0; i < engine->nagents && n < max; i++) {
+		struct agent *a = &engine->agents[i];
 
 		if (a->sink != sink)
 			continue;
@@ -273,6 +273,6 @@ int engine_list_registrations(struct mad_engine *p, struct mad_sink *sink,
 		out[n].methods[1] = a->methods[1];
 		ids[n++] = a->id;
 	}
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&engine->lock);
 	return n;
 }

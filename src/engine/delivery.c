@@ -1,6 +1,6 @@
 /* Handing frames to sinks: each sink with a flush op woken once per run of
  * deliveries, and early timeouts held until their deadline.  All of it runs
- * under dispatch_lock (release_held() takes it). */
+ * under dispatch_lock (delivery_release_held() takes it). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,55 +8,55 @@
 #include "engine_priv.h"
 
 /* Wakes the readers of every sink given frames since the last flush. */
-void flush_touched(struct mad_engine *p)
+void delivery_flush(struct mad_engine *engine)
 {
-	for (unsigned i = 0; i < p->ntouched; i++)
-		p->touched[i]->ops->flush(p->touched[i]);
-	p->ntouched = 0;
+	for (unsigned i = 0; i < engine->ntouched; i++)
+		engine->touched[i]->ops->flush(engine->touched[i]);
+	engine->ntouched = 0;
 }
 
 /* Hands a frame to its sink.  A sink with a flush op is woken later, once
  * for all the frames of a drain (one FUSE reply with many lines instead of
  * one per MAD). */
-void deliver(struct mad_engine *p, struct mad_sink *sink, const void *frame,
+void delivery_add(struct mad_engine *engine, struct mad_sink *sink, const void *frame,
 	     size_t mad_len)
 {
 	sink->ops->deliver(sink, frame, mad_len);
 	if (!sink->ops->flush)
 		return;
-	for (unsigned i = 0; i < p->ntouched; i++) {
-		if (p->touched[i] == sink)
+	for (unsigned i = 0; i < engine->ntouched; i++) {
+		if (engine->touched[i] == sink)
 			return;
 	}
-	if (p->ntouched == TOUCHED_MAX)
-		flush_touched(p);
-	p->touched[p->ntouched++] = sink;
+	if (engine->ntouched == TOUCHED_MAX)
+		delivery_flush(engine);
+	engine->touched[engine->ntouched++] = sink;
 }
 
 /* Keeps a timeout that came early until its deadline. */
-void hold(struct mad_engine *p, struct mad_sink *sink, const uint8_t *frame,
+void delivery_hold(struct mad_engine *engine, struct mad_sink *sink, const uint8_t *frame,
 	  size_t mad_len, int64_t due_ms)
 {
 	struct held *h = malloc(sizeof(*h) + UMAD_FRAME_HDR_SIZE + mad_len), **hp;
 
 	if (!h) {
-		deliver(p, sink, frame, mad_len); /* early beats lost */
+		delivery_add(engine, sink, frame, mad_len); /* early beats lost */
 		return;
 	}
 	h->sink = sink;
 	h->due_ms = due_ms;
 	h->mad_len = mad_len;
 	memcpy(h->frame, frame, UMAD_FRAME_HDR_SIZE + mad_len);
-	for (hp = &p->held; *hp && (*hp)->due_ms <= due_ms; hp = &(*hp)->next)
+	for (hp = &engine->held; *hp && (*hp)->due_ms <= due_ms; hp = &(*hp)->next)
 		;
 	h->next = *hp;
 	*hp = h;
 }
 
 /* Drops the timeouts held for sink (NULL: for every sink) undelivered. */
-void drop_held(struct mad_engine *p, struct mad_sink *sink)
+void delivery_drop_held(struct mad_engine *engine, struct mad_sink *sink)
 {
-	for (struct held **hp = &p->held; *hp;) {
+	for (struct held **hp = &engine->held; *hp;) {
 		struct held *h = *hp;
 
 		if (!sink || h->sink == sink) {
@@ -70,22 +70,22 @@ void drop_held(struct mad_engine *p, struct mad_sink *sink)
 
 /* Delivers the held timeouts that are due (all: every one, now); returns
  * ms until the next, at most RECV_POLL_MS.  Takes dispatch_lock. */
-int release_held(struct mad_engine *p, bool all)
+int delivery_release_held(struct mad_engine *engine, bool all)
 {
 	int64_t now = now_ms();
 	int wait = RECV_POLL_MS;
 
-	pthread_mutex_lock(&p->dispatch_lock);
-	while (p->held && (all || p->held->due_ms <= now)) {
-		struct held *h = p->held;
+	pthread_mutex_lock(&engine->dispatch_lock);
+	while (engine->held && (all || engine->held->due_ms <= now)) {
+		struct held *h = engine->held;
 
-		p->held = h->next;
-		deliver(p, h->sink, h->frame, h->mad_len);
+		engine->held = h->next;
+		delivery_add(engine, h->sink, h->frame, h->mad_len);
 		free(h);
 	}
-	flush_touched(p);
-	if (p->held && p->held->due_ms - now < wait)
-		wait = (int)(p->held->due_ms - now);
-	pthread_mutex_unlock(&p->dispatch_lock);
+	delivery_flush(engine);
+	if (engine->held && engine->held->due_ms - now < wait)
+		wait = (int)(engine->held->due_ms - now);
+	pthread_mutex_unlock(&engine->dispatch_lock);
 	return wait;
 }

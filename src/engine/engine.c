@@ -15,60 +15,60 @@
 int engine_open(struct mad_engine **out, const char *ca, int portnum,
 	      engine_transport_fn on_transport, void *ctx)
 {
-	struct mad_engine *p = calloc(1, sizeof(*p));
+	struct mad_engine *engine = calloc(1, sizeof(*engine));
 	int r;
 
-	if (!p)
+	if (!engine)
 		return -ENOMEM;
-	snprintf(p->ca, sizeof(p->ca), "%s", ca);
-	p->portnum = portnum;
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_mutex_init(&p->dispatch_lock, NULL);
+	snprintf(engine->ca, sizeof(engine->ca), "%s", ca);
+	engine->portnum = portnum;
+	pthread_mutex_init(&engine->lock, NULL);
+	pthread_mutex_init(&engine->dispatch_lock, NULL);
 	for (uint32_t i = 0; i < PENDING_MAX; i++)
-		p->free_slots[i] = PENDING_MAX - 1 - i;
-	p->nfree = PENDING_MAX;
-	p->issm_fd = -1;
-	liveness_init(p, on_transport, ctx);
+		engine->free_slots[i] = PENDING_MAX - 1 - i;
+	engine->nfree = PENDING_MAX;
+	engine->issm_fd = -1;
+	liveness_init(engine, on_transport, ctx);
 
-	p->fd = ibumad_open_port(ca, portnum);
-	if (p->fd < 0) {
-		r = p->fd;
+	engine->fd = ibumad_open_port(ca, portnum);
+	if (engine->fd < 0) {
+		r = engine->fd;
 		goto err_free;
 	}
-	r = -pthread_create(&p->receiver, NULL, receiver_main, p);
+	r = -pthread_create(&engine->receiver, NULL, receiver_main, engine);
 	if (r)
 		goto err_close;
-	*out = p;
+	*out = engine;
 	return 0;
 
 err_close:
-	ibumad_close_port(p->fd);
+	ibumad_close_port(engine->fd);
 err_free:
-	pthread_mutex_destroy(&p->dispatch_lock);
-	pthread_mutex_destroy(&p->lock);
-	free(p);
+	pthread_mutex_destroy(&engine->dispatch_lock);
+	pthread_mutex_destroy(&engine->lock);
+	free(engine);
 	return r;
 }
 
-void engine_stop(struct mad_engine *p)
+void engine_stop(struct mad_engine *engine)
 {
-	if (!p || p->joined)
+	if (!engine || engine->joined)
 		return;
-	p->stopping = 1;
-	pthread_join(p->receiver, NULL);
-	p->joined = true;
+	engine->stopping = 1;
+	pthread_join(engine->receiver, NULL);
+	engine->joined = true;
 }
 
-void engine_close(struct mad_engine *p)
+void engine_close(struct mad_engine *engine)
 {
-	if (!p)
+	if (!engine)
 		return;
-	engine_stop(p);
-	drop_held(p, NULL);
-	if (p->issm_fd >= 0)
-		close(p->issm_fd);
-	ibumad_close_port(p->fd);
-	pthread_mutex_destroy(&p->dispatch_lock);
-	pthread_mutex_destroy(&p->lock);
-	free(p);
+	engine_stop(engine);
+	delivery_drop_held(engine, NULL);
+	if (engine->issm_fd >= 0)
+		close(engine->issm_fd);
+	ibumad_close_port(engine->fd);
+	pthread_mutex_destroy(&engine->dispatch_lock);
+	pthread_mutex_destroy(&engine->lock);
+	free(engine);
 }

@@ -105,37 +105,37 @@ static inline int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* agent_table.c, p->lock held: the agent a MAD goes out through (-errno
+/* agent_table.c, engine->lock held: the agent a MAD goes out through (-errno
  * if none can be had), the sink registered for an unsolicited MAD. */
-int agent_for(struct mad_engine *p, struct mad_sink *sink, const uint8_t *mad);
-struct mad_sink *registered_sink(struct mad_engine *p, const uint8_t *mad);
+int agent_table_pick(struct mad_engine *engine, struct mad_sink *sink, const uint8_t *mad);
+struct mad_sink *agent_table_sink(struct mad_engine *engine, const uint8_t *mad);
 
 /* pending.c: sending (probe: even while down), an answer to its request
  * (false: none waits for it; dispatch_lock held), requests ended past
  * their deadline (all: every one; receiver thread). */
-int send_request(struct mad_engine *p, struct mad_sink *sink, void *frame,
+int pending_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
 		 size_t mad_len, int timeout_ms, int retries, bool probe);
-bool pending_answer(struct mad_engine *p, uint8_t *frame, size_t mad_len);
-unsigned expire_pending(struct mad_engine *p, bool all);
+bool pending_answer(struct mad_engine *engine, uint8_t *frame, size_t mad_len);
+unsigned pending_expire(struct mad_engine *engine, bool all);
 
-/* delivery.c, dispatch_lock held (release_held takes it). */
-void deliver(struct mad_engine *p, struct mad_sink *sink, const void *frame,
+/* delivery.c, dispatch_lock held (delivery_release_held takes it). */
+void delivery_add(struct mad_engine *engine, struct mad_sink *sink, const void *frame,
 	     size_t mad_len);
-void flush_touched(struct mad_engine *p);
-void hold(struct mad_engine *p, struct mad_sink *sink, const uint8_t *frame,
+void delivery_flush(struct mad_engine *engine);
+void delivery_hold(struct mad_engine *engine, struct mad_sink *sink, const uint8_t *frame,
 	  size_t mad_len, int64_t due_ms);
-void drop_held(struct mad_engine *p, struct mad_sink *sink);
-int release_held(struct mad_engine *p, bool all);
+void delivery_drop_held(struct mad_engine *engine, struct mad_sink *sink);
+int delivery_release_held(struct mad_engine *engine, bool all);
 
-/* liveness.c: transient() tells an error about one MAD or the moment from
- * one about the transport; want_probe() asks for a probe (any thread);
+/* liveness.c: liveness_transient() tells an error about one MAD or the moment from
+ * one about the transport; liveness_want_probe() asks for a probe (any thread);
  * liveness_step() runs the probe (receiver thread). */
-void liveness_init(struct mad_engine *p, engine_transport_fn on_transport,
+void liveness_init(struct mad_engine *engine, engine_transport_fn on_transport,
 		   void *ctx);
-bool transient(int err);
-void want_probe(struct mad_engine *p, const char *fmt, ...)
+bool liveness_transient(int err);
+void liveness_want_probe(struct mad_engine *engine, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void liveness_step(struct mad_engine *p);
+void liveness_step(struct mad_engine *engine);
 
 /* receiver.c: the receiver thread's function. */
 void *receiver_main(void *arg);

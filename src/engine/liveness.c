@@ -5,7 +5,7 @@
  * can die under the engine: the device goes away, ibsim is killed (sends
  * fail with ECONNREFUSED), or ibsim drops the client (`X` on its console:
  * MADs then vanish without a word).  Three things make the engine doubt
- * it: a send refused with an error that is not about the MAD (transient()),
+ * it: a send refused with an error that is not about the MAD (liveness_transient()),
  * a receive error of that kind, and a request neither answered nor given
  * back past its deadline (the kernel always gives it back).  The receiver
  * thread then sends a probe, a NodeInfo SMP to the port's own SMA (hop 0,
@@ -35,29 +35,29 @@
 
 static void probe_deliver(struct mad_sink *s, const void *frame, size_t mad_len)
 {
-	struct mad_engine *p = (struct mad_engine *)((char *)s -
+	struct mad_engine *engine = (struct mad_engine *)((char *)s -
 				offsetof(struct mad_engine, probe_sink));
 	const struct ib_user_mad *hdr = frame;
 	const uint8_t *mad = (const uint8_t *)frame + UMAD_FRAME_HDR_SIZE;
 
-	p->probe_result = !hdr->status && mad_len >= MAD_HDR_SIZE &&
+	engine->probe_result = !hdr->status && mad_len >= MAD_HDR_SIZE &&
 			  mad_is_response(mad) ? 1 : -1;
 }
 
 static const struct mad_sink_ops probe_sink_ops = { .deliver = probe_deliver };
 
-void liveness_init(struct mad_engine *p, engine_transport_fn on_transport,
+void liveness_init(struct mad_engine *engine, engine_transport_fn on_transport,
 		   void *ctx)
 {
-	p->on_transport = on_transport;
-	p->transport_ctx = ctx;
-	p->probe_sink.ops = &probe_sink_ops;
+	engine->on_transport = on_transport;
+	engine->transport_ctx = ctx;
+	engine->probe_sink.ops = &probe_sink_ops;
 }
 
 /* Errors of umad_send/umad_recv that say something about one MAD, the
  * moment or memory, not about the transport.  Any other makes the engine
  * probe the transport. */
-bool transient(int err)
+bool liveness_transient(int err)
 {
 	switch (err) {
 	case EAGAIN: case EINTR: case ENOMEM: case ENOBUFS: case EINVAL:
@@ -69,106 +69,106 @@ bool transient(int err)
 }
 
 /* Asks the receiver thread for a probe, saying why.  Any thread. */
-void want_probe(struct mad_engine *p, const char *fmt, ...)
+void liveness_want_probe(struct mad_engine *engine, const char *fmt, ...)
 {
 	va_list ap;
 
-	pthread_mutex_lock(&p->lock);
-	if (!p->down) {
+	pthread_mutex_lock(&engine->lock);
+	if (!engine->down) {
 		va_start(ap, fmt);
-		vsnprintf(p->trigger, sizeof(p->trigger), fmt, ap);
+		vsnprintf(engine->trigger, sizeof(engine->trigger), fmt, ap);
 		va_end(ap);
 	}
-	pthread_mutex_unlock(&p->lock);
-	__atomic_store_n(&p->probe_wanted, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&engine->lock);
+	__atomic_store_n(&engine->probe_wanted, 1, __ATOMIC_RELEASE);
 }
 
 /* Receiver thread only.  how: what became of the probe, when down. */
-static void set_transport(struct mad_engine *p, bool up, const char *how)
+static void set_transport(struct mad_engine *engine, bool up, const char *how)
 {
-	char why[sizeof(p->why)];
+	char why[sizeof(engine->why)];
 
-	pthread_mutex_lock(&p->lock);
-	p->down = !up;
+	pthread_mutex_lock(&engine->lock);
+	engine->down = !up;
 	if (up)
-		p->trigger[0] = '\0';
+		engine->trigger[0] = '\0';
 	else
-		snprintf(p->why, sizeof(p->why), "%s; a probe of the port's own "
-			 "SMA %s", p->trigger[0] ? p->trigger : "no answers", how);
-	memcpy(why, p->why, sizeof(why));
-	pthread_mutex_unlock(&p->lock);
+		snprintf(engine->why, sizeof(engine->why), "%s; a probe of the port's own "
+			 "SMA %s", engine->trigger[0] ? engine->trigger : "no answers", how);
+	memcpy(why, engine->why, sizeof(why));
+	pthread_mutex_unlock(&engine->lock);
 	if (up) {
 		log_info("%s/%u: the transport is back (the port's own SMA "
-			 "answered a probe)", p->ca, p->portnum);
+			 "answered a probe)", engine->ca, engine->portnum);
 	} else {
 		log_warn("%s/%u: the transport is down (%s): MAD files fail with "
-			 "EIO until it answers again", p->ca, p->portnum, why);
-		p->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
+			 "EIO until it answers again", engine->ca, engine->portnum, why);
+		engine->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
 	}
-	if (p->on_transport)
-		p->on_transport(p->transport_ctx, up ? 0 : EIO);
+	if (engine->on_transport)
+		engine->on_transport(engine->transport_ctx, up ? 0 : EIO);
 	if (!up) {
-		expire_pending(p, true);
-		release_held(p, true);
+		pending_expire(engine, true);
+		delivery_release_held(engine, true);
 	}
 }
 
 /* The probe sent earlier has its answer: the transport is what it says. */
-static void probe_done(struct mad_engine *p, bool down)
+static void probe_done(struct mad_engine *engine, bool down)
 {
-	p->probe_sent = false;
-	if ((p->probe_result > 0) == down)
-		set_transport(p, p->probe_result > 0, "got no answer");
+	engine->probe_sent = false;
+	if ((engine->probe_result > 0) == down)
+		set_transport(engine, engine->probe_result > 0, "got no answer");
 	else if (down)
-		p->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
+		engine->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
 }
 
-static void probe_send(struct mad_engine *p, bool down)
+static void probe_send(struct mad_engine *engine, bool down)
 {
 	uint8_t frame[UMAD_FRAME_MAX];
 	int r;
 
 	getframe_smp(frame, IB_ATTR_NODE_INFO, 0);
-	p->probe_result = 0;
-	r = send_request(p, &p->probe_sink, frame, MAD_SIZE,
+	engine->probe_result = 0;
+	r = pending_send(engine, &engine->probe_sink, frame, MAD_SIZE,
 			 PROBE_TIMEOUT_MS, PROBE_RETRIES, true);
 	if (r == 0) {
-		p->probe_sent = true;
+		engine->probe_sent = true;
 	} else if (r == -EIO) {
-		__atomic_store_n(&p->probe_wanted, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&engine->probe_wanted, 0, __ATOMIC_RELEASE);
 		if (!down)
-			set_transport(p, false, "could not be sent");
+			set_transport(engine, false, "could not be sent");
 		else
-			p->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
+			engine->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
 	} else {
 		/* No room for it now (EBUSY...): next turn. */
-		__atomic_store_n(&p->probe_wanted, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&engine->probe_wanted, 1, __ATOMIC_RELEASE);
 	}
 }
 
 /* One step of the probe's life, each turn of the receiver loop. */
-void liveness_step(struct mad_engine *p)
+void liveness_step(struct mad_engine *engine)
 {
-	bool down = p->down; /* written by this thread only */
+	bool down = engine->down; /* written by this thread only */
 
-	if (p->probe_sent) {
-		if (p->probe_result)
-			probe_done(p, down);
+	if (engine->probe_sent) {
+		if (engine->probe_result)
+			probe_done(engine, down);
 		return;
 	}
-	if (__atomic_exchange_n(&p->probe_wanted, 0, __ATOMIC_ACQ_REL) ||
-	    (down && now_ms() >= p->next_probe_ms))
-		probe_send(p, down);
+	if (__atomic_exchange_n(&engine->probe_wanted, 0, __ATOMIC_ACQ_REL) ||
+	    (down && now_ms() >= engine->next_probe_ms))
+		probe_send(engine, down);
 }
 
-int engine_transport(struct mad_engine *p, char *why, size_t len)
+int engine_transport(struct mad_engine *engine, char *why, size_t len)
 {
 	int err;
 
-	pthread_mutex_lock(&p->lock);
-	err = p->down ? EIO : 0;
+	pthread_mutex_lock(&engine->lock);
+	err = engine->down ? EIO : 0;
 	if (why && len)
-		snprintf(why, len, "%s", p->down ? p->why : p->trigger);
-	pthread_mutex_unlock(&p->lock);
+		snprintf(why, len, "%s", engine->down ? engine->why : engine->trigger);
+	pthread_mutex_unlock(&engine->lock);
 	return err;
 }

@@ -17,8 +17,8 @@
 #include "engine_priv.h"
 
 /* Takes a free slot for a request of sink and puts its wire TID in the
- * MAD; NULL when the table is full.  p->lock held. */
-static struct pending *pending_start(struct mad_engine *p, struct mad_sink *sink,
+ * MAD; NULL when the table is full.  engine->lock held. */
+static struct pending *pending_start(struct mad_engine *engine, struct mad_sink *sink,
 				     uint8_t *frame, int agent, int timeout_ms,
 				     int retries, bool probe)
 {
@@ -26,10 +26,10 @@ static struct pending *pending_start(struct mad_engine *p, struct mad_sink *sink
 	struct pending *e;
 	uint32_t slot;
 
-	if (!p->nfree)
+	if (!engine->nfree)
 		return NULL;
-	slot = p->free_slots[--p->nfree];
-	e = &p->pending[slot];
+	slot = engine->free_slots[--engine->nfree];
+	e = &engine->pending[slot];
 	e->sink = sink;
 	e->caller_tid = mad_tid(mad);
 	e->agent = agent;
@@ -37,16 +37,16 @@ static struct pending *pending_start(struct mad_engine *p, struct mad_sink *sink
 	e->retries_left = retries;
 	e->deadline_ms = now_ms() + (int64_t)timeout_ms * (retries + 1);
 	e->grace_ms = probe ? PROBE_GRACE_MS : EXPIRE_GRACE_MS;
-	p->generation++;
-	e->wire_tid = (p->generation << PENDING_BITS) | slot;
+	engine->generation++;
+	e->wire_tid = (engine->generation << PENDING_BITS) | slot;
 	memcpy(e->head, frame, sizeof(e->head));
 	mad_set_tid(mad, (e->caller_tid & ~0xffffffffull) | e->wire_tid);
 	return e;
 }
 
 /* Frees e's slot and returns its sink; mad, if given, gets the caller's
- * TID back.  p->lock held. */
-static struct mad_sink *pending_end(struct mad_engine *p, struct pending *e,
+ * TID back.  engine->lock held. */
+static struct mad_sink *pending_end(struct mad_engine *engine, struct pending *e,
 				    uint8_t *mad)
 {
 	struct mad_sink *sink = e->sink;
@@ -54,14 +54,14 @@ static struct mad_sink *pending_end(struct mad_engine *p, struct pending *e,
 	if (mad)
 		mad_set_tid(mad, e->caller_tid);
 	e->sink = NULL;
-	p->free_slots[p->nfree++] = (uint32_t)(e - p->pending);
+	engine->free_slots[engine->nfree++] = (uint32_t)(e - engine->pending);
 	return sink;
 }
 
-/* The entry still waiting under wire TID wire, or NULL.  p->lock held. */
-static struct pending *pending_find(struct mad_engine *p, uint32_t wire)
+/* The entry still waiting under wire TID wire, or NULL.  engine->lock held. */
+static struct pending *pending_find(struct mad_engine *engine, uint32_t wire)
 {
-	struct pending *e = &p->pending[wire & (PENDING_MAX - 1)];
+	struct pending *e = &engine->pending[wire & (PENDING_MAX - 1)];
 
 	return e->sink && e->wire_tid == wire ? e : NULL;
 }
@@ -69,7 +69,7 @@ static struct pending *pending_find(struct mad_engine *p, uint32_t wire)
 /* Chooses the agent a request goes out through and, when an answer is
  * awaited, takes its slot (*wire: its wire TID).  Returns the agent id or
  * -errno. */
-static int send_prepare(struct mad_engine *p, struct mad_sink *sink,
+static int send_prepare(struct mad_engine *engine, struct mad_sink *sink,
 			uint8_t *frame, int timeout_ms, int retries, bool probe,
 			bool awaited, uint32_t *wire)
 {
@@ -77,36 +77,36 @@ static int send_prepare(struct mad_engine *p, struct mad_sink *sink,
 	struct pending *e;
 	int agent;
 
-	pthread_mutex_lock(&p->lock);
-	if (p->down && !probe)
+	pthread_mutex_lock(&engine->lock);
+	if (engine->down && !probe)
 		agent = -EIO;
 	else
-		agent = agent_for(p, sink, mad);
+		agent = agent_table_pick(engine, sink, mad);
 	if (agent >= 0 && awaited) {
-		e = pending_start(p, sink, frame, agent, timeout_ms, retries, probe);
+		e = pending_start(engine, sink, frame, agent, timeout_ms, retries, probe);
 		if (e)
 			*wire = e->wire_tid;
 		else
 			agent = -EBUSY;
 	}
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&engine->lock);
 	return agent;
 }
 
 /* A send failed: the request's slot, if it still has it, is free again. */
-static void send_undo(struct mad_engine *p, uint32_t wire)
+static void send_undo(struct mad_engine *engine, uint32_t wire)
 {
 	struct pending *e;
 
-	pthread_mutex_lock(&p->lock);
-	e = pending_find(p, wire);
+	pthread_mutex_lock(&engine->lock);
+	e = pending_find(engine, wire);
 	if (e)
-		pending_end(p, e, NULL);
-	pthread_mutex_unlock(&p->lock);
+		pending_end(engine, e, NULL);
+	pthread_mutex_unlock(&engine->lock);
 }
 
 /* engine_send(), and the probe's own send (probe: even while down). */
-int send_request(struct mad_engine *p, struct mad_sink *sink, void *frame,
+int pending_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
 		 size_t mad_len, int timeout_ms, int retries, bool probe)
 {
 	uint8_t *mad = (uint8_t *)frame + UMAD_FRAME_HDR_SIZE;
@@ -115,52 +115,52 @@ int send_request(struct mad_engine *p, struct mad_sink *sink, void *frame,
 	uint32_t wire = 0;
 	int agent, r;
 
-	agent = send_prepare(p, sink, frame, timeout_ms, retries, probe,
+	agent = send_prepare(engine, sink, frame, timeout_ms, retries, probe,
 			     awaited, &wire);
 	if (agent < 0)
 		return agent;
-	r = ibumad_send(p->fd, agent, frame, mad_len, awaited ? timeout_ms : 0,
+	r = ibumad_send(engine->fd, agent, frame, mad_len, awaited ? timeout_ms : 0,
 			retries);
 	if (r >= 0)
 		return r;
 	if (awaited) {
 		/* Undo the TID rewrite too: the caller may retry. */
 		mad_set_tid(mad, caller_tid);
-		send_undo(p, wire);
+		send_undo(engine, wire);
 	}
-	if (transient(-r))
+	if (liveness_transient(-r))
 		return r;
 	/* The device or the simulator refused it: as the kernel's umad
 	 * device once the port is gone, EIO. */
-	want_probe(p, "umad_send failed: %s", strerror(-r));
+	liveness_want_probe(engine, "umad_send failed: %s", strerror(-r));
 	return -EIO;
 }
 
-int engine_send(struct mad_engine *p, struct mad_sink *sink, void *frame,
+int engine_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
 	      size_t mad_len, int timeout_ms, int retries)
 {
-	return send_request(p, sink, frame, mad_len, timeout_ms, retries, false);
+	return pending_send(engine, sink, frame, mad_len, timeout_ms, retries, false);
 }
 
-void engine_cancel_sink(struct mad_engine *p, struct mad_sink *sink)
+void engine_cancel_sink(struct mad_engine *engine, struct mad_sink *sink)
 {
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&engine->lock);
 	for (uint32_t i = 0; i < PENDING_MAX; i++) {
-		if (p->pending[i].sink == sink)
-			pending_end(p, &p->pending[i], NULL);
+		if (engine->pending[i].sink == sink)
+			pending_end(engine, &engine->pending[i], NULL);
 	}
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&engine->lock);
 	/* Wait out a delivery to sink that may have begun before, and drop
 	 * the timeouts held for it. */
-	pthread_mutex_lock(&p->dispatch_lock);
-	drop_held(p, sink);
-	pthread_mutex_unlock(&p->dispatch_lock);
+	pthread_mutex_lock(&engine->dispatch_lock);
+	delivery_drop_held(engine, sink);
+	pthread_mutex_unlock(&engine->dispatch_lock);
 }
 
 /* Sends a request given back early once more.  If that fails, the
  * timeout, in frame with its status, is final: delivered now.
  * dispatch_lock held. */
-static void resend(struct mad_engine *p, uint8_t *frame, size_t mad_len,
+static void resend(struct mad_engine *engine, uint8_t *frame, size_t mad_len,
 		   int agent, int timeout_ms, int retries)
 {
 	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
@@ -170,16 +170,16 @@ static void resend(struct mad_engine *p, uint8_t *frame, size_t mad_len,
 	struct pending *e;
 
 	hdr->status = 0;
-	if (ibumad_send(p->fd, agent, frame, mad_len, timeout_ms, retries) >= 0)
+	if (ibumad_send(engine->fd, agent, frame, mad_len, timeout_ms, retries) >= 0)
 		return;
 	hdr->status = ETIMEDOUT;
-	pthread_mutex_lock(&p->lock);
-	e = pending_find(p, wire);
+	pthread_mutex_lock(&engine->lock);
+	e = pending_find(engine, wire);
 	if (e)
-		sink = pending_end(p, e, mad);
-	pthread_mutex_unlock(&p->lock);
+		sink = pending_end(engine, e, mad);
+	pthread_mutex_unlock(&engine->lock);
 	if (sink)
-		deliver(p, sink, frame, mad_len);
+		delivery_add(engine, sink, frame, mad_len);
 }
 
 enum answer_fate { ANSWER_DELIVER, ANSWER_HOLD, ANSWER_RESEND };
@@ -198,7 +198,7 @@ static enum answer_fate answer_fate(const struct pending *e, unsigned status)
 /* Hands an answer (a response, or a request given back with a status) to
  * the sink of its pending request.  Returns false when no request waits
  * for it.  dispatch_lock held. */
-bool pending_answer(struct mad_engine *p, uint8_t *frame, size_t mad_len)
+bool pending_answer(struct mad_engine *engine, uint8_t *frame, size_t mad_len)
 {
 	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
 	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
@@ -207,10 +207,10 @@ bool pending_answer(struct mad_engine *p, uint8_t *frame, size_t mad_len)
 	struct pending *e;
 	int64_t due = 0;
 
-	pthread_mutex_lock(&p->lock);
-	e = pending_find(p, (uint32_t)mad_tid(mad));
+	pthread_mutex_lock(&engine->lock);
+	e = pending_find(engine, (uint32_t)mad_tid(mad));
 	if (!e) {
-		pthread_mutex_unlock(&p->lock);
+		pthread_mutex_unlock(&engine->lock);
 		return false;
 	}
 	switch (answer_fate(e, hdr->status)) {
@@ -218,8 +218,8 @@ bool pending_answer(struct mad_engine *p, uint8_t *frame, size_t mad_len)
 		retries = --e->retries_left;
 		agent = e->agent;
 		timeout_ms = e->timeout_ms;
-		pthread_mutex_unlock(&p->lock);
-		resend(p, frame, mad_len, agent, timeout_ms, retries);
+		pthread_mutex_unlock(&engine->lock);
+		resend(engine, frame, mad_len, agent, timeout_ms, retries);
 		return true;
 	case ANSWER_HOLD:
 		due = e->deadline_ms;
@@ -227,34 +227,34 @@ bool pending_answer(struct mad_engine *p, uint8_t *frame, size_t mad_len)
 	case ANSWER_DELIVER:
 		break;
 	}
-	sink = pending_end(p, e, mad);
-	pthread_mutex_unlock(&p->lock);
+	sink = pending_end(engine, e, mad);
+	pthread_mutex_unlock(&engine->lock);
 	if (due)
-		hold(p, sink, frame, mad_len, due);
+		delivery_hold(engine, sink, frame, mad_len, due);
 	else
-		deliver(p, sink, frame, mad_len);
+		delivery_add(engine, sink, frame, mad_len);
 	return true;
 }
 
 /* Ends the next request from slot *next on that is past its deadline and
  * grace (all: any request), making its timeout item in frame; returns its
  * sink, NULL when none is left. */
-static struct mad_sink *expire_next(struct mad_engine *p, bool all, int64_t now,
+static struct mad_sink *expire_next(struct mad_engine *engine, bool all, int64_t now,
 				    uint32_t *next, uint8_t *frame)
 {
 	struct mad_sink *sink = NULL;
 
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&engine->lock);
 	for (; *next < PENDING_MAX && !sink; (*next)++) {
-		struct pending *e = &p->pending[*next];
+		struct pending *e = &engine->pending[*next];
 
 		if (!e->sink || (!all && now <= e->deadline_ms + e->grace_ms))
 			continue;
 		memcpy(frame, e->head, sizeof(e->head));
 		((struct ib_user_mad *)frame)->status = ETIMEDOUT;
-		sink = pending_end(p, e, frame + UMAD_FRAME_HDR_SIZE);
+		sink = pending_end(engine, e, frame + UMAD_FRAME_HDR_SIZE);
 	}
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&engine->lock);
 	return sink;
 }
 
@@ -264,7 +264,7 @@ static struct mad_sink *expire_next(struct mad_engine *p, bool all, int64_t now,
  * request's headers with status ETIMEDOUT, as the kernel's.  all: every
  * pending request, now (the transport went down).  Returns how many
  * requests other than the probe it ended.  Receiver thread. */
-unsigned expire_pending(struct mad_engine *p, bool all)
+unsigned pending_expire(struct mad_engine *engine, bool all)
 {
 	uint8_t frame[UMAD_FRAME_HDR_SIZE + MAD_HDR_SIZE];
 	int64_t now = now_ms();
@@ -272,12 +272,12 @@ unsigned expire_pending(struct mad_engine *p, bool all)
 	unsigned ended = 0;
 	uint32_t next = 0;
 
-	pthread_mutex_lock(&p->dispatch_lock);
-	while ((sink = expire_next(p, all, now, &next, frame))) {
-		ended += sink != &p->probe_sink;
-		deliver(p, sink, frame, MAD_HDR_SIZE);
+	pthread_mutex_lock(&engine->dispatch_lock);
+	while ((sink = expire_next(engine, all, now, &next, frame))) {
+		ended += sink != &engine->probe_sink;
+		delivery_add(engine, sink, frame, MAD_HDR_SIZE);
 	}
-	flush_touched(p);
-	pthread_mutex_unlock(&p->dispatch_lock);
+	delivery_flush(engine);
+	pthread_mutex_unlock(&engine->dispatch_lock);
 	return ended;
 }

@@ -57,7 +57,7 @@ static void query_sink_init(struct query_sink *q, void *frame, size_t cap)
 }
 
 /* Waits until the answer is in q, the engine stops, or wait_ms pass. */
-static void query_wait(struct mad_engine *p, struct query_sink *q, long long wait_ms)
+static void query_wait(struct mad_engine *engine, struct query_sink *q, long long wait_ms)
 {
 	struct timespec deadline;
 
@@ -69,14 +69,14 @@ static void query_wait(struct mad_engine *p, struct query_sink *q, long long wai
 		deadline.tv_nsec -= 1000000000L;
 	}
 	pthread_mutex_lock(&q->lock);
-	while (!q->done && !p->stopping) {
+	while (!q->done && !engine->stopping) {
 		if (pthread_cond_timedwait(&q->done_cond, &q->lock, &deadline) == ETIMEDOUT)
 			break;
 	}
 	pthread_mutex_unlock(&q->lock);
 }
 
-int engine_query(struct mad_engine *p, void *frame, size_t cap, size_t *mad_len,
+int engine_query(struct mad_engine *engine, void *frame, size_t cap, size_t *mad_len,
 	       int timeout_ms, int retries)
 {
 	struct query_sink q;
@@ -87,15 +87,15 @@ int engine_query(struct mad_engine *p, void *frame, size_t cap, size_t *mad_len,
 	int r;
 
 	query_sink_init(&q, frame, cap);
-	r = engine_send(p, &q.sink, frame, *mad_len, timeout_ms, retries);
+	r = engine_send(engine, &q.sink, frame, *mad_len, timeout_ms, retries);
 	if (r < 0)
 		goto out;
-	query_wait(p, &q, wait_ms);
-	engine_cancel_sink(p, &q.sink);
-	if (!q.done && !p->stopping)
-		want_probe(p, "a query of the port got no answer");
+	query_wait(engine, &q, wait_ms);
+	engine_cancel_sink(engine, &q.sink);
+	if (!q.done && !engine->stopping)
+		liveness_want_probe(engine, "a query of the port got no answer");
 	if (!q.done)
-		r = p->stopping ? -ENODEV : -ETIMEDOUT;
+		r = engine->stopping ? -ENODEV : -ETIMEDOUT;
 	else if (q.status)
 		r = q.status;
 	else

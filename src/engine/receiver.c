@@ -30,23 +30,23 @@ static void backoff(void)
 }
 
 /* An unsolicited request to the sink registered for it. */
-static bool dispatch_unsolicited(struct mad_engine *p, uint8_t *frame,
+static bool dispatch_unsolicited(struct mad_engine *engine, uint8_t *frame,
 				 size_t mad_len)
 {
 	struct mad_sink *sink;
 
-	pthread_mutex_lock(&p->lock);
-	sink = registered_sink(p, frame + UMAD_FRAME_HDR_SIZE);
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_lock(&engine->lock);
+	sink = agent_table_sink(engine, frame + UMAD_FRAME_HDR_SIZE);
+	pthread_mutex_unlock(&engine->lock);
 	if (sink)
-		deliver(p, sink, frame, mad_len);
+		delivery_add(engine, sink, frame, mad_len);
 	return sink != NULL;
 }
 
 /* Hands one received frame to the sink of its request (answers: responses,
  * and our own requests given back with a status) or of its registration.
  * dispatch_lock held. */
-static void dispatch(struct mad_engine *p, uint8_t *frame, size_t mad_len)
+static void dispatch(struct mad_engine *engine, uint8_t *frame, size_t mad_len)
 {
 	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
 	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
@@ -55,25 +55,25 @@ static void dispatch(struct mad_engine *p, uint8_t *frame, size_t mad_len)
 	if (mad_len < MAD_HDR_SIZE)
 		return;
 	if (hdr->status || mad_is_response(mad))
-		taken = pending_answer(p, frame, mad_len);
+		taken = pending_answer(engine, frame, mad_len);
 	else
-		taken = dispatch_unsolicited(p, frame, mad_len);
+		taken = dispatch_unsolicited(engine, frame, mad_len);
 	if (!taken)
 		log_dbg("%s/%u: unmatched MAD: status %u method 0x%02x tid 0x%016llx",
-			p->ca, p->portnum, hdr->status, mad[3],
+			engine->ca, engine->portnum, hdr->status, mad[3],
 			(unsigned long long)mad_tid(mad));
 }
 
 /* Reads one frame into b, growing it for a larger message.  Returns 0,
  * -EAGAIN when nothing is queued, or -errno. */
-static int recv_frame(struct mad_engine *p, struct recv_buf *b, size_t *mad_len)
+static int recv_frame(struct mad_engine *engine, struct recv_buf *b, size_t *mad_len)
 {
 	for (;;) {
 		uint8_t *bigger;
 		int r;
 
 		*mad_len = b->cap;
-		r = ibumad_recv(p->fd, b->frame, mad_len);
+		r = ibumad_recv(engine->fd, b->frame, mad_len);
 		if (r != -ENOSPC || *mad_len <= b->cap || *mad_len > RECV_BUF_MAX)
 			return r;
 		bigger = realloc(b->frame, UMAD_FRAME_HDR_SIZE + *mad_len);
@@ -86,91 +86,91 @@ static int recv_frame(struct mad_engine *p, struct recv_buf *b, size_t *mad_len)
 
 /* Reads everything queued (up to DRAIN_MAX frames) and dispatches it, then
  * wakes each sink touched once for all of it.  Returns how many frames. */
-static unsigned drain(struct mad_engine *p, struct recv_buf *b)
+static unsigned drain(struct mad_engine *engine, struct recv_buf *b)
 {
 	unsigned n = 0;
 
-	pthread_mutex_lock(&p->dispatch_lock);
+	pthread_mutex_lock(&engine->dispatch_lock);
 	while (n < DRAIN_MAX) {
 		size_t mad_len;
-		int r = recv_frame(p, b, &mad_len);
+		int r = recv_frame(engine, b, &mad_len);
 
 		if (r < 0) {
 			/* A removed device fails every read at once: no
 			 * busy loop.  (EAGAIN: all read.) */
-			if (!transient(-r)) {
-				if (!p->down)
-					want_probe(p, "umad_recv failed: %s",
+			if (!liveness_transient(-r)) {
+				if (!engine->down)
+					liveness_want_probe(engine, "umad_recv failed: %s",
 						   strerror(-r));
 				backoff();
 			}
 			break;
 		}
-		dispatch(p, b->frame, mad_len);
+		dispatch(engine, b->frame, mad_len);
 		n++;
 	}
-	flush_touched(p);
-	pthread_mutex_unlock(&p->dispatch_lock);
+	delivery_flush(engine);
+	pthread_mutex_unlock(&engine->dispatch_lock);
 	return n;
 }
 
 /* Answers were coming and more are awaited: let the threads bringing them
  * (umad2sim's, the simulator) run before sleeping in umad_poll, whose
  * sleep and wake-up cost more than a yield after which they are there. */
-static void yield_if_awaited(struct mad_engine *p)
+static void yield_if_awaited(struct mad_engine *engine)
 {
 	bool awaited;
 
-	pthread_mutex_lock(&p->lock);
-	awaited = p->nfree < PENDING_MAX;
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_lock(&engine->lock);
+	awaited = engine->nfree < PENDING_MAX;
+	pthread_mutex_unlock(&engine->lock);
 	if (awaited)
 		sched_yield();
 }
 
 /* Ends the requests past their deadline and grace, every RECV_POLL_MS. */
-static void expire_step(struct mad_engine *p, int64_t *next_expiry)
+static void expire_step(struct mad_engine *engine, int64_t *next_expiry)
 {
 	unsigned n;
 
 	if (now_ms() < *next_expiry)
 		return;
-	n = expire_pending(p, false);
-	if (n && !p->down)
-		want_probe(p, "%u request%s neither answered nor given back",
+	n = pending_expire(engine, false);
+	if (n && !engine->down)
+		liveness_want_probe(engine, "%u request%s neither answered nor given back",
 			   n, n > 1 ? "s" : "");
 	*next_expiry = now_ms() + RECV_POLL_MS;
 }
 
 void *receiver_main(void *arg)
 {
-	struct mad_engine *p = arg;
+	struct mad_engine *engine = arg;
 	struct recv_buf b = { malloc(UMAD_FRAME_MAX), MAD_SIZE };
 	int64_t next_expiry = 0;
 
 	if (!b.frame) {
-		log_err("%s/%u: no memory for the receive buffer", p->ca, p->portnum);
+		log_err("%s/%u: no memory for the receive buffer", engine->ca, engine->portnum);
 		return NULL;
 	}
-	while (!p->stopping) {
+	while (!engine->stopping) {
 		unsigned n;
 		int r;
 
-		expire_step(p, &next_expiry);
-		liveness_step(p);
-		r = ibumad_poll(p->fd, release_held(p, false));
+		expire_step(engine, &next_expiry);
+		liveness_step(engine);
+		r = ibumad_poll(engine->fd, delivery_release_held(engine, false));
 		if (r == -ETIMEDOUT)
 			continue;
 		if (r < 0) {
-			log_dbg("%s/%u: poll: %s", p->ca, p->portnum, strerror(-r));
-			if (!transient(-r) && !p->down)
-				want_probe(p, "umad_poll failed: %s", strerror(-r));
+			log_dbg("%s/%u: poll: %s", engine->ca, engine->portnum, strerror(-r));
+			if (!liveness_transient(-r) && !engine->down)
+				liveness_want_probe(engine, "umad_poll failed: %s", strerror(-r));
 			backoff();
 			continue;
 		}
-		n = drain(p, &b);
+		n = drain(engine, &b);
 		if (n && n < DRAIN_MAX)
-			yield_if_awaited(p);
+			yield_if_awaited(engine);
 	}
 	free(b.frame);
 	return NULL;

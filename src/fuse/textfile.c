@@ -1,4 +1,4 @@
-/* Snapshot-on-open text files (textfile.h): the per-open snapshots, the
+/* Text files made at open (textfile.h): the per-open copies of a value, the
  * list of those still open, and the values a stat hands to the next open. */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,8 +10,8 @@
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 
-struct snapshot {
-	struct snapshot *prev, *next; /* on the open list (open_lock) */
+struct text_copy {
+	struct text_copy *prev, *next; /* on the open list (open_lock) */
 	size_t len;
 	int err;          /* not 0: what reads fail with (textfile_open_late) */
 	bool for_writing; /* no text: the open of a writer */
@@ -19,12 +19,12 @@ struct snapshot {
 	char text[];
 };
 
-/* Every snapshot still open, for textfile_drop_opens(): the kernel drops
+/* Every copy still open, for textfile_drop_opens(): the kernel drops
  * the RELEASE of a file closed just before an unmount. */
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct snapshot *opens;
+static struct text_copy *opens;
 
-static void snapshot_free(struct snapshot *s)
+static void text_copy_free(struct text_copy *s)
 {
 	pthread_mutex_lock(&open_lock);
 	if (s->prev)
@@ -37,10 +37,10 @@ static void snapshot_free(struct snapshot *s)
 	free(s);
 }
 
-/* A snapshot of len bytes of text (none for a writer), on the open list. */
-static struct snapshot *snapshot_new(const char *text, size_t len)
+/* A copy of len bytes of text (none for a writer), on the open list. */
+static struct text_copy *text_copy_new(const char *text, size_t len)
 {
-	struct snapshot *s = malloc(sizeof(*s) + len);
+	struct text_copy *s = malloc(sizeof(*s) + len);
 
 	if (!s)
 		return NULL;
@@ -62,13 +62,13 @@ static struct snapshot *snapshot_new(const char *text, size_t len)
 /* Replies to the open; frees s if the opener was interrupted (then no
  * release will come). */
 static void reply_open(fuse_req_t req, struct fuse_file_info *fi,
-		       struct snapshot *s)
+		       struct text_copy *s)
 {
 	fi->fh = (uintptr_t)s;
 	/* Reads must reach us whatever st_size said: the value is live. */
 	fi->direct_io = 1;
 	if (fuse_reply_open(req, fi) == -ENOENT)
-		snapshot_free(s);
+		text_copy_free(s);
 }
 
 /* The value a stat made, kept for the open that follows it (tar, cp and
@@ -133,21 +133,21 @@ static int handoff_take(fuse_ino_t ino, char *buf)
 void textfile_drop_opens(void)
 {
 	while (opens)
-		snapshot_free(opens);
+		text_copy_free(opens);
 	for (int i = 0; i < HANDOFF_SLOTS; i++) {
 		free(handoffs[i]);
 		handoffs[i] = NULL;
 	}
 }
 
-/* A snapshot of show's value; late: show's error (ENOENT aside) is the
+/* A copy of show's value; late: show's error (ENOENT aside) is the
  * reads'. */
-static void open_snapshot(fuse_req_t req, struct node *n,
+static void open_copy(fuse_req_t req, struct node *n,
 			  struct fuse_file_info *fi, textfile_show_fn show,
 			  bool late)
 {
 	char buf[TEXTFILE_MAX];
-	struct snapshot *s;
+	struct text_copy *s;
 	int len;
 
 	/* Root passes the kernel's mode checks; refuse writes as sysfs does. */
@@ -162,7 +162,7 @@ static void open_snapshot(fuse_req_t req, struct node *n,
 		fuse_reply_err(req, -len);
 		return;
 	}
-	s = snapshot_new(buf, len < 0 ? 0 : (size_t)len);
+	s = text_copy_new(buf, len < 0 ? 0 : (size_t)len);
 	if (!s) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -174,20 +174,20 @@ static void open_snapshot(fuse_req_t req, struct node *n,
 void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 		   textfile_show_fn show)
 {
-	open_snapshot(req, n, fi, show, false);
+	open_copy(req, n, fi, show, false);
 }
 
 void textfile_open_late(fuse_req_t req, struct node *n,
 			struct fuse_file_info *fi, textfile_show_fn show)
 {
-	open_snapshot(req, n, fi, show, true);
+	open_copy(req, n, fi, show, true);
 }
 
 void textfile_open_settable(fuse_req_t req, struct node *n,
 			    struct fuse_file_info *fi, textfile_show_fn show,
 			    textfile_judge_fn judge)
 {
-	struct snapshot *s;
+	struct text_copy *s;
 
 	if ((fi->flags & O_ACCMODE) == O_RDONLY) {
 		textfile_open(req, n, fi, show);
@@ -199,7 +199,7 @@ void textfile_open_settable(fuse_req_t req, struct node *n,
 	}
 	/* Writes go to the node's write handler: no text to keep, only who
 	 * opened (register judges lines by it). */
-	s = snapshot_new(NULL, 0);
+	s = text_copy_new(NULL, 0);
 	if (!s) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -211,7 +211,7 @@ void textfile_open_settable(fuse_req_t req, struct node *n,
 
 bool textfile_opener_privileged(const struct fuse_file_info *fi)
 {
-	const struct snapshot *s = (const struct snapshot *)(uintptr_t)fi->fh;
+	const struct text_copy *s = (const struct text_copy *)(uintptr_t)fi->fh;
 
 	return s && s->for_writing && s->privileged;
 }
@@ -219,7 +219,7 @@ bool textfile_opener_privileged(const struct fuse_file_info *fi)
 void textfile_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
-	struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
+	struct text_copy *s = (struct text_copy *)(uintptr_t)fi->fh;
 	char copy[TEXTFILE_MAX];
 
 	if (!s || s->for_writing) {
@@ -238,7 +238,7 @@ void textfile_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 	if (size > s->len - (size_t)off)
 		size = s->len - (size_t)off;
 	/* Reply from a copy: once the kernel has the reply, the reader may
-	 * close and our release free the snapshot before writev() has even
+	 * close and our release free the copy before writev() has even
 	 * returned here (ASan's writev check runs after the call). */
 	memcpy(copy, s->text + off, size);
 	fuse_reply_buf(req, copy, size);
@@ -246,10 +246,10 @@ void textfile_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 
 void textfile_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
+	struct text_copy *s = (struct text_copy *)(uintptr_t)fi->fh;
 
 	if (s)
-		snapshot_free(s);
+		text_copy_free(s);
 	fuse_reply_err(req, 0);
 }
 

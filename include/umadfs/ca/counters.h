@@ -10,7 +10,7 @@
 struct node;
 struct ca_port;
 
-int counters_add_files(struct node *port_dir, struct ca_port *pd);
+int counters_add_files(struct node *port_dir, struct ca_port *port);
 
 /* The counters by index, 0 to counters_count() - 1: the kernel's sysfs
  * name, and the value from a PortCounters answer's data (basic) or, where

@@ -10,7 +10,7 @@ struct node;
 struct ca_port;
 struct channel;
 
-int agents_add_dir(struct node *port_dir, struct ca_port *pd);
+int agents_add_dir(struct node *port_dir, struct ca_port *port);
 /* The `register` file of a channel directory made by owner. */
 int agents_add_register_file(struct node *dir, struct channel *ch, uid_t owner);
 

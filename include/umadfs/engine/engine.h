@@ -50,9 +50,9 @@ int engine_open(struct mad_engine **out, const char *ca, int portnum,
 /* Stops the receiver thread: when it returns, no delivery runs or will
  * run, and waiting queries end with -ENODEV.  Calls may still come in
  * (and fail or go nowhere) until engine_close(). */
-void engine_stop(struct mad_engine *p);
+void engine_stop(struct mad_engine *engine);
 /* Stops the receiver, drops pending requests, closes the fd, frees. */
-void engine_close(struct mad_engine *p);
+void engine_close(struct mad_engine *engine);
 
 /* Sends one request frame (header + mad_len bytes of MAD).  A request that
  * expects an answer (timeout_ms > 0 and not a response method) is answered
@@ -63,34 +63,34 @@ void engine_close(struct mad_engine *p);
  * send for a reason not about this MAD (engine_transport() says which),
  * -errno from the device otherwise.  While the transport is down, pending
  * requests have ended with their timeout items. */
-int engine_send(struct mad_engine *p, struct mad_sink *sink, void *frame,
+int engine_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
 	      size_t mad_len, int timeout_ms, int retries);
 /* Forgets every pending request of sink; when it returns, no delivery to
  * sink runs or will run.  Must not be called from a deliver callback. */
-void engine_cancel_sink(struct mad_engine *p, struct mad_sink *sink);
+void engine_cancel_sink(struct mad_engine *engine, struct mad_sink *sink);
 
 /* Sends a request and waits for its answer, for the daemon's own queries
  * (attributes, counters: query.h; implemented in query.c).  frame holds
  * the request on entry and the answer on return (cap bytes of room,
  * *mad_len set).  Returns 0, or -ETIMEDOUT,
  * -ENODEV, or the answer's umad status as -errno. */
-int engine_query(struct mad_engine *p, void *frame, size_t cap, size_t *mad_len,
+int engine_query(struct mad_engine *engine, void *frame, size_t cap, size_t *mad_len,
 	       int timeout_ms, int retries);
 
 /* Registers an agent whose unsolicited MADs go to sink.  Returns its
  * agent id, or -EINVAL (a method already held on the port, a vendor class
  * without OUI, RMPP on a class without it: the kernel's errors) or
  * -ENOSPC (the fd's 32 agents are used up), with a reason in why. */
-int engine_register(struct mad_engine *p, struct mad_sink *sink,
+int engine_register(struct mad_engine *engine, struct mad_sink *sink,
 		  const struct engine_registration *reg, char *why, size_t whylen);
 /* Unregisters sink's agents and forgets its pending requests. */
-void engine_unregister_sink(struct mad_engine *p, struct mad_sink *sink);
+void engine_unregister_sink(struct mad_engine *engine, struct mad_sink *sink);
 /* Copies up to max of sink's registrations and agent ids; returns how many. */
-int engine_list_registrations(struct mad_engine *p, struct mad_sink *sink,
+int engine_list_registrations(struct mad_engine *engine, struct mad_sink *sink,
 			    struct engine_registration *out, int *ids, int max);
 
 /* EIO while the engine holds the transport for dead, else 0; why gets the
  * reason (or what last made it probe, "" if nothing). */
-int engine_transport(struct mad_engine *p, char *why, size_t len);
+int engine_transport(struct mad_engine *engine, char *why, size_t len);
 
 #endif

@@ -1,5 +1,5 @@
 /* Read-only text files whose content is made on open: the value is
- * formatted once into a per-open snapshot, so every read of one open file
+ * formatted once into a per-open copy, so every read of one open file
  * sees the same bytes (as sysfs does) and offsets work.  textfile_read and
  * textfile_release are node_ops handlers as they are. */
 #ifndef UMADFS_TEXTFILE_H
@@ -29,7 +29,7 @@ void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 void textfile_open_late(fuse_req_t req, struct node *n,
 			struct fuse_file_info *fi, textfile_show_fn show);
 /* For files that are also written (settings, register): a read-only open
- * gets a snapshot; an open for writing none (EACCES without a write bit),
+ * gets a copy; an open for writing none (EACCES without a write bit),
  * but judge's verdict on the opener (if judge) is kept for the write
  * handler. */
 void textfile_open_settable(fuse_req_t req, struct node *n,
@@ -41,7 +41,7 @@ bool textfile_opener_privileged(const struct fuse_file_info *fi);
 void textfile_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 		   struct fuse_file_info *fi);
 void textfile_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi);
-/* At exit: frees the snapshots whose RELEASE never came (the kernel drops
+/* At exit: frees the copies whose RELEASE never came (the kernel drops
  * those still queued when the connection ends) and the values kept for
  * the next open (textfile_size). */
 void textfile_drop_opens(void);
