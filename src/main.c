@@ -37,7 +37,7 @@ static bool connection_gone(struct fuse_session *se)
 /* Shutdown: every read waiting in the daemon fails with ENODEV. */
 static void release_waiting_reads(void)
 {
-	readq_release_all();
+	readq_shutdown_all();
 	fabric_release();
 }
 

@@ -78,10 +78,10 @@ static char *read_buf(size_t size, bool *owned)
 	return *owned ? malloc(size) : thread_buf(size);
 }
 
-/* Every queue, for readq_release_all() and readq_for_each(). */
+/* Every queue, for readq_shutdown_all() and readq_for_each(). */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct readq *all_queues; /* guarded by all_lock */
-static bool all_released;        /* guarded by all_lock */
+static bool all_shut_down;        /* guarded by all_lock */
 
 void readq_init(struct readq *q, const struct readq_ops *ops)
 {
@@ -91,7 +91,7 @@ void readq_init(struct readq *q, const struct readq_ops *ops)
 	q->opens = NULL;
 	q->nopen = 0;
 	pthread_mutex_lock(&all_lock);
-	q->dead = all_released;
+	q->dead = all_shut_down;
 	q->dead_err = ENODEV;
 	q->err = ops->initial_error ? ops->initial_error(q) : 0;
 	q->next_all = all_queues;
@@ -218,10 +218,10 @@ void readq_destroy(struct readq *q)
 	pthread_mutex_destroy(&q->lock);
 }
 
-void readq_release_all(void)
+void readq_shutdown_all(void)
 {
 	pthread_mutex_lock(&all_lock);
-	all_released = true;
+	all_shut_down = true;
 	for (struct readq *q = all_queues; q; q = q->next_all)
 		readq_kill(q, ENODEV);
 	pthread_mutex_unlock(&all_lock);

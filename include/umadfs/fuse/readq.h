@@ -54,7 +54,7 @@ struct readq_open {
 };
 
 /* Every queue is on one list from readq_init to readq_destroy, so that
- * shutdown reaches them all; after readq_release_all() new ones start dead. */
+ * shutdown reaches them all; after readq_shutdown_all() new ones start dead. */
 void readq_init(struct readq *q, const struct readq_ops *ops);
 /* Fails every parked read with err and marks the queue dead: later reads
  * fail with err too (the first kill's). */
@@ -62,7 +62,7 @@ void readq_kill(struct readq *q, int err);
 void readq_destroy(struct readq *q);
 /* Shutdown of the daemon: every parked read of every queue, and each later
  * read, fails with ENODEV.  A thread that handles no FUSE request. */
-void readq_release_all(void);
+void readq_shutdown_all(void);
 /* Calls fn on each queue of ops, under the list's lock (fn may take
  * q->lock and reply to requests, but not create or destroy queues). */
 void readq_for_each(const struct readq_ops *ops,
