@@ -106,10 +106,28 @@ out:
 	return r;
 }
 
-/* Sends the Get in frame and waits for its answer there: at least min_len
- * bytes of MAD with a zero status_f.  Returns 0, -errno, or -EPROTO. */
+/* Where a Get's answer keeps its data, and how its status is read. */
+struct get_kind {
+	size_t min_len;   /* MAD bytes the answer must have */
+	enum MAD_FIELDS status_f;
+	size_t data_offs; /* in the MAD */
+	size_t data_len;
+};
+
+/* The DR status field leaves out the direction (D) bit. */
+static const struct get_kind smp_get = {
+	IB_SMP_DATA_OFFS + IB_SMP_DATA_SIZE, IB_DRSMP_STATUS_F, IB_SMP_DATA_OFFS,
+	IB_SMP_DATA_SIZE,
+};
+static const struct get_kind pma_get = {
+	MAD_SIZE, IB_MAD_STATUS_F, IB_PC_DATA_OFFS, IB_PC_DATA_SZ,
+};
+
+/* Sends the Get in frame and waits for its answer there: at least
+ * k->min_len bytes of MAD with a zero status, whose data it copies out.
+ * Returns 0, -errno, or -EPROTO. */
 static int local_get(struct mad_engine *engine, uint8_t frame[UMAD_FRAME_MAX],
-		     size_t min_len, enum MAD_FIELDS status_f)
+		     const struct get_kind *k, uint8_t *data)
 {
 	size_t mad_len = MAD_SIZE;
 	int r = engine_query(engine, frame, UMAD_FRAME_MAX, &mad_len,
@@ -117,9 +135,10 @@ static int local_get(struct mad_engine *engine, uint8_t frame[UMAD_FRAME_MAX],
 
 	if (r < 0)
 		return r;
-	if (mad_len < min_len ||
-	    mad_get_field(frame + UMAD_FRAME_HDR_SIZE, 0, status_f))
+	if (mad_len < k->min_len ||
+	    mad_get_field(frame + UMAD_FRAME_HDR_SIZE, 0, k->status_f))
 		return -EPROTO;
+	memcpy(data, frame + UMAD_FRAME_HDR_SIZE + k->data_offs, k->data_len);
 	return 0;
 }
 
@@ -127,34 +146,22 @@ int query_smp_get(struct mad_engine *engine, unsigned attr_id, unsigned attr_mod
 		  uint8_t data[IB_SMP_DATA_SIZE])
 {
 	uint8_t frame[UMAD_FRAME_MAX];
-	int r;
 
 	if (!engine)
 		return -ENODEV;
 	getframe_smp(frame, attr_id, attr_mod);
-	/* The DR status field leaves out the direction (D) bit. */
-	r = local_get(engine, frame, IB_SMP_DATA_OFFS + IB_SMP_DATA_SIZE,
-		      IB_DRSMP_STATUS_F);
-	if (!r)
-		memcpy(data, frame + UMAD_FRAME_HDR_SIZE + IB_SMP_DATA_OFFS,
-		       IB_SMP_DATA_SIZE);
-	return r;
+	return local_get(engine, frame, &smp_get, data);
 }
 
 int query_pma_get(struct mad_engine *engine, unsigned lid, unsigned attr_id,
 		  uint8_t data[IB_PC_DATA_SZ])
 {
 	uint8_t frame[UMAD_FRAME_MAX];
-	int r;
 
 	if (!engine)
 		return -ENODEV;
 	if (!lid)
 		return -ENETDOWN; /* no LID yet: the port is not configured */
 	getframe_pma(frame, lid, attr_id, data);
-	r = local_get(engine, frame, MAD_SIZE, IB_MAD_STATUS_F);
-	if (!r)
-		memcpy(data, frame + UMAD_FRAME_HDR_SIZE + IB_PC_DATA_OFFS,
-		       IB_PC_DATA_SZ);
-	return r;
+	return local_get(engine, frame, &pma_get, data);
 }
