@@ -1,6 +1,6 @@
 /* Helpers the MAD codec's files share: hex conversion with lookup tables,
- * name comparison, error reasons (codec.h). */
-#include "codec.h"
+ * name comparison, error reasons (codec_priv.h). */
+#include "codec_priv.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -19,7 +19,7 @@
 #include "umadfs/base/number.h"
 #include "umadfs/mad/mad.h"
 #include "umadfs/mad/madtext.h"
-#include "codec.h"
+#include "codec_priv.h"
 
 /* How a field's value is written. */
 enum field_form {

@@ -6,7 +6,7 @@
 
 #include <infiniband/mad.h>
 
-#include "codec.h"
+#include "codec_priv.h"
 
 /* SMI attributes (IBA 14.2.5) libibmad does not name. */
 #define SMI_ATTR_RANDOM_FORWARDING_TABLE	0x1a

@@ -21,8 +21,8 @@
 #include <infiniband/umad.h>
 
 #include "umadfs/mad/fields.h"
-#include "codec.h"
-#include "textscan.h"
+#include "codec_priv.h"
+#include "textscan_priv.h"
 
 _Static_assert(sizeof(struct ib_user_mad) == UMAD_FRAME_HDR_SIZE,
 	       "struct ib_user_mad is not the 64-byte kernel umad header");

@@ -15,7 +15,7 @@
 #include <infiniband/umad.h>
 
 #include "umadfs/mad/fields.h"
-#include "codec.h"
+#include "codec_priv.h"
 
 /*
  * Everything but mad='s hex fits in this: 25 keys with their longest

@@ -1,9 +1,9 @@
 /*
  * textscan: the first pass of madtext_parse(): split a line into key=value
  * tokens, look the keys up and convert the values that do not depend on
- * other keys (textscan.h).  Hex values are only delimited here.
+ * other keys (textscan_priv.h).  Hex values are only delimited here.
  */
-#include "textscan.h"
+#include "textscan_priv.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 
 #include "umadfs/base/number.h"
 #include "umadfs/mad/madtext.h"
-#include "codec.h"
+#include "codec_priv.h"
 
 #define KEY(id, str, k, m) [id] = { str, sizeof(str) - 1, k, m }
 const struct key_desc text_keys[KEY_COUNT] = {

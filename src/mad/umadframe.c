@@ -7,7 +7,7 @@
 #include <infiniband/mad.h>
 
 #include "umadfs/mad/mad.h"
-#include "codec.h"
+#include "codec_priv.h"
 
 _Static_assert(UMADFRAME_MIN == UMAD_FRAME_HDR_SIZE + MAD_HDR_SIZE,
 	       "umad header + common MAD header");
