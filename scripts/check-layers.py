@@ -16,12 +16,13 @@ MAY_USE = {
     'base': set(),
     'mad': {'base'},
     'engine': {'base', 'mad'},
+    'device': {'base', 'mad', 'engine'},
     'fuse': {'base'},
-    'ca': {'base', 'mad', 'engine', 'fuse'},
-    'channel': {'base', 'mad', 'engine', 'fuse', 'ca'},
-    'rq': {'base', 'fuse', 'ca'},
-    'fabric': {'base', 'mad', 'engine', 'fuse', 'ca'},
-    '.': {'base', 'mad', 'engine', 'fuse', 'ca', 'channel', 'rq', 'fabric'},
+    'ca': {'base', 'mad', 'engine', 'device', 'fuse'},
+    'channel': {'base', 'mad', 'engine', 'device', 'fuse'},
+    'rq': {'base', 'device', 'fuse'},
+    'fabric': {'base', 'mad', 'engine', 'device', 'fuse'},
+    '.': {'base', 'mad', 'engine', 'device', 'fuse', 'ca', 'channel', 'rq', 'fabric'},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"umadfs/(?:(\w+)/)?(\w+)\.h"', re.M)
 

@@ -5,7 +5,7 @@
 #ifndef UMADFS_CAS_H
 #define UMADFS_CAS_H
 
-#include "umadfs/ca/device.h"
+#include "umadfs/device/device.h"
 
 struct fuse_session;
 

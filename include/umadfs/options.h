@@ -4,7 +4,7 @@
 
 #include <fuse_lowlevel.h>
 
-#include "umadfs/ca/device.h"
+#include "umadfs/device/device.h"
 
 struct options {
 	struct fuse_args args;        /* what goes on to libfuse */

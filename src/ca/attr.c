@@ -16,9 +16,9 @@
 #include <infiniband/mad.h>
 
 #include "umadfs/ca/attr.h"
-#include "umadfs/ca/device.h"
+#include "umadfs/device/device.h"
 #include "umadfs/engine/ibumad.h"
-#include "umadfs/ca/sysfmt.h"
+#include "umadfs/device/sysfmt.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 

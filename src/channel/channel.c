@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "umadfs/channel/channel.h"
-#include "umadfs/ca/device.h"
+#include "umadfs/device/device.h"
 #include "umadfs/mad/mad.h"
 #include "umadfs/base/log.h"
 #include "umadfs/mad/madtext.h"

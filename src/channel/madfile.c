@@ -12,7 +12,7 @@
 #include "umadfs/base/number.h"
 #include "umadfs/channel/access.h"
 #include "umadfs/channel/channel.h"
-#include "umadfs/ca/device.h"
+#include "umadfs/device/device.h"
 #include "umadfs/channel/madfile.h"
 #include "umadfs/mad/mad.h"
 #include "umadfs/mad/madtext.h"

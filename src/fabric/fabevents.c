@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "umadfs/ca/counters.h"
 #include "umadfs/fabric/fabevents.h"
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/fabtext.h"
 #include "umadfs/fuse/readq.h"
 #include "umadfs/fuse/stream.h"
 #include "umadfs/fuse/tree.h"
+#include "umadfs/mad/pmacounters.h"
 
 #define QUOTED_DESC (4 * FAB_DESC_LEN + 3)
 
@@ -241,14 +241,6 @@ static void link_events(const struct fab_snap *a, const struct fab_snap *b,
 	}
 }
 
-static unsigned counter_index(const char *name)
-{
-	for (unsigned i = 0; i < counters_count(); i++)
-		if (!strcmp(counters_name(i), name))
-			return i;
-	return 0;
-}
-
 /* A port's error counters that grew from pa (old) to pb (new). */
 static void counter_events(const struct fab_snap *b, const struct fab_node *na,
 			   const struct fab_node *n, unsigned p)
@@ -258,13 +250,13 @@ static void counter_events(const struct fab_snap *b, const struct fab_node *na,
 	if (!pa->has_counters || !pb->has_counters)
 		return;
 	for (size_t c = 0; c < sizeof(error_counters) / sizeof(error_counters[0]); c++) {
-		unsigned i = counter_index(error_counters[c]);
+		unsigned i = pmacounters_index(error_counters[c]);
 		const struct fab_node *peer = NULL;
 		char me[400], other[400] = "";
 		uint64_t va, vb;
 
-		if (!counters_value(i, pa->basic, NULL, 0, &va) ||
-		    !counters_value(i, pb->basic, NULL, 0, &vb) || vb <= va)
+		if (!pmacounters_value(i, pa->basic, NULL, 0, &va) ||
+		    !pmacounters_value(i, pb->basic, NULL, 0, &vb) || vb <= va)
 			continue;
 		port_end(me, sizeof(me), "", n, p);
 		if (fabsnap_peer(b, pb, &peer)) {

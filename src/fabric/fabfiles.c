@@ -10,14 +10,14 @@
 #include <string.h>
 
 #include "umadfs/base/number.h"
-#include "umadfs/ca/counters.h"
-#include "umadfs/ca/sysfmt.h"
+#include "umadfs/device/sysfmt.h"
 #include "umadfs/fabric/fabfiles.h"
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/fabtext.h"
 #include "umadfs/fabric/sweeper.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
+#include "umadfs/mad/pmacounters.h"
 
 
 /* A node's directory: owner of every node of its subtree (each holds a
@@ -274,7 +274,7 @@ static int port_value(const struct fab_node *fn, const struct fab_port *p,
 		/* No answer in the last sweep: the kernel's errno for a
 		 * counter it cannot read, which node_exporter skips. */
 		if (!p->has_counters ||
-		    !counters_value(what - WHAT_COUNTER, p->basic,
+		    !pmacounters_value(what - WHAT_COUNTER, p->basic,
 				    p->has_ext ? p->ext : NULL, fn->pma_capmask, &v))
 			return -EOPNOTSUPP;
 		return snprintf(buf, cap, "%" PRIu64 "\n", v);
@@ -346,8 +346,8 @@ static int port_populate(struct node *dir)
 	counters = tree_add(dir, "counters", S_IFDIR | 0555, NULL, nd, 0);
 	if (!counters)
 		return -ENOMEM;
-	for (unsigned i = 0; i < counters_count(); i++)
-		if (!tree_add(counters, counters_name(i), S_IFREG | 0444,
+	for (unsigned i = 0; i < pmacounters_count(); i++)
+		if (!tree_add(counters, pmacounters_name(i), S_IFREG | 0444,
 			      &fabnode_ops, nd, (int)(p << 8 | (WHAT_COUNTER + i))))
 			return -ENOMEM;
 	/* The new nodes hold nd as the rest of its subtree does. */

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "umadfs/ca/counters.h"
-#include "umadfs/ca/sysfmt.h"
+#include "umadfs/device/sysfmt.h"
 #include "umadfs/fabric/fabtext.h"
 #include "umadfs/mad/madtext.h"
+#include "umadfs/mad/pmacounters.h"
 
 #define TEXT_KEEP_MAX (32u << 20)
 
@@ -431,7 +431,7 @@ static bool prom_value(const struct prom_port *pp, int which, unsigned counter,
 	case 2: *v = (uint64_t)rate_bytes(p); return true;
 	default:
 		if (!p->has_counters ||
-		    !counters_value(counter, p->basic, p->has_ext ? p->ext : NULL,
+		    !pmacounters_value(counter, p->basic, p->has_ext ? p->ext : NULL,
 				    n->pma_capmask, v))
 			return false;
 		*v *= prom_counters[which - 3].scale;
@@ -455,14 +455,6 @@ static void prom_ports(struct text *t, const struct prom_port *pp, size_t np,
 		put_mem(t, pp[i].labels, pp[i].len);
 		put_u64_line(t, v);
 	}
-}
-
-static unsigned counter_index(const char *sysfs)
-{
-	for (unsigned i = 0; i < counters_count(); i++)
-		if (!strcmp(counters_name(i), sysfs))
-			return i;
-	return 0;
 }
 
 static void format_metrics(struct text *t, const struct fab_snap *s)
@@ -499,7 +491,7 @@ static void format_metrics(struct text *t, const struct fab_snap *s)
 		prom_family(t, name, "counter", "Port counter (sysfs name in"
 			    " ports/N/counters/).");
 		prom_ports(t, pp, np, name, 3 + (int)c,
-			   counter_index(prom_counters[c].sysfs));
+			   pmacounters_index(prom_counters[c].sysfs));
 	}
 	free(pp);
 }

@@ -16,7 +16,7 @@
 
 #include <infiniband/mad.h>
 
-#include "umadfs/ca/device.h"
+#include "umadfs/device/device.h"
 #include "umadfs/engine/query.h"
 #include "umadfs/fabric/discover.h"
 #include "umadfs/fabric/fabsnap.h"

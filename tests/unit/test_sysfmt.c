@@ -2,7 +2,7 @@
 #include <errno.h>
 
 #include "check.h"
-#include "umadfs/ca/sysfmt.h"
+#include "umadfs/device/sysfmt.h"
 
 int main(void)
 {

@@ -2,7 +2,7 @@
 #ifndef UMADFS_CABUILD_H
 #define UMADFS_CABUILD_H
 
-#include "umadfs/ca/device.h"
+#include "umadfs/device/device.h"
 
 /* Builds the CA called name under root: its directory, ports/, the
  * attribute and counter files; the caller holds the tree write lock.

@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "umadfs/ca/sysfmt.h"
+#include "umadfs/device/sysfmt.h"
 
 int sysfmt_line(char *buf, size_t cap, const char *fmt, ...)
 {

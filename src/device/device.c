@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "umadfs/base/log.h"
-#include "umadfs/ca/device.h"
+#include "umadfs/device/device.h"
 #include "umadfs/engine/ibumad.h"
 #include "umadfs/engine/query.h"
 

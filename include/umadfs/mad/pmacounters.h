@@ -1,0 +1,25 @@
+/* The port counters as the kernel's sysfs names them (counters/), and
+ * their PortCounters and PortCountersExtended fields (libibmad's), chosen
+ * by what the PMA's ClassPortInfo CapabilityMask says it has. */
+#ifndef UMADFS_PMACOUNTERS_H
+#define UMADFS_PMACOUNTERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The counters by index, 0 to pmacounters_count() - 1: the kernel's sysfs
+ * name, and the value from a PortCounters answer's data (basic) or, where
+ * the PMA has them (capmask: its ClassPortInfo CapabilityMask), from a
+ * PortCountersExtended one (ext, or NULL).  False when neither has it. */
+unsigned pmacounters_count(void);
+const char *pmacounters_name(unsigned i);
+bool pmacounters_value(unsigned i, const uint8_t *basic, const uint8_t *ext,
+		       unsigned capmask, uint64_t *out);
+/* The attribute to ask counter i of a PMA with capmask:
+ * IB_GSI_PORT_COUNTERS_EXT, IB_GSI_PORT_COUNTERS, or 0 when it has none. */
+unsigned pmacounters_attr(unsigned i, unsigned capmask);
+/* The index of the counter the kernel's sysfs calls name (0 when none:
+ * callers name counters of the table). */
+unsigned pmacounters_index(const char *name);
+
+#endif

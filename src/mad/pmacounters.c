@@ -1,0 +1,88 @@
+/* The port counters as the kernel's sysfs names them, and where each is
+ * in a PortCounters or PortCountersExtended answer (pmacounters.h). */
+#include <stdbool.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+
+#include "umadfs/mad/pmacounters.h"
+
+/* PMA ClassPortInfo CapabilityMask bits (IBA 16.1.3.1, as perfquery). */
+#define PM_EXT_WIDTH_SUPPORTED 0x0200 /* all 64-bit counters */
+#define PM_EXT_WIDTH_NOIETF    0x0400 /* 64-bit data and packet counters */
+
+/* One counter: its sysfs name, its PortCounters field (0: none) and its
+ * PortCountersExtended field (0: none). */
+static const struct {
+	const char *name;
+	enum MAD_FIELDS basic, ext;
+	bool ietf; /* the extended field needs full IETF support */
+} counters[] = {
+	{ "symbol_error", IB_PC_ERR_SYM_F, 0, false },
+	{ "link_error_recovery", IB_PC_LINK_RECOVERS_F, 0, false },
+	{ "link_downed", IB_PC_LINK_DOWNED_F, 0, false },
+	{ "port_rcv_errors", IB_PC_ERR_RCV_F, 0, false },
+	{ "port_rcv_remote_physical_errors", IB_PC_ERR_PHYSRCV_F, 0, false },
+	{ "port_rcv_switch_relay_errors", IB_PC_ERR_SWITCH_REL_F, 0, false },
+	{ "port_xmit_discards", IB_PC_XMT_DISCARDS_F, 0, false },
+	{ "port_xmit_constraint_errors", IB_PC_ERR_XMTCONSTR_F, 0, false },
+	{ "port_rcv_constraint_errors", IB_PC_ERR_RCVCONSTR_F, 0, false },
+	{ "local_link_integrity_errors", IB_PC_ERR_LOCALINTEG_F, 0, false },
+	{ "excessive_buffer_overrun_errors", IB_PC_ERR_EXCESS_OVR_F, 0, false },
+	{ "VL15_dropped", IB_PC_VL15_DROPPED_F, 0, false },
+	{ "port_xmit_data", IB_PC_XMT_BYTES_F, IB_PC_EXT_XMT_BYTES_F, false },
+	{ "port_rcv_data", IB_PC_RCV_BYTES_F, IB_PC_EXT_RCV_BYTES_F, false },
+	{ "port_xmit_packets", IB_PC_XMT_PKTS_F, IB_PC_EXT_XMT_PKTS_F, false },
+	{ "port_rcv_packets", IB_PC_RCV_PKTS_F, IB_PC_EXT_RCV_PKTS_F, false },
+	{ "port_xmit_wait", IB_PC_XMT_WAIT_F, 0, false },
+	{ "unicast_xmit_packets", 0, IB_PC_EXT_XMT_UPKTS_F, true },
+	{ "unicast_rcv_packets", 0, IB_PC_EXT_RCV_UPKTS_F, true },
+	{ "multicast_xmit_packets", 0, IB_PC_EXT_XMT_MPKTS_F, true },
+	{ "multicast_rcv_packets", 0, IB_PC_EXT_RCV_MPKTS_F, true },
+};
+
+/* Whether counter i comes from PortCountersExtended on a PMA with capmask. */
+static bool is_ext(unsigned i, unsigned capmask)
+{
+	return counters[i].ext &&
+	       (capmask & (counters[i].ietf ? PM_EXT_WIDTH_SUPPORTED :
+			   PM_EXT_WIDTH_SUPPORTED | PM_EXT_WIDTH_NOIETF));
+}
+
+unsigned pmacounters_count(void)
+{
+	return sizeof(counters) / sizeof(counters[0]);
+}
+
+const char *pmacounters_name(unsigned i)
+{
+	return counters[i].name;
+}
+
+bool pmacounters_value(unsigned i, const uint8_t *basic, const uint8_t *ext,
+		    unsigned capmask, uint64_t *out)
+{
+	if (ext && is_ext(i, capmask)) {
+		*out = mad_get_field64((void *)ext, 0, counters[i].ext);
+		return true;
+	}
+	if (!basic || !counters[i].basic)
+		return false;
+	*out = mad_get_field((void *)basic, 0, counters[i].basic);
+	return true;
+}
+
+unsigned pmacounters_attr(unsigned i, unsigned capmask)
+{
+	if (is_ext(i, capmask))
+		return IB_GSI_PORT_COUNTERS_EXT;
+	return counters[i].basic ? IB_GSI_PORT_COUNTERS : 0;
+}
+
+unsigned pmacounters_index(const char *name)
+{
+	for (unsigned i = 0; i < pmacounters_count(); i++)
+		if (!strcmp(counters[i].name, name))
+			return i;
+	return 0;
+}
