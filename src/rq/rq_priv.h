@@ -124,13 +124,14 @@ void rq_replenish(struct rq *rq);
 void rq_buf_release(struct rq *rq, struct rq_buf *b);
 void rq_pop_head(struct rq *rq);
 int rq_set_depth(struct rq *rq, unsigned depth);
-int rq_set_msg_size(struct rq *rq, uint32_t msg_size);
+int rq_pool_resize(struct rq *rq, uint32_t msg_size);
 
-/* rqcq.c: the completion thread. */
+/* rqcq.c: the completion thread; msg_size, which resets the QP. */
 int rq_thread_start(struct rq *rq);
 void rq_thread_stop(struct rq *rq);
 int rq_drain_cq(struct rq *rq);
 void rq_mark_broken(struct rq *rq);
+int rq_set_msg_size(struct rq *rq, uint32_t msg_size);
 
 /* rqformat.c: received datagrams as text and as records. */
 void rq_put_gid(char *out, const uint8_t *gid);

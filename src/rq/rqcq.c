@@ -1,7 +1,7 @@
 /* The completion thread of a receive queue: it takes completions off the
  * CQ onto the queue for readers, and resets a QP that went to the error
- * state.  It polls the CQ with q.lock held, so a FUSE handler holding
- * q.lock (msg_size) sees no completion half-taken. */
+ * state, or on a change of msg_size.  It polls the CQ with q.lock held, so
+ * a FUSE handler holding q.lock (msg_size) sees no completion half-taken. */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -189,4 +189,33 @@ void rq_thread_stop(struct rq *rq)
 	__atomic_store_n(&rq->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(rq->thread, NULL);
 	rq->thread_started = false;
+}
+
+/* Until first use: the posted WRs are taken back by a reset of the QP
+ * (same QPN) and buffers of the new size posted. */
+int rq_set_msg_size(struct rq *rq, uint32_t msg_size)
+{
+	int r;
+
+	if (msg_size < RQ_MSG_SIZE_MIN || msg_size > RQ_MSG_SIZE_MAX)
+		return -EINVAL;
+	rq_drain_cq(rq);
+	if (rq->used || rq->qp_broken)
+		return -EBUSY;
+	if (msg_size == rq->msg_size)
+		return 0;
+	r = rq_pool_resize(rq, msg_size);
+	if (r < 0)
+		return r;
+	r = rq_qp_reset(rq);
+	if (r < 0) {
+		log_warn("%s/%d rq %s: resetting the QP for msg_size: %s",
+			 rq->ca, rq->portnum, rq->name, strerror(-r));
+		/* The completion thread tries again. */
+		rq_mark_broken(rq);
+		return -EIO;
+	}
+	rq_drain_cq(rq);
+	rq_replenish(rq);
+	return 0;
 }

@@ -1,5 +1,5 @@
 /* The buffers of a receive queue: registering them, posting them on the
- * QP, taking read ones back, and changing depth and msg_size.
+ * QP, taking read ones back, and changing depth and buffer size.
  *
  * A read takes a datagram off the queue and re-posts its buffer at once
  * while posted + queued < depth, so depth buffers stay posted and never
@@ -188,25 +188,19 @@ int rq_set_depth(struct rq *rq, unsigned depth)
 	return 0;
 }
 
-/* Until first use: the posted WRs are taken back by a reset of the QP
- * (same QPN) and buffers of the new size posted. */
-int rq_set_msg_size(struct rq *rq, uint32_t msg_size)
+/* Buffers of msg_size for the whole depth, first on their own idle list:
+ * on failure nothing changes.  The old buffers retire: never posted again,
+ * they stay until the queue goes, since a datagram that landed in one
+ * just before the QP's reset is still in the CQ and is delivered from
+ * there.  For an unused queue (nothing queued, every buffer posted or
+ * idle), before its QP is reset. */
+int rq_pool_resize(struct rq *rq, uint32_t msg_size)
 {
 	struct rq_chunk *old = rq->chunks, **tail;
 	struct rq_buf *old_idle = rq->idle;
 	unsigned old_nbufs = rq->nbufs;
 	int r;
 
-	if (msg_size < RQ_MSG_SIZE_MIN || msg_size > RQ_MSG_SIZE_MAX)
-		return -EINVAL;
-	rq_drain_cq(rq);
-	if (rq->used || rq->qp_broken)
-		return -EBUSY;
-	if (msg_size == rq->msg_size)
-		return 0;
-	/* Unused: nothing is queued, every old buffer is posted or idle.
-	 * The new buffers first, on their own idle list: failing here
-	 * changes nothing. */
 	rq->chunks = NULL;
 	rq->idle = NULL;
 	rq->msg_size = msg_size;
@@ -217,24 +211,11 @@ int rq_set_msg_size(struct rq *rq, uint32_t msg_size)
 		rq->msg_size = old->msg_size;
 		return r;
 	}
-	/* The old buffers are never posted again, but stay until the queue
-	 * goes: a datagram that landed in one just before the reset is
-	 * still in the CQ, and is delivered from there. */
 	for (struct rq_chunk *c = old; c; c = c->next)
 		c->retired = true;
 	rq->nbufs -= old_nbufs;
 	for (tail = &rq->chunks; *tail; tail = &(*tail)->next)
 		;
 	*tail = old;
-	r = rq_qp_reset(rq);
-	if (r < 0) {
-		log_warn("%s/%d rq %s: resetting the QP for msg_size: %s",
-			 rq->ca, rq->portnum, rq->name, strerror(-r));
-		/* The completion thread tries again. */
-		rq_mark_broken(rq);
-		return -EIO;
-	}
-	rq_drain_cq(rq);
-	rq_replenish(rq);
 	return 0;
 }
