@@ -13,7 +13,7 @@
 #include "umadfs/cas.h"
 #include "umadfs/channel/agents.h"
 #include "umadfs/channel/channel.h"
-#include "umadfs/channel/madfile.h"
+#include "umadfs/channel/madfiles.h"
 #include "umadfs/engine/ibumad.h"
 #include "umadfs/fuse/tree.h"
 #include "umadfs/hotplug.h"

@@ -1,5 +1,5 @@
 /* Receive queues: the rq/ directory of a port, whose mkdir makes a UD QP
- * with its files (rqverbs.c, rqfile.c) and whose rmdir removes it. */
+ * with its files (rqverbs.c, rqfiles.c) and whose rmdir removes it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

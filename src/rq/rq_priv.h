@@ -139,7 +139,7 @@ uint32_t rq_payload_len(const struct rq_buf *b);
 size_t rq_format_line(const struct rq_buf *b, char *out);
 void rq_format_record(const struct rq_buf *b, struct rq_record *rec);
 
-/* rqfile.c: the files of rq/NAME. */
+/* rqfiles.c: the files of rq/NAME. */
 extern const struct readq_ops rq_readq_ops;
 extern const struct node_ops rq_recv_ops, rq_value_ops;
 

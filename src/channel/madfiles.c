@@ -13,7 +13,7 @@
 #include "umadfs/channel/access.h"
 #include "umadfs/channel/channel.h"
 #include "umadfs/device/device.h"
-#include "umadfs/channel/madfile.h"
+#include "umadfs/channel/madfiles.h"
 #include "umadfs/mad/mad.h"
 #include "umadfs/mad/madtext.h"
 #include "umadfs/engine/engine.h"

@@ -1,8 +1,8 @@
 /* The MAD files of a channel directory (a port's own, or agents/NAME):
  * send, recv (text), umad (binary frames), timeout_ms, retries,
  * last_error, stats. */
-#ifndef UMADFS_MADFILE_H
-#define UMADFS_MADFILE_H
+#ifndef UMADFS_MADFILES_H
+#define UMADFS_MADFILES_H
 
 #include <sys/types.h>
 
