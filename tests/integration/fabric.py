@@ -62,7 +62,11 @@ class MountError(RuntimeError):
 
 
 def umadfs_bin():
-    return os.environ.get("UMADFS_BIN", str(REPO / "build" / "src" / "umadfs"))
+    """The daemon under test, as an absolute path: mounts run it from other
+    directories (umad2sim's ./sys-PID), so UMADFS_BIN=build/src/umadfs is
+    taken from where pytest was started."""
+    return os.path.abspath(os.environ.get("UMADFS_BIN",
+                                          str(REPO / "build" / "src" / "umadfs")))
 
 
 def umadfs_wrapper():
