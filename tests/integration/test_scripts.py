@@ -13,7 +13,9 @@
   fakes record what would be enabled and started; no real service is
   touched, with or without systemd as PID 1.
 - run.sh under the simulator: mounts with allow_other, and its opensm is a
-  umad2sim client of its own fabric; `run.sh stop` ends everything.
+  umad2sim client of its own fabric; `run.sh env` makes the diags clients
+  of the mounted node (smpquery says what the mount's MAD files say);
+  `run.sh stop` ends everything.
 """
 
 import os
@@ -25,6 +27,8 @@ from pathlib import Path
 import pytest
 
 import fabric as fab
+import madtext as mt
+from madfiles import Recv, write_text
 
 REPO = fab.REPO
 LIB = REPO / "scripts" / "lib.sh"
@@ -291,6 +295,26 @@ def test_run_sh_simulator(tmp_path):
         assert any(v.startswith(b"LD_PRELOAD=") and b"umad2sim" in v
                    for v in environ)
         assert b"IBSIM_SOCKNAME=" + env["IBSIM_SOCKNAME"].encode() in environ
+        # The diags against the same fabric, as the guide runs them: the
+        # same NodeInfo one hop out as the mount's MAD files get.
+        port = mnt / "ibsim0" / "ports" / "1"
+        with Recv(port / "recv") as r:
+            write_text(port / "send", "class=smi-dr method=get attr=NodeInfo dr=0,1\n")
+            ln = r.line()
+        assert ln["status"] == "0x0000", ln
+        diag_env = {k: v for k, v in env.items()
+                    if k not in ("IBSIM_SOCKNAME", "LD_PRELOAD", "SIM_HOST")}
+        cp = subprocess.run(["bash", "-c", 'eval "$(%s env)"; '
+                             "smpquery -D nodeinfo 0,1" % RUN],
+                            env=diag_env, cwd=tmp_path, capture_output=True,
+                            text=True, timeout=30, stdin=subprocess.DEVNULL)
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        peer = mt.parse_diag(cp.stdout)
+        ours = mt.decode_nodeinfo(ln.mad[64:104])
+        assert ours["NodeType"] == "Switch", ours
+        assert ours == {k: peer.get(k) for k in ours}, (ours, peer)
+        assert ln.field("NodeInfo.Guid") == int(peer["Guid"], 16)
+        assert ln.field("NodeInfo.NumPorts") == int(peer["NumPorts"])
     finally:
         cp = subprocess.run(["bash", str(RUN), "stop", str(mnt)], env=env,
                             capture_output=True, text=True, timeout=60)
