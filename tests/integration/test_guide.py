@@ -249,6 +249,40 @@ def test_guide_commands(guide_fabric, open_mount):
     print("block timings (line, s):", ", ".join("%d %.2f" % t for t in timings))
 
 
+def health_check_block():
+    """The guide's health check for cron: the first block after the
+    paragraph that starts "A health check for cron"."""
+    text = GUIDE.read_text()
+    at = text.index("\nA health check for cron")
+    line = text[:at].count("\n") + 2
+    return next(b for b in parse_guide(text) if b.lineno > line)
+
+
+@pytest.mark.parametrize("cable", ['"Switch1"[7]', '"Hca2"[1]'])
+def test_guide_health_check_finds_a_pulled_cable(guide_fabric, open_mount, cable):
+    """Quiet with every cable in, a report once one is pulled (a link
+    between the switches, which have a second one; an HCA's only link,
+    which takes the HCA out of the sweep), quiet again once it is back."""
+    b = health_check_block()
+    env = dict(os.environ, MNT=str(open_mount.mountpoint), CA="ibsim0",
+               P=str(open_mount.path(PORT)))
+    env.pop("LD_PRELOAD", None)
+
+    def run():
+        cp = subprocess.run(_argv(b), cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True, timeout=BLOCK_TIMEOUT)
+        assert cp.returncode == 0, (b, cp.stdout, cp.stderr)
+        return cp.stdout
+
+    assert run() == ""
+    out = guide_fabric.command("Unlink %s" % cable)
+    try:
+        assert re.search(r"^1 of 5 links down or not Active$", run(), re.M), out
+    finally:
+        guide_fabric.command("ReLink %s" % cable)
+    assert run() == ""
+
+
 # ---------------------------------------------------------------------------
 # the example scripts
 
