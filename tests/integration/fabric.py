@@ -665,6 +665,15 @@ class Mount:
         except subprocess.TimeoutExpired:
             return False
 
+    def sigterm(self, timeout=2.0):
+        """SIGTERM to the daemon, then wait for it to exit: its exit status,
+        or None if it still runs after timeout s (unmount() then ends it)."""
+        os.kill(self.proc.pid, signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
     def unmount(self, timeout=KILL_TIMEOUT):
         """Get rid of the mount and the daemon, whatever state they are in:
         fusermount3 -u, then -uz, then SIGTERM, then SIGKILL (each followed

@@ -42,6 +42,7 @@ import pytest
 
 import fabric as fab
 import madtext as mt
+from checks import expect_errno
 from madfiles import OpenFile, last_error, pdir, read_text, stats, write_text
 
 HERE = Path(__file__).resolve().parent
@@ -71,13 +72,6 @@ def registrations(d):
     for line in read_text(Path(d) / "register").splitlines():
         out.append(dict(tok.split("=", 1) for tok in line.split()))
     return out
-
-
-def expect_errno(code, fn, *args):
-    with pytest.raises(OSError) as ei:
-        fn(*args)
-    assert ei.value.errno == code, "%s: %s, expected %s" % (
-        fn.__name__, ei.value, errno.errorcode[code])
 
 
 def parse_line(text):

@@ -16,7 +16,6 @@ import os
 import re
 import select
 import signal
-import subprocess
 import threading
 import time
 from collections import Counter
@@ -461,11 +460,7 @@ def test_sigterm_under_load(make_fabric, mount):
     time.sleep(0.3)
     assert not results, "readers returned before SIGTERM: %r" % list(results.items())[:3]
     t0 = time.monotonic()
-    os.kill(m.proc.pid, signal.SIGTERM)
-    try:
-        rc = m.proc.wait(2.0)
-    except subprocess.TimeoutExpired:
-        rc = None
+    rc = m.sigterm(2.0)
     dt_exit = time.monotonic() - t0
     while fab.is_mounted(m.mountpoint) and time.monotonic() - t0 < 2.0:
         time.sleep(0.02)

@@ -33,6 +33,7 @@ import pytest
 
 import fabric as fab
 import madtext as mt
+from diags import lid_of
 
 PORT = "ibsim0/ports/1"
 USER = "umadfs-test"
@@ -188,10 +189,6 @@ def run_as(ids, m, code, member=True, who="user", args=()):
 def read_text(path):
     with open(path, "rb") as f:
         return f.read().decode()
-
-
-def lid_of(f, host):
-    return int(f.ibstat(host)["ports"][1]["Base lid"])
 
 
 def symbol_errors(line):
