@@ -1,8 +1,8 @@
 """The reference side of the tests: infiniband-diags run as peers under
 the same simulator, and ibsim's console setting what they then read.
 Shared by the test modules (a test module is never imported as a
-library): `tool`, `lid_of`, `perfquery`, `perf_set`, `quiet_fabric` and
-the PerfMgt counters' names and test values."""
+library): `tool`, `lid_of`, `perfquery`, `perf_set`, `active_fabric`,
+`quiet_fabric` and the PerfMgt counters' names and test values."""
 
 import re
 
@@ -28,14 +28,21 @@ def lid_of(fabric, sim_host, path="0", port=0):
     return lid
 
 
+def active_fabric(make_fabric, sm_host="Hca3"):
+    """A new two-switch fabric of the test's own, opensm on sm_host keeping
+    every port ACTIVE (and answering SA queries)."""
+    f = make_fabric("two-switch.net")
+    f.start_opensm(sm_host)
+    for h in HOSTS:
+        f.wait_active(h, timeout=30)
+    return f
+
+
 def quiet_fabric(make_fabric):
     """A new fabric whose ports were made ACTIVE by opensm, which is then
     stopped: no MAD crosses a link unless the test sends it, so traffic
     counters stay put, and tests may change the fabric's state."""
-    f = make_fabric("two-switch.net")
-    f.start_opensm("Hca3")
-    for h in HOSTS:
-        f.wait_active(h, timeout=30)
+    f = active_fabric(make_fabric)
     f.stop_opensm("Hca3")
     return f
 

@@ -23,9 +23,9 @@ from collections import Counter
 
 import fabric as fab
 import madtext as mt
+from diags import active_fabric
 from madfiles import Recv, pdir, read_text, stats, write_send
 
-HOSTS = ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2")
 TO_HCA3 = "0,1,7,1"
 
 
@@ -82,14 +82,6 @@ def console(f, line):
     assert "#" not in out and "unknown" not in out and "bad" not in out, \
         "%r: %s" % (line, out)
     return out
-
-
-def active_fabric(make_fabric, sm_host="Hca3"):
-    f = make_fabric("two-switch.net")
-    f.start_opensm(sm_host)
-    for h in HOSTS:
-        f.wait_active(h, timeout=30)
-    return f
 
 
 def wait_file(path, want, timeout):

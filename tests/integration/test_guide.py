@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 import fabric as fab
-from diags import ERROR_VALUES, HOSTS, perfquery, quiet_fabric
+from diags import ERROR_VALUES, active_fabric, perfquery, quiet_fabric
 
 REPO = fab.REPO
 GUIDE = REPO / "docs" / "user-guide.md"
@@ -141,11 +141,7 @@ def guide_fabric(make_fabric):
     """A fabric of the guide's own, opensm keeping it ACTIVE: the session
     fabric carries what earlier tests left (issm holders, clients that
     stopped reading, on which single-threaded ibsim can stall)."""
-    f = make_fabric("two-switch.net")
-    f.start_opensm("Hca3")
-    for h in HOSTS:
-        f.wait_active(h, timeout=30)
-    return f
+    return active_fabric(make_fabric)
 
 
 @pytest.fixture
