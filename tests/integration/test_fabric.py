@@ -4,7 +4,6 @@ peer links both ways, and the written topology back through ibsim."""
 import errno
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -232,7 +231,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.mark.skipif(not shutil.which("promtool"), reason="promtool (prometheus) missing")
+@pytest.mark.promtool
 def test_metrics_pass_promtool(fabric, mount):
     m = mount("Hca1")
     with open(m.path("fabric", "metrics.prom")) as f:
@@ -267,8 +266,7 @@ def node_exporter(sysfs, tmp_path, *args):
     return None
 
 
-@pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
-                    reason="prometheus-node-exporter missing")
+@pytest.mark.node_exporter
 def test_node_exporter_both_ways(fabric, mount, tmp_path):
     m = mount("Hca1")
     assert sweep_kv(m)["ok"] == "1"
@@ -541,8 +539,7 @@ def test_modes_and_bad_input(fabric, mount):
         open(m.path("fabric", "events"), "w")
 
 
-@pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
-                    reason="prometheus-node-exporter missing")
+@pytest.mark.node_exporter
 def test_node_exporter_on_the_local_tree(fabric, mount, tmp_path):
     """The mount itself as class/infiniband: the host's own ports."""
     m = mount("Hca1")
@@ -649,8 +646,7 @@ def test_fabric_options(fabric, mount):
     assert "fabric" not in os.listdir(m3.mountpoint)
 
 
-@pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
-                    reason="prometheus-node-exporter missing")
+@pytest.mark.node_exporter
 def test_port_without_port_info_and_node_exporter(make_fabric, mount, tmp_path):
     """A port whose PortInfo went unanswered in the last sweep has no
     ports/N/ (nor a peer link to it) and does not fail node_exporter's

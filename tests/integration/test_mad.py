@@ -501,6 +501,7 @@ WORKER = textwrap.dedent(r"""
 """)
 
 
+@pytest.mark.load
 def test_four_processes_thousand_requests_each(fabric, mount):
     import json
     m = mount("Hca1")
@@ -684,6 +685,7 @@ def test_lazy_unmount_with_blocked_readers(fabric, mount):
     assert rc == 0, "daemon still running (or failed) after lazy unmount: %r" % rc
 
 
+@pytest.mark.load
 def test_reader_and_writer_threads_share_umad_fd(fabric, mount):
     m = mount("Hca1")
     fd = open_umad(m)
@@ -722,6 +724,7 @@ def test_reader_and_writer_threads_share_umad_fd(fabric, mount):
             os.close(fd)
 
 
+@pytest.mark.load
 def test_bash_while_read_gets_every_line(fabric, mount):
     m = mount("Hca1")
     n = 40
@@ -869,6 +872,7 @@ BAD_LINES = [
 ]
 
 
+@pytest.mark.fuzzed
 @pytest.mark.parametrize("name,data,want_errno,want_msg", BAD_LINES,
                          ids=[b[0] for b in BAD_LINES])
 def test_bad_send_line(fabric, mount, name, data, want_errno, want_msg):

@@ -33,6 +33,7 @@ import pytest
 
 import fabric as fab
 import madtext as mt
+from checks import need
 from diags import lid_of
 
 PORT = "ibsim0/ports/1"
@@ -56,9 +57,7 @@ def _ensure(check, create):
 def ids():
     if os.geteuid() != 0:
         pytest.skip("needs root to make a user and switch to it")
-    for tool in ("setpriv", "useradd", "groupadd"):
-        if not shutil.which(tool):
-            pytest.skip("%s not found" % tool)
+    need("setpriv", "useradd", "groupadd")
     gid = _ensure(lambda: grp.getgrnam(GROUP).gr_gid,
                   ["groupadd", "--system", GROUP])
     pw = _ensure(lambda: pwd.getpwnam(USER),
