@@ -23,7 +23,7 @@ UMADFS_SIM_PACKAGES=(ibsim-utils libumad2sim0 opensm infiniband-diags)
 UMADFS_TEST_PACKAGES=(
 	clang libclang-rt-14-dev python3 python3-pytest
 	# packaging checks (tests/integration/test_packaging.py)
-	man-db groff-base debhelper dpkg-dev fakeroot lintian systemd
+	man-db groff-base debhelper dpkg dpkg-dev fakeroot lintian systemd binutils
 	# mount namespaces and mount(8) there, users for test_security.py
 	# (required packages: listed for minimal images)
 	util-linux mount passwd

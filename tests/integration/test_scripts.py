@@ -29,6 +29,7 @@ import pytest
 
 import fabric as fab
 import madtext as mt
+from checks import PACKAGE_OF
 from madfiles import Recv, write_text
 
 REPO = fab.REPO
@@ -234,14 +235,16 @@ def test_fakes_see_the_service_enabled(fakehost, pkg):
         assert started == ["init.d %s" % pkg] and rc == {pkg: "S"}
 
 
-def test_held_services_are_test_packages():
-    """test.sh installs every held service's package (the tests need
-    them), and holds every package of its lists that has a service."""
-    cp = _bash("source %s; echo \"${UMADFS_HELD_SERVICES[*]}\"; "
-               "echo \"${UMADFS_TEST_PACKAGES[*]}\"" % LIB, dict(os.environ))
-    held, test_pkgs = (l.split() for l in cp.stdout.splitlines())
+def test_test_sh_installs_every_peer():
+    """test.sh's package lists hold the package of every peer a test needs
+    (checks.PACKAGE_OF), and the held services are these tests' HELD."""
+    cp = _bash("source %s; echo \"${UMADFS_HELD_SERVICES[*]}\"; echo "
+               "\"${UMADFS_BUILD_PACKAGES[*]} ${UMADFS_SIM_PACKAGES[*]} "
+               "${UMADFS_TEST_PACKAGES[*]}\"" % LIB, dict(os.environ))
+    held, pkgs = (l.split() for l in cp.stdout.splitlines())
     assert sorted(held) == sorted(HELD)
-    assert {"prometheus", "prometheus-node-exporter"} <= set(test_pkgs)
+    assert set(PACKAGE_OF.values()) <= set(pkgs), set(PACKAGE_OF.values()) - set(pkgs)
+    assert set(HELD) <= set(pkgs)
 
 
 @pytest.mark.parametrize("step", ["run.sh", "test.sh"])
