@@ -164,7 +164,7 @@ env)
 	exit $?
 	;;
 -h | --help)
-	sed -n '2,21p' "$0"
+	sed -n '2,/^[^#]/{/^#/p}' "$0"
 	exit 0
 	;;
 esac
