@@ -18,19 +18,28 @@ UMADFS_BUILD_PACKAGES=(
 UMADFS_DIAG_PACKAGES=(infiniband-diags)
 # opensm is here for the simulated fabric only: see hold_services.
 UMADFS_SIM_PACKAGES=(ibsim-utils libumad2sim0 opensm infiniband-diags)
+# Every peer a test needs (tests/integration/checks.py: PACKAGE_OF): under
+# CI=true a test whose peer is missing fails instead of skipping.
 UMADFS_TEST_PACKAGES=(
 	clang libclang-rt-14-dev python3 python3-pytest
 	# packaging checks (tests/integration/test_packaging.py)
-	man-db groff-base debhelper dpkg-dev fakeroot lintian systemd
+	man-db groff-base debhelper dpkg dpkg-dev fakeroot lintian systemd binutils
+	# mount namespaces and mount(8) there, users for test_security.py
+	# (required packages: listed for minimal images)
+	util-linux mount passwd
 	# the user guide's commands (tests/integration/test_guide.py)
 	xxd
+	# fabric/ read by Prometheus's tools (tests/integration/test_fabric.py)
+	prometheus prometheus-node-exporter
 	# the memcheck pass of scripts/test.sh
 	valgrind
 )
 # Services that a package above enables and starts on installation and that
 # must never run because of umadfs: opensm's runs a subnet manager on every
-# local port (PORTS=ALL in /etc/default/opensm).
-UMADFS_HELD_SERVICES=(opensm)
+# local port (PORTS=ALL in /etc/default/opensm); prometheus and
+# prometheus-node-exporter would scrape and serve this host on ports 9090
+# and 9100 (the tests run node_exporter themselves, on ports of their own).
+UMADFS_HELD_SERVICES=(opensm prometheus prometheus-node-exporter)
 # invoke-rc.d and deb-systemd-invoke ask this program before starting
 # anything (a variable only so that tests can point it elsewhere).
 UMADFS_POLICY_RC_D=${UMADFS_POLICY_RC_D:-/usr/sbin/policy-rc.d}

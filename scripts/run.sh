@@ -4,6 +4,7 @@
 #   scripts/run.sh [MOUNTPOINT]        mount (default /run/umadfs)
 #   scripts/run.sh stop [MOUNTPOINT]   unmount, stop the simulated fabric
 #   scripts/run.sh status
+#   scripts/run.sh env                 the diags' environment, as export lines
 #
 # With real CAs (/sys/class/infiniband not empty) and FORCE_SIM unset, the
 # daemon mounts them and daemonizes (logs go to syslog/journal); only what
@@ -17,6 +18,9 @@
 # is run.sh's own, on the simulated fabric.  The simulator's console is the
 # FIFO STATE/console:
 #   echo 'Baselid "Hca1"[1] 0x20' > /run/umadfs-sim/console
+# and the diags (smpquery, perfquery, ibnetdiscover...) reach it as clients
+# of umadfs's node with the environment `run.sh env` prints:
+#   eval "$(scripts/run.sh env)"; smpquery -D nodeinfo 0,1
 # Both mount with -o allow_other (as root, or with user_allow_other in
 # /etc/fuse.conf): the attribute files are for every user.
 set -euo pipefail
@@ -77,6 +81,28 @@ do_status() {
 	done
 }
 
+# do_env: export lines that make the diags clients of the mounted node of
+# the simulated fabric (umad2sim preloaded, ibsim's socket, the node):
+# without SIM_HOST umad2sim attaches to whichever node ibsim gives it.
+do_env() {
+	local host
+	host=$(state_get sim_host)
+	host=${host:-$SIM_HOST_NODE}
+	case $(state_get mode) in
+	sim) ;;
+	real)
+		echo "# umadfs runs on this host's CAs: the diags need no environment"
+		return 0
+		;;
+	*) die "not running (no state in $STATE): start it with $0" ;;
+	esac
+	echo "# the diags as clients of node $host of the simulated fabric" \
+		"(umad2sim needs a writable current directory for its ./sys-PID)"
+	printf 'export IBSIM_SOCKNAME=%q\n' "$(state_get sockname)"
+	printf 'export LD_PRELOAD=%q\n' "$UMAD2SIM_LIB"
+	printf 'export SIM_HOST=%q\n' "$host"
+}
+
 mount_real() {
 	local mnt=$1
 	mkdir -p "$mnt" "$STATE"
@@ -94,6 +120,7 @@ mount_sim() {
 	mkdir -p "$STATE" "$mnt"
 	echo sim >"$STATE/mode"
 	echo "$mnt" >"$STATE/mountpoint"
+	echo "$SIM_HOST_NODE" >"$STATE/sim_host"
 	sim_start "$STATE" "$NETFILE"
 	sim_opensm "$STATE" "$SM_NODE"
 	sim_wait_active "$STATE" "$SIM_HOST_NODE" 30
@@ -118,6 +145,7 @@ mount_sim() {
 	  try:  ls $mnt; cat $mnt/*/ports/*/state
 	logs:   $STATE/umadfs.log, $STATE/ibsim.log, $STATE/opensm/opensm.log
 	sim:    console FIFO $STATE/console (IBSIM_SOCKNAME=$IBSIM_SOCKNAME)
+	diags:  eval "\$($0 env)"; smpquery -D nodeinfo 0,1   (as node $SIM_HOST_NODE)
 	stop:   $0 stop
 	EOT
 }
@@ -131,8 +159,12 @@ status)
 	do_status
 	exit $?
 	;;
+env)
+	do_env
+	exit $?
+	;;
 -h | --help)
-	sed -n '2,21p' "$0"
+	sed -n '2,/^[^#]/{/^#/p}' "$0"
 	exit 0
 	;;
 esac

@@ -15,6 +15,12 @@ mount         function-scoped factory on the session fabric:
               died of a signal, or its log has 'error:' (unless the test set
               m.allow_log_errors = True), 'AddressSanitizer', 'runtime error:'
               or a valgrind error summary.
+
+Markers (pytest -m): `load` (many MADs or reads: 10-40 s each under
+valgrind), `fuzzed` (bad input the fuzzer covers too), `node_exporter`
+and `promtool` (the test runs that peer: it needs its package, see
+checks.need).  scripts/test.sh's valgrind pass leaves out load, fuzzed
+and node_exporter.
 """
 
 import faulthandler
@@ -26,10 +32,31 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import checks  # noqa: E402
 import fabric as fab  # noqa: E402
 
 TEST_TIMEOUT = float(os.environ.get("UMADFS_TEST_TIMEOUT", "60"))
 SM_HOST = "Hca3"    # opensm's node in the session fabric; mounts use others
+
+MARKERS = {
+    "load": "many MADs or reads (10-40 s each under valgrind)",
+    "fuzzed": "bad input the fuzzer covers too",
+    "node_exporter": "runs prometheus-node-exporter (needs it)",
+    "promtool": "runs promtool (needs it)",
+}
+PEER_MARKERS = {"node_exporter": "prometheus-node-exporter",
+                "promtool": "promtool"}
+
+
+def pytest_configure(config):
+    for name, what in MARKERS.items():
+        config.addinivalue_line("markers", "%s: %s" % (name, what))
+
+
+def pytest_runtest_setup(item):
+    for name, peer in PEER_MARKERS.items():
+        if item.get_closest_marker(name):
+            checks.need(peer)
 
 
 def _fuse_usable():

@@ -62,7 +62,11 @@ class MountError(RuntimeError):
 
 
 def umadfs_bin():
-    return os.environ.get("UMADFS_BIN", str(REPO / "build" / "src" / "umadfs"))
+    """The daemon under test, as an absolute path: mounts run it from other
+    directories (umad2sim's ./sys-PID), so UMADFS_BIN=build/src/umadfs is
+    taken from where pytest was started."""
+    return os.path.abspath(os.environ.get("UMADFS_BIN",
+                                          str(REPO / "build" / "src" / "umadfs")))
 
 
 def umadfs_wrapper():
@@ -660,6 +664,15 @@ class Mount:
             return True
         except subprocess.TimeoutExpired:
             return False
+
+    def sigterm(self, timeout=2.0):
+        """SIGTERM to the daemon, then wait for it to exit: its exit status,
+        or None if it still runs after timeout s (unmount() then ends it)."""
+        os.kill(self.proc.pid, signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
 
     def unmount(self, timeout=KILL_TIMEOUT):
         """Get rid of the mount and the daemon, whatever state they are in:

@@ -42,6 +42,7 @@ import pytest
 
 import fabric as fab
 import madtext as mt
+from checks import expect_errno, need
 from madfiles import OpenFile, last_error, pdir, read_text, stats, write_text
 
 HERE = Path(__file__).resolve().parent
@@ -71,13 +72,6 @@ def registrations(d):
     for line in read_text(Path(d) / "register").splitlines():
         out.append(dict(tok.split("=", 1) for tok in line.split()))
     return out
-
-
-def expect_errno(code, fn, *args):
-    with pytest.raises(OSError) as ei:
-        fn(*args)
-    assert ei.value.errno == code, "%s: %s, expected %s" % (
-        fn.__name__, ei.value, errno.errorcode[code])
 
 
 def parse_line(text):
@@ -275,9 +269,8 @@ def sim_issm_lib(tmp_path_factory):
     given = os.environ.get("UMADFS_SIM_ISSM")
     if given:
         return given
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.skip("no C compiler to build tests/tools/sim_issm.c")
+    need("cc")
+    cc = shutil.which("cc")
     out = tmp_path_factory.mktemp("sim_issm") / "sim_issm.so"
     cp = subprocess.run([cc, "-Wall", "-shared", "-fPIC", "-o", str(out),
                          str(SIM_ISSM_SRC), "-libumad", "-ldl"],
@@ -551,6 +544,7 @@ def test_channel_requests_reach_ibping_server(fabric, mount, ping_server):
 WINDOW = 16
 
 
+@pytest.mark.load
 def test_eight_channels_get_their_own_answers(fabric, mount):
     m = mount("Hca1")
     p = pdir(m)
@@ -894,6 +888,7 @@ def flood_and_drain(sender, recv_mount, chan, n, limit, tid0):
     return s
 
 
+@pytest.mark.load
 def test_queue_overflow_drops_newest(fabric, mount):
     """-o queue_len=256; 20 rounds of 2000 unsolicited requests from a
     second mount on Hca2 with nobody reading: each round 256 queued (the
@@ -928,6 +923,7 @@ def test_queue_overflow_drops_newest(fabric, mount):
     assert_daemon_alive(rm)
 
 
+@pytest.mark.load
 def test_queue_default_limit(fabric, mount):
     """The default queue is 4096 MADs: 5000 unsolicited requests, 904
     dropped (the newest)."""

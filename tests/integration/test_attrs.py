@@ -352,11 +352,7 @@ def test_unmount_with_sigterm(fabric, tmp_path):
     m.start()
     try:
         assert read(m.path("ibsim0", "ca_name")) == "ibsim0\n"
-        m.proc.terminate()
-        try:
-            rc = m.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            rc = None
+        rc = m.sigterm(10)
         mounted = fab.is_mounted(m.mountpoint)
     finally:
         m.unmount()

@@ -13,18 +13,10 @@ import pytest
 
 import fabric as fab
 import madtext as mt
+from checks import expect_errno
 from madfiles import last_error, pdir, read_text, stats
 
 LINE_MAX = 16384
-
-
-def expect_errno(code, fn, *args):
-    with pytest.raises(OSError) as ei:
-        fn(*args)
-    assert ei.value.errno == code, "%s%r: %s, want %s" % (
-        fn.__name__, args, errno.errorcode.get(ei.value.errno),
-        errno.errorcode[code])
-    return ei.value
 
 
 def write_once(path, data, flags=os.O_WRONLY):

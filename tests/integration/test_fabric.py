@@ -4,7 +4,6 @@ peer links both ways, and the written topology back through ibsim."""
 import errno
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -190,13 +189,8 @@ def test_sweep_write_and_interval(fabric, mount):
         open(m.path("fabric", "topology"), "w")
 
 
-def lid_of(m, guid, port):
-    return int(open(m.path("fabric", "nodes", "0x%016x" % guid, "ports",
-                           str(port), "lid")).read(), 16)
-
-
 def test_counters_equal_perfquery(make_fabric, mount):
-    import test_mad as tm
+    import diags as tm
     f = tm.quiet_fabric(make_fabric)
     sw1, hca2 = 0x200000, 0x100002      # Switch1, Hca2 of two-switch.net
     for node, port in (("Switch1", 7), ("Hca2", 1)):
@@ -208,7 +202,7 @@ def test_counters_equal_perfquery(make_fabric, mount):
         cdir = m.path("fabric", "nodes", "0x%016x" % guid, "ports", str(port),
                       "counters")
         ours = {n: int(open(os.path.join(cdir, n)).read()) for n in os.listdir(cdir)}
-        lid = lid_of(m, sw1 if guid == sw1 else hca2, 0 if guid == sw1 else port)
+        lid = tm.lid_of(f, "Switch1" if guid == sw1 else "Hca2")
         peer = tm.perfquery(f, "Hca1", str(lid), str(port))
         peer_x = tm.perfquery(f, "Hca1", "-x", str(lid), str(port))
         for name, key in tm.SYSFS_BASIC.items():
@@ -237,7 +231,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.mark.skipif(not shutil.which("promtool"), reason="promtool (prometheus) missing")
+@pytest.mark.promtool
 def test_metrics_pass_promtool(fabric, mount):
     m = mount("Hca1")
     with open(m.path("fabric", "metrics.prom")) as f:
@@ -272,8 +266,7 @@ def node_exporter(sysfs, tmp_path, *args):
     return None
 
 
-@pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
-                    reason="prometheus-node-exporter missing")
+@pytest.mark.node_exporter
 def test_node_exporter_both_ways(fabric, mount, tmp_path):
     m = mount("Hca1")
     assert sweep_kv(m)["ok"] == "1"
@@ -311,7 +304,7 @@ def sweep_now(m):
 
 
 def test_events_unlink_relink_and_errors(make_fabric, mount):
-    import test_mad as tm
+    import diags as tm
     f = tm.quiet_fabric(make_fabric)
     m = mount("Hca1", fabric=f)
     assert sweep_kv(m)["links"] == "5"
@@ -348,7 +341,7 @@ def test_events_unlink_relink_and_errors(make_fabric, mount):
 
 
 def test_sweep_under_packet_loss(make_fabric, mount):
-    import test_mad as tm
+    import diags as tm
     f = tm.quiet_fabric(make_fabric)
     m = mount("Hca1", fabric=f)
     assert sweep_kv(m)["ok"] == "1"
@@ -416,8 +409,7 @@ def test_sigterm_during_sweep_answers_the_writer(make_fabric, mount):
     """A sweep slowed by a node that answers nothing (Error 100%: three
     tries of 200 ms) is running when SIGTERM comes: the blocked writer of
     sweep is answered and the daemon gone within 2 s."""
-    import signal
-    import test_mad as tm
+    import diags as tm
     f = tm.quiet_fabric(make_fabric)
     m = mount("Hca1", fabric=f)
     assert sweep_kv(m)["ok"] == "1"
@@ -425,8 +417,7 @@ def test_sigterm_during_sweep_answers_the_writer(make_fabric, mount):
     t, got = slow_sweep_writer(m)
     assert not got, got                     # still sweeping
     t0 = time.monotonic()
-    os.kill(m.proc.pid, signal.SIGTERM)
-    rc = m.proc.wait(2.0)
+    rc = m.sigterm(2.0)
     t.join(2.0)
     assert rc == 0
     assert got and got[0] in (errno.ENODEV, errno.ENOTCONN, "done"), got
@@ -437,14 +428,12 @@ def test_sigterm_with_fabric_files_open(fabric, mount):
     """SIGTERM while topology, links and metrics.prom are open: the daemon
     exits 0 at once, and what those opens held is freed though their
     RELEASE never comes (the valgrind pass checks that)."""
-    import signal
     m = mount("Hca1")
     fds = [os.open(m.path("fabric", n), os.O_RDONLY)
            for n in ("topology", "links", "metrics.prom")]
     try:
         assert os.read(fds[1], 64).startswith(b"guid=")
-        os.kill(m.proc.pid, signal.SIGTERM)
-        assert m.proc.wait(10.0) == 0
+        assert m.sigterm(10.0) == 0
     finally:
         for fd in fds:
             try:
@@ -458,7 +447,7 @@ def test_parked_sweep_writer_leaves_the_worker_free(make_fabric, mount):
     a slow sweep (a node that answers nothing: three tries of 200 ms) is
     parked, not in the worker: another file reads meanwhile, and the
     writer gets its one answer when the sweep is complete."""
-    import test_mad as tm
+    import diags as tm
     f = tm.quiet_fabric(make_fabric)
     m = mount("Hca1", fabric=f, options=("max_threads=1",))
     assert sweep_kv(m)["ok"] == "1"
@@ -499,7 +488,7 @@ def test_interrupted_sweep_waits(make_fabric, mount):
     """A sweep slowed by a node that answers nothing: the first open of
     links (no snapshot yet: it waits for the first sweep) and a writer of
     sweep each get EINTR from a signal; the sweeps go on."""
-    import test_mad as tm
+    import diags as tm
     f = tm.quiet_fabric(make_fabric)
     m = mount("Hca1", fabric=f)
     f.command('Error "Hca3"[1] 100')
@@ -550,8 +539,7 @@ def test_modes_and_bad_input(fabric, mount):
         open(m.path("fabric", "events"), "w")
 
 
-@pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
-                    reason="prometheus-node-exporter missing")
+@pytest.mark.node_exporter
 def test_node_exporter_on_the_local_tree(fabric, mount, tmp_path):
     """The mount itself as class/infiniband: the host's own ports."""
     m = mount("Hca1")
@@ -568,7 +556,7 @@ def test_node_exporter_on_the_local_tree(fabric, mount, tmp_path):
 
 
 def test_events_node_gone_and_appeared(make_fabric, mount):
-    import test_mad as tm
+    import diags as tm
     f = tm.quiet_fabric(make_fabric)
     m = mount("Hca1", fabric=f)
     assert sweep_kv(m)["nodes"] == "5"
@@ -658,13 +646,12 @@ def test_fabric_options(fabric, mount):
     assert "fabric" not in os.listdir(m3.mountpoint)
 
 
-@pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
-                    reason="prometheus-node-exporter missing")
+@pytest.mark.node_exporter
 def test_port_without_port_info_and_node_exporter(make_fabric, mount, tmp_path):
     """A port whose PortInfo went unanswered in the last sweep has no
     ports/N/ (nor a peer link to it) and does not fail node_exporter's
     scrape; the next good sweep brings it back."""
-    import test_mad as tm
+    import diags as tm
     f = tm.quiet_fabric(make_fabric)
     m = mount("Hca1", fabric=f)
     assert sweep_kv(m)["ok"] == "1"

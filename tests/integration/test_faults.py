@@ -16,7 +16,6 @@ import os
 import re
 import select
 import signal
-import subprocess
 import threading
 import time
 from collections import Counter
@@ -24,9 +23,9 @@ from collections import Counter
 
 import fabric as fab
 import madtext as mt
+from diags import active_fabric
 from madfiles import Recv, pdir, read_text, stats, write_send
 
-HOSTS = ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2")
 TO_HCA3 = "0,1,7,1"
 
 
@@ -83,14 +82,6 @@ def console(f, line):
     assert "#" not in out and "unknown" not in out and "bad" not in out, \
         "%r: %s" % (line, out)
     return out
-
-
-def active_fabric(make_fabric, sm_host="Hca3"):
-    f = make_fabric("two-switch.net")
-    f.start_opensm(sm_host)
-    for h in HOSTS:
-        f.wait_active(h, timeout=30)
-    return f
 
 
 def wait_file(path, want, timeout):
@@ -461,11 +452,7 @@ def test_sigterm_under_load(make_fabric, mount):
     time.sleep(0.3)
     assert not results, "readers returned before SIGTERM: %r" % list(results.items())[:3]
     t0 = time.monotonic()
-    os.kill(m.proc.pid, signal.SIGTERM)
-    try:
-        rc = m.proc.wait(2.0)
-    except subprocess.TimeoutExpired:
-        rc = None
+    rc = m.sigterm(2.0)
     dt_exit = time.monotonic() - t0
     while fab.is_mounted(m.mountpoint) and time.monotonic() - t0 < 2.0:
         time.sleep(0.02)

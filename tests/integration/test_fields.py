@@ -8,8 +8,8 @@ import pytest
 
 import madtext as mt
 from madfiles import Recv, last_error, pdir, read_text, write_send
-from test_mad import (EXT_VALUES, ERROR_VALUES, lid_of, perf_set, perfquery,
-                      quiet_fabric, tool)
+from diags import (EXT_VALUES, ERROR_VALUES, lid_of, perf_set, perfquery,
+                   quiet_fabric, tool)
 
 # Fields the diags print as names, not numbers: the text for a number.
 _ENUMS = {

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 import fabric as fab
-import madtext as mt
+from diags import ERROR_VALUES, active_fabric, perfquery, quiet_fabric
 
 REPO = fab.REPO
 GUIDE = REPO / "docs" / "user-guide.md"
@@ -39,7 +39,6 @@ EXAMPLES = REPO / "scripts" / "examples"
 PYTHON = "/usr/bin/python3"
 PORT = "ibsim0/ports/1"
 PEER = "Hca2"
-HOSTS = ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2")
 SCRIPT_BUDGET = 5.0         # s, each example on the test fabric
 BLOCK_TIMEOUT = 30
 
@@ -142,11 +141,7 @@ def guide_fabric(make_fabric):
     """A fabric of the guide's own, opensm keeping it ACTIVE: the session
     fabric carries what earlier tests left (issm holders, clients that
     stopped reading, on which single-threaded ibsim can stall)."""
-    f = make_fabric("two-switch.net")
-    f.start_opensm("Hca3")
-    for h in ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2"):
-        f.wait_active(h, timeout=30)
-    return f
+    return active_fabric(make_fabric)
 
 
 @pytest.fixture
@@ -247,6 +242,40 @@ def test_guide_commands(guide_fabric, open_mount):
     assert background is None, "background block with no block after it"
     assert not os.listdir(m.path(PORT, "agents")), "the guide left a channel behind"
     print("block timings (line, s):", ", ".join("%d %.2f" % t for t in timings))
+
+
+def health_check_block():
+    """The guide's health check for cron: the first block after the
+    paragraph that starts "A health check for cron"."""
+    text = GUIDE.read_text()
+    at = text.index("\nA health check for cron")
+    line = text[:at].count("\n") + 2
+    return next(b for b in parse_guide(text) if b.lineno > line)
+
+
+@pytest.mark.parametrize("cable", ['"Switch1"[7]', '"Hca2"[1]'])
+def test_guide_health_check_finds_a_pulled_cable(guide_fabric, open_mount, cable):
+    """Quiet with every cable in, a report once one is pulled (a link
+    between the switches, which have a second one; an HCA's only link,
+    which takes the HCA out of the sweep), quiet again once it is back."""
+    b = health_check_block()
+    env = dict(os.environ, MNT=str(open_mount.mountpoint), CA="ibsim0",
+               P=str(open_mount.path(PORT)))
+    env.pop("LD_PRELOAD", None)
+
+    def run():
+        cp = subprocess.run(_argv(b), cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True, timeout=BLOCK_TIMEOUT)
+        assert cp.returncode == 0, (b, cp.stdout, cp.stderr)
+        return cp.stdout
+
+    assert run() == ""
+    out = guide_fabric.command("Unlink %s" % cable)
+    try:
+        assert re.search(r"^1 of 5 links down or not Active$", run(), re.M), out
+    finally:
+        guide_fabric.command("ReLink %s" % cable)
+    assert run() == ""
 
 
 # ---------------------------------------------------------------------------
@@ -351,32 +380,20 @@ def _link_speeds(text):
     return out
 
 
-PERF_ERRORS = {
-    "SymbolErrorCounter": 1234, "LinkErrorRecoveryCounter": 17,
-    "LinkDownedCounter": 5, "PortRcvErrors": 321,
-    "PortRcvRemotePhysicalErrors": 42, "PortRcvSwitchRelayErrors": 43,
-    "PortXmitDiscards": 44, "PortXmitConstraintErrors": 7,
-    "PortRcvConstraintErrors": 8, "LocalLinkIntegrityErrors": 9,
-    "ExcessiveBufferOverrunErrors": 11, "VL15Dropped": 99,
-}
 DATA = ["PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"]
+PERF_ERRORS = {k: v for k, v in ERROR_VALUES.items()
+               if k not in DATA + ["PortXmitWait"]}
 _ROW = re.compile(r"^(.{24}) (0x[0-9a-f]{16}) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(32|64)$")
 
 
 def _perfquery(f, lid, port):
-    return {k: int(v, 0) for k, v in mt.parse_diag(
-        f.run_tool(["perfquery", str(lid), str(port)], "Hca1").stdout).items()
-        if re.match(r"^(0x[0-9a-f]+|\d+)$", v)}
+    return perfquery(f, "Hca1", str(lid), str(port))
 
 
 def test_fabric_counters_match_perfquery(make_fabric, mount):
     # A fabric of its own: opensm made it ACTIVE and is stopped, so only
     # our MADs move the counters, and error counters may be set.
-    f = make_fabric("two-switch.net")
-    f.start_opensm("Hca3")
-    for h in HOSTS:
-        f.wait_active(h, timeout=30)
-    f.stop_opensm("Hca3")
+    f = quiet_fabric(make_fabric)
     for (node, port), k in {("Switch1", 2): 1, ("Hca3", 1): 2}.items():
         for name, v in PERF_ERRORS.items():
             out = f.command('PerformanceSet "%s"[%d] PortCounters.%s=%d'

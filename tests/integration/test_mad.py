@@ -28,19 +28,15 @@ import pytest
 
 import fabric as fab
 import madtext as mt
+from diags import (ERROR_VALUES, EXT_VALUES, SYSFS_BASIC, SYSFS_EXT, lid_of,
+                   perf_set, perfquery, quiet_fabric, tool)
 from madfiles import Recv, last_error, pdir, read_text, stats, write_send, write_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = sys.executable
 
-HOSTS = ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2")
-
 # ---------------------------------------------------------------------------
 # helpers
-
-
-def tool(fabric, sim_host, *argv, check=True):
-    return fabric.run_tool(list(argv), sim_host, check=check)
 
 
 def smpdump_bytes(text):
@@ -51,27 +47,6 @@ def smpdump_bytes(text):
             out += bytes.fromhex(line.replace(" ", ""))
     assert len(out) == 64, text
     return out
-
-
-def lid_of(fabric, sim_host, path, port=0):
-    """The LID of the port at DR path `path` from sim_host (a switch: port 0)."""
-    pi = fab.parse_smpquery(tool(fabric, sim_host, "smpquery", "-D", "portinfo",
-                                 path, str(port)).stdout)
-    lid = int(pi["Lid"])
-    assert lid, pi
-    return lid
-
-
-def quiet_fabric(make_fabric):
-    """A new fabric whose ports were made ACTIVE by opensm, which is then
-    stopped: no MAD crosses a link unless the test sends it, so traffic
-    counters stay put, and tests may change the fabric's state."""
-    f = make_fabric("two-switch.net")
-    f.start_opensm("Hca3")
-    for h in HOSTS:
-        f.wait_active(h, timeout=30)
-    f.stop_opensm("Hca3")
-    return f
 
 
 def wait_queued(m, n, timeout=5.0):
@@ -170,57 +145,6 @@ def test_portinfo_lid_routed_matches_smpquery(fabric, mount, target, port):
 
 # ---------------------------------------------------------------------------
 # 3. PerfMgt PortCounters: send/recv and counters/ vs perfquery
-
-ERROR_VALUES = {
-    "SymbolErrorCounter": 1234, "LinkErrorRecoveryCounter": 17,
-    "LinkDownedCounter": 5, "PortRcvErrors": 321,
-    "PortRcvRemotePhysicalErrors": 42, "PortRcvSwitchRelayErrors": 43,
-    "PortXmitDiscards": 44, "PortXmitConstraintErrors": 7,
-    "PortRcvConstraintErrors": 8, "LocalLinkIntegrityErrors": 9,
-    "ExcessiveBufferOverrunErrors": 11, "VL15Dropped": 99,
-    "PortXmitData": 0x11223344, "PortRcvData": 0x55667788,
-    "PortXmitPkts": 70001, "PortRcvPkts": 70002, "PortXmitWait": 4242,
-}
-EXT_VALUES = {
-    "PortXmitData": 0x123456789a, "PortRcvData": 0x2233445566,
-    "PortXmitPkts": 5000000001, "PortRcvPkts": 5000000002,
-    "PortUnicastXmitPkts": 601, "PortUnicastRcvPkts": 602,
-    "PortMulticastXmitPkts": 603, "PortMulticastRcvPkts": 604,
-}
-SYSFS_BASIC = {
-    "symbol_error": "SymbolErrorCounter",
-    "link_error_recovery": "LinkErrorRecoveryCounter",
-    "link_downed": "LinkDownedCounter", "port_rcv_errors": "PortRcvErrors",
-    "port_rcv_remote_physical_errors": "PortRcvRemotePhysicalErrors",
-    "port_rcv_switch_relay_errors": "PortRcvSwitchRelayErrors",
-    "port_xmit_discards": "PortXmitDiscards",
-    "port_xmit_constraint_errors": "PortXmitConstraintErrors",
-    "port_rcv_constraint_errors": "PortRcvConstraintErrors",
-    "local_link_integrity_errors": "LocalLinkIntegrityErrors",
-    "excessive_buffer_overrun_errors": "ExcessiveBufferOverrunErrors",
-    "VL15_dropped": "VL15Dropped", "port_xmit_wait": "PortXmitWait",
-}
-SYSFS_EXT = {
-    "port_xmit_data": "PortXmitData", "port_rcv_data": "PortRcvData",
-    "port_xmit_packets": "PortXmitPkts", "port_rcv_packets": "PortRcvPkts",
-    "unicast_xmit_packets": "PortUnicastXmitPkts",
-    "unicast_rcv_packets": "PortUnicastRcvPkts",
-    "multicast_xmit_packets": "PortMulticastXmitPkts",
-    "multicast_rcv_packets": "PortMulticastRcvPkts",
-}
-
-
-def perf_set(f, node, port, attr, values):
-    for k, v in values.items():
-        out = f.command('PerformanceSet "%s"[%d] %s.%s=%d' % (node, port, attr, k, v))
-        assert "has been set to %d" % v in out, out
-
-
-def perfquery(f, host, *args):
-    return {k: int(v, 0) for k, v in
-            mt.parse_diag(tool(f, host, "perfquery", *args).stdout).items()
-            if re.match(r"^(0x[0-9a-f]+|\d+)$", v)}
-
 
 def test_port_counters_match_perfquery(make_fabric, mount):
     f = quiet_fabric(make_fabric)
@@ -577,6 +501,7 @@ WORKER = textwrap.dedent(r"""
 """)
 
 
+@pytest.mark.load
 def test_four_processes_thousand_requests_each(fabric, mount):
     import json
     m = mount("Hca1")
@@ -722,11 +647,7 @@ def test_sigterm_with_blocked_readers(fabric, mount):
     m = mount("Hca1")
     threads, results = start_blocked_readers(m)
     t0 = time.monotonic()
-    os.kill(m.proc.pid, signal.SIGTERM)
-    try:
-        rc = m.proc.wait(2.0)
-    except subprocess.TimeoutExpired:
-        rc = None
+    rc = m.sigterm(2.0)
     dt = time.monotonic() - t0
     for t in threads:
         t.join(max(0.1, 2.0 - (time.monotonic() - t0)))
@@ -764,6 +685,7 @@ def test_lazy_unmount_with_blocked_readers(fabric, mount):
     assert rc == 0, "daemon still running (or failed) after lazy unmount: %r" % rc
 
 
+@pytest.mark.load
 def test_reader_and_writer_threads_share_umad_fd(fabric, mount):
     m = mount("Hca1")
     fd = open_umad(m)
@@ -802,6 +724,7 @@ def test_reader_and_writer_threads_share_umad_fd(fabric, mount):
             os.close(fd)
 
 
+@pytest.mark.load
 def test_bash_while_read_gets_every_line(fabric, mount):
     m = mount("Hca1")
     n = 40
@@ -1082,6 +1005,7 @@ BAD_LINES = [
 ]
 
 
+@pytest.mark.fuzzed
 @pytest.mark.parametrize("name,data,want_errno,want_msg", BAD_LINES,
                          ids=[b[0] for b in BAD_LINES])
 def test_bad_send_line(fabric, mount, name, data, want_errno, want_msg):

@@ -29,16 +29,11 @@ from pathlib import Path
 import pytest
 
 import fabric as fab
+from checks import need
 
 REPO = fab.REPO
 MAN = REPO / "docs" / "umadfs.8"
 UNIT_IN = REPO / "packaging" / "umadfs.service.in"
-
-
-def _need(*tools):
-    for t in tools:
-        if shutil.which(t) is None:
-            pytest.skip("%s not installed" % t)
 
 
 def _need_root_fuse():
@@ -84,7 +79,7 @@ def _render_man(path, width=200):
 # the man page
 
 def test_man_page_renders_without_warnings():
-    _need("groff")
+    need("groff")
     cp = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", str(MAN)],
                         capture_output=True, text=True, timeout=30)
     assert cp.returncode == 0 and cp.stderr == "", cp.stderr
@@ -100,7 +95,7 @@ def test_man_page_renders_without_warnings():
 
 
 def test_man_page_lists_every_help_option():
-    _need("groff")
+    need("groff")
     dashed, onames = _help_options(_help_text())
     # What the parser must find, so that it cannot pass by finding nothing.
     assert {"-h", "--help", "-V", "--version", "-f", "-d", "-s",
@@ -123,7 +118,7 @@ def test_man_page_lists_every_help_option():
 
 
 def test_man_page_sections_and_errors():
-    _need("groff")
+    need("groff")
     page = _render_man(MAN)
     for sec in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "THE TREE",
                 "FILES", "TEXT FORMAT", "ERRORS", "EXAMPLES", "MOUNTING AT BOOT",
@@ -197,7 +192,7 @@ def _systemd_unitdir():
 
 
 def test_meson_install_destdir(tmp_path):
-    _need("meson", "ninja")
+    need("meson", "ninja")
     t0 = time.monotonic()
     b = _meson_build(tmp_path, "--prefix=/usr")
     dest = tmp_path / "dest"
@@ -234,7 +229,7 @@ def _unit_text(sbindir):
 
 
 def test_unit_verifies(tmp_path):
-    _need("systemd-analyze")
+    need("systemd-analyze")
     bindir = Path(fab.umadfs_bin()).resolve().parent
     unit = tmp_path / "umadfs.service"
     unit.write_text(_unit_text(str(bindir)))
@@ -266,7 +261,7 @@ def test_ready_notification(tmp_path):
     CAs)."""
     import socket
     _need_root_fuse()
-    _need("nm")
+    need("nm")
     if not _links_notify(fab.umadfs_bin()):
         pytest.skip("this umadfs does not call notify_ready() yet")
     sock_path = tmp_path / "notify"
@@ -500,8 +495,7 @@ def test_fstab_line_documented():
 
 def test_fstab_ordering(tmp_path):
     gen = Path("/lib/systemd/system-generators/systemd-fstab-generator")
-    if not os.access(gen, os.X_OK):
-        pytest.skip("no systemd-fstab-generator")
+    need(str(gen))
     fstab = tmp_path / "fstab"
     fstab.write_text("umadfs /run/umadfs fuse.umadfs allow_other,%s 0 0\n"
                      % FSTAB_OPTIONS)
@@ -524,7 +518,7 @@ def _mount_route(tmp_path, sim, how, checks=""):
     """Mount with mount(8) in a private namespace; `how` is "fstab" (an
     fstab line, mount --fstab FILE MNT) or "type" (mount -t fuse.umadfs)."""
     _need_root_fuse()
-    _need("unshare", "mount", "mount.fuse3")
+    need("unshare", "mount", "mount.fuse3")
     bindir = tmp_path / "sbin"
     bindir.mkdir()
     mnt = tmp_path / "ib"
@@ -625,10 +619,9 @@ def test_mount8_simulator(tmp_path, fabric, how):
 @pytest.mark.skipif(os.environ.get("UMADFS_SKIP_DEB") == "1",
                     reason="UMADFS_SKIP_DEB=1")
 def test_debian_package(tmp_path, fabric, monkeypatch):
-    if shutil.which("dpkg-deb") is None:
-        pytest.skip("not a Debian system")
-    if os.geteuid() != 0 and shutil.which("dpkg-buildpackage") is None:
-        pytest.skip("dpkg-buildpackage missing and not root to install it")
+    need("dpkg-deb")
+    if os.geteuid() != 0:       # as root, build-deb.sh installs what it needs
+        need("dpkg-buildpackage")
     out = tmp_path / "deb"
     t0 = time.monotonic()
     cp = subprocess.run(["bash", str(REPO / "packaging" / "build-deb.sh")],

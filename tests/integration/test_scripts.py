@@ -3,35 +3,45 @@
 - What run.sh installs: with CAs only what building and running the daemon
   needs (no subnet manager, no diagnostics unless UMADFS_WITH_DIAGS=1, no
   test tools); under the simulator also ibsim, umad2sim and opensm.
-- lib.sh's install step never lets a subnet manager's service be enabled
-  or started.  The step runs for real, with apt-get, dpkg-query and the
-  service tools (deb-systemd-helper, systemctl, update-rc.d, invoke-rc.d,
+- lib.sh's install step never lets a held service (a subnet manager's,
+  Prometheus's, node_exporter's) be enabled or started.  The step runs
+  for real, with apt-get, dpkg-query and the service tools
+  (deb-systemd-helper, systemctl, update-rc.d, invoke-rc.d,
   deb-systemd-invoke) replaced on PATH by fakes that keep their state in a
-  directory: the fake apt-get "installs" opensm by running opensm's own
-  postinst (the installed one, else the Debian 12 one below), which
-  enables opensm.service and starts it unless policy-rc.d says no.  The
-  fakes record what would be enabled and started; no real service is
-  touched, with or without systemd as PID 1.
+  directory: the fake apt-get "installs" opensm, prometheus and
+  prometheus-node-exporter by running the service part of each one's
+  postinst (debhelper's, from the installed postinst, else the Debian 12
+  one below), which enables the service and starts it unless
+  policy-rc.d says no.  The fakes record what would be enabled and
+  started; no real service is touched, with or without systemd as PID 1.
 - run.sh under the simulator: mounts with allow_other, and its opensm is a
-  umad2sim client of its own fabric; `run.sh stop` ends everything.
+  umad2sim client of its own fabric; `run.sh env` makes the diags clients
+  of the mounted node (smpquery says what the mount's MAD files say);
+  `run.sh stop` ends everything.
 """
 
 import os
 import re
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 import fabric as fab
+import madtext as mt
+from checks import PACKAGE_OF
+from madfiles import Recv, write_text
 
 REPO = fab.REPO
 LIB = REPO / "scripts" / "lib.sh"
 RUN = REPO / "scripts" / "run.sh"
 
+# The services lib.sh holds (UMADFS_HELD_SERVICES), each its package's name.
+HELD = ("opensm", "prometheus", "prometheus-node-exporter")
+
 # What dh_installinit and dh_installsystemd put in opensm's postinst
-# (Debian 12, opensm 3.3.23-2): used when opensm is not installed here.
+# (Debian 12, opensm 3.3.23-2), and in the others' with their names: used
+# when the package is not installed here.
 OPENSM_POSTINST = r"""#!/bin/sh
 set -e
 if [ "$1" = "configure" ]; then
@@ -136,21 +146,32 @@ case $1 in start|restart) echo "systemctl $2" >>"$FAKE/started" ;; esac
 }
 
 
+def service_postinst(pkg):
+    """The service part of pkg's postinst: debhelper's sections of the
+    installed one (the rest may add users, chown...), else ours."""
+    real = Path("/var/lib/dpkg/info/%s.postinst" % pkg)
+    parts = re.findall(r"^# Automatically added by dh_install(?:init|systemd)/.*?\n"
+                       r"(.*?)^# End automatically added section",
+                       real.read_text() if real.is_file() else "", re.M | re.S)
+    if not parts:
+        return OPENSM_POSTINST.replace("opensm", pkg)
+    return "#!/bin/sh\nset -e\n" + "".join(parts)
+
+
 @pytest.fixture
 def fakehost(tmp_path):
     """A directory of fakes first on PATH, and their state directory."""
     state = tmp_path / "fake"
     for d in ("installed", "enabled", "dsh-disabled", "rc", "postinst"):
         (state / d).mkdir(parents=True)
-    real = Path("/var/lib/dpkg/info/opensm.postinst")
-    (state / "postinst" / "opensm").write_text(
-        real.read_text() if real.is_file() else OPENSM_POSTINST)
+    for pkg in HELD:
+        (state / "postinst" / pkg).write_text(service_postinst(pkg))
     bindir = tmp_path / "fakebin"
     bindir.mkdir()
     for name, body in FAKES.items():
         (bindir / name).write_text("#!/bin/bash\n" + body)
         (bindir / name).chmod(0o755)
-    env = dict(os.environ, FAKE=str(state), FAKE_MISSING="opensm",
+    env = dict(os.environ, FAKE=str(state), FAKE_MISSING=" ".join(HELD),
                PATH="%s:%s" % (bindir, os.environ["PATH"]),
                UMADFS_POLICY_RC_D=str(tmp_path / "policy-rc.d"))
     return state, env
@@ -200,25 +221,39 @@ def test_run_packages(tmp_path):
             "libumad2sim0" in sim and "valgrind" not in sim, sim
 
 
-def test_fakes_see_opensm_enabled(fakehost):
-    """The control: opensm installed without lib.sh gets its service
-    enabled (and, where its init script exists, started): the fakes see
-    it, so the next test can fail."""
+@pytest.mark.parametrize("pkg", HELD)
+def test_fakes_see_the_service_enabled(fakehost, pkg):
+    """The control: a held service's package installed without lib.sh gets
+    its service enabled (and, where its init script exists, started): the
+    fakes see it, so the next test can fail."""
     state, env = fakehost
-    cp = _bash("apt-get install -y opensm", env)
+    cp = _bash("apt-get install -y %s" % pkg, env)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     enabled, started, rc = _services(state)
-    assert enabled == ["opensm.service"]
-    if os.access("/etc/init.d/opensm", os.X_OK):
-        assert started == ["init.d opensm"] and rc == {"opensm": "S"}
+    assert enabled == ["%s.service" % pkg]
+    if os.access("/etc/init.d/%s" % pkg, os.X_OK):
+        assert started == ["init.d %s" % pkg] and rc == {pkg: "S"}
+
+
+def test_test_sh_installs_every_peer():
+    """test.sh's package lists hold the package of every peer a test needs
+    (checks.PACKAGE_OF), and the held services are these tests' HELD."""
+    cp = _bash("source %s; echo \"${UMADFS_HELD_SERVICES[*]}\"; echo "
+               "\"${UMADFS_BUILD_PACKAGES[*]} ${UMADFS_SIM_PACKAGES[*]} "
+               "${UMADFS_TEST_PACKAGES[*]}\"" % LIB, dict(os.environ))
+    held, pkgs = (l.split() for l in cp.stdout.splitlines())
+    assert sorted(held) == sorted(HELD)
+    assert set(PACKAGE_OF.values()) <= set(pkgs), set(PACKAGE_OF.values()) - set(pkgs)
+    assert set(HELD) <= set(pkgs)
 
 
 @pytest.mark.parametrize("step", ["run.sh", "test.sh"])
 @pytest.mark.parametrize("policy", ["none", "existing"])
-def test_install_never_enables_opensm(fakehost, tmp_path, step, policy):
+def test_install_never_enables_held_services(fakehost, tmp_path, step, policy):
     """lib.sh's install step (run.sh's package list under the simulator,
-    or test.sh's full list) installs opensm with nothing started or left
-    enabled, and puts policy-rc.d back as it was."""
+    or test.sh's full list) installs opensm (and for test.sh prometheus
+    and prometheus-node-exporter) with nothing started or left enabled,
+    and puts policy-rc.d back as it was."""
     state, env = fakehost
     env.update(FORCE_SIM="1")
     policy_rc = Path(env["UMADFS_POLICY_RC_D"])
@@ -230,11 +265,12 @@ def test_install_never_enables_opensm(fakehost, tmp_path, step, policy):
     cp = _bash("set -euo pipefail; source %s; %s" % (LIB, call), env)
     out = cp.stdout + cp.stderr
     assert cp.returncode == 0, out
-    assert (state / "installed" / "opensm").exists(), out
+    want = ["opensm"] if step == "run.sh" else list(HELD)
+    assert sorted(p.name for p in (state / "installed").iterdir()) == sorted(want), out
     enabled, started, rc = _services(state)
     assert enabled == [], out + (state / "log").read_text()
     assert started == [], out + (state / "log").read_text()
-    assert rc.get("opensm", "K") == "K"
+    assert set(rc.values()) <= {"K"}, rc
     if policy == "existing":
         assert "the admin's" in policy_rc.read_text()
         assert not Path(str(policy_rc) + ".umadfs-saved").exists()
@@ -291,9 +327,50 @@ def test_run_sh_simulator(tmp_path):
         assert any(v.startswith(b"LD_PRELOAD=") and b"umad2sim" in v
                    for v in environ)
         assert b"IBSIM_SOCKNAME=" + env["IBSIM_SOCKNAME"].encode() in environ
+        # The diags against the same fabric, as the guide runs them: the
+        # same NodeInfo one hop out as the mount's MAD files get.
+        port = mnt / "ibsim0" / "ports" / "1"
+        with Recv(port / "recv") as r:
+            write_text(port / "send", "class=smi-dr method=get attr=NodeInfo dr=0,1\n")
+            ln = r.line()
+        assert ln["status"] == "0x0000", ln
+        diag_env = {k: v for k, v in env.items()
+                    if k not in ("IBSIM_SOCKNAME", "LD_PRELOAD", "SIM_HOST")}
+        cp = subprocess.run(["bash", "-c", 'eval "$(%s env)"; '
+                             "smpquery -D nodeinfo 0,1" % RUN],
+                            env=diag_env, cwd=tmp_path, capture_output=True,
+                            text=True, timeout=30, stdin=subprocess.DEVNULL)
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        peer = mt.parse_diag(cp.stdout)
+        ours = mt.decode_nodeinfo(ln.mad[64:104])
+        assert ours["NodeType"] == "Switch", ours
+        assert ours == {k: peer.get(k) for k in ours}, (ours, peer)
+        assert ln.field("NodeInfo.Guid") == int(peer["Guid"], 16)
+        assert ln.field("NodeInfo.NumPorts") == int(peer["NumPorts"])
     finally:
         cp = subprocess.run(["bash", str(RUN), "stop", str(mnt)], env=env,
                             capture_output=True, text=True, timeout=60)
     assert cp.returncode == 0, cp.stderr
     assert not fab.is_mounted(mnt)
     assert sm is None or not Path("/proc/%d" % sm).exists()
+
+
+@pytest.mark.parametrize("ci", ["true", None])
+def test_missing_peer_fails_under_ci(tmp_path, ci):
+    """A test that needs a peer (here promtool, by its marker) is skipped
+    without it, naming the package; under CI=true it fails instead."""
+    env = dict(os.environ, PATH=str(tmp_path))     # no promtool, nothing
+    env.pop("CI", None)
+    if ci:
+        env["CI"] = ci
+    cp = subprocess.run(["/usr/bin/python3", "-m", "pytest", "-p", "no:cacheprovider",
+                         "-rsE", "-q", "%s::test_metrics_pass_promtool"
+                         % (REPO / "tests" / "integration" / "test_fabric.py")],
+                        cwd=REPO, env=env, capture_output=True, text=True,
+                        timeout=60, stdin=subprocess.DEVNULL)
+    out = cp.stdout + cp.stderr
+    assert "promtool missing: install prometheus" in out, out
+    if ci:
+        assert cp.returncode != 0 and "1 error" in out and "skipped" not in out, out
+    else:
+        assert cp.returncode == 0 and "1 skipped" in out, out

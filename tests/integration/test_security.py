@@ -33,6 +33,8 @@ import pytest
 
 import fabric as fab
 import madtext as mt
+from checks import need
+from diags import lid_of
 
 PORT = "ibsim0/ports/1"
 USER = "umadfs-test"
@@ -55,9 +57,7 @@ def _ensure(check, create):
 def ids():
     if os.geteuid() != 0:
         pytest.skip("needs root to make a user and switch to it")
-    for tool in ("setpriv", "useradd", "groupadd"):
-        if not shutil.which(tool):
-            pytest.skip("%s not found" % tool)
+    need("setpriv", "useradd", "groupadd")
     gid = _ensure(lambda: grp.getgrnam(GROUP).gr_gid,
                   ["groupadd", "--system", GROUP])
     pw = _ensure(lambda: pwd.getpwnam(USER),
@@ -188,10 +188,6 @@ def run_as(ids, m, code, member=True, who="user", args=()):
 def read_text(path):
     with open(path, "rb") as f:
         return f.read().decode()
-
-
-def lid_of(f, host):
-    return int(f.ibstat(host)["ports"][1]["Base lid"])
 
 
 def symbol_errors(line):

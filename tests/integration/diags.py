@@ -1,0 +1,102 @@
+"""The reference side of the tests: infiniband-diags run as peers under
+the same simulator, and ibsim's console setting what they then read.
+Shared by the test modules (a test module is never imported as a
+library): `tool`, `lid_of`, `perfquery`, `perf_set`, `active_fabric`,
+`quiet_fabric` and the PerfMgt counters' names and test values."""
+
+import re
+
+import fabric as fab
+import madtext as mt
+
+HOSTS = ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2")    # two-switch.net
+
+
+def tool(fabric, sim_host, *argv, check=True):
+    """A diags tool run as a client of sim_host -> CompletedProcess."""
+    return fabric.run_tool(list(argv), sim_host, check=check)
+
+
+def lid_of(fabric, sim_host, path="0", port=0):
+    """The LID of the port at DR path `path` from sim_host, by smpquery
+    (path "0": sim_host's own; port 0: the one the SMP came in on, a
+    switch's management port)."""
+    pi = fab.parse_smpquery(tool(fabric, sim_host, "smpquery", "-D", "portinfo",
+                                 path, str(port)).stdout)
+    lid = int(pi["Lid"])
+    assert lid, pi
+    return lid
+
+
+def active_fabric(make_fabric, sm_host="Hca3"):
+    """A new two-switch fabric of the test's own, opensm on sm_host keeping
+    every port ACTIVE (and answering SA queries)."""
+    f = make_fabric("two-switch.net")
+    f.start_opensm(sm_host)
+    for h in HOSTS:
+        f.wait_active(h, timeout=30)
+    return f
+
+
+def quiet_fabric(make_fabric):
+    """A new fabric whose ports were made ACTIVE by opensm, which is then
+    stopped: no MAD crosses a link unless the test sends it, so traffic
+    counters stay put, and tests may change the fabric's state."""
+    f = active_fabric(make_fabric)
+    f.stop_opensm("Hca3")
+    return f
+
+
+# PerfMgt: values set with ibsim's PerformanceSet, and the counters'
+# names in sysfs (counters/) against perfquery's.
+ERROR_VALUES = {
+    "SymbolErrorCounter": 1234, "LinkErrorRecoveryCounter": 17,
+    "LinkDownedCounter": 5, "PortRcvErrors": 321,
+    "PortRcvRemotePhysicalErrors": 42, "PortRcvSwitchRelayErrors": 43,
+    "PortXmitDiscards": 44, "PortXmitConstraintErrors": 7,
+    "PortRcvConstraintErrors": 8, "LocalLinkIntegrityErrors": 9,
+    "ExcessiveBufferOverrunErrors": 11, "VL15Dropped": 99,
+    "PortXmitData": 0x11223344, "PortRcvData": 0x55667788,
+    "PortXmitPkts": 70001, "PortRcvPkts": 70002, "PortXmitWait": 4242,
+}
+EXT_VALUES = {
+    "PortXmitData": 0x123456789a, "PortRcvData": 0x2233445566,
+    "PortXmitPkts": 5000000001, "PortRcvPkts": 5000000002,
+    "PortUnicastXmitPkts": 601, "PortUnicastRcvPkts": 602,
+    "PortMulticastXmitPkts": 603, "PortMulticastRcvPkts": 604,
+}
+SYSFS_BASIC = {
+    "symbol_error": "SymbolErrorCounter",
+    "link_error_recovery": "LinkErrorRecoveryCounter",
+    "link_downed": "LinkDownedCounter", "port_rcv_errors": "PortRcvErrors",
+    "port_rcv_remote_physical_errors": "PortRcvRemotePhysicalErrors",
+    "port_rcv_switch_relay_errors": "PortRcvSwitchRelayErrors",
+    "port_xmit_discards": "PortXmitDiscards",
+    "port_xmit_constraint_errors": "PortXmitConstraintErrors",
+    "port_rcv_constraint_errors": "PortRcvConstraintErrors",
+    "local_link_integrity_errors": "LocalLinkIntegrityErrors",
+    "excessive_buffer_overrun_errors": "ExcessiveBufferOverrunErrors",
+    "VL15_dropped": "VL15Dropped", "port_xmit_wait": "PortXmitWait",
+}
+SYSFS_EXT = {
+    "port_xmit_data": "PortXmitData", "port_rcv_data": "PortRcvData",
+    "port_xmit_packets": "PortXmitPkts", "port_rcv_packets": "PortRcvPkts",
+    "unicast_xmit_packets": "PortUnicastXmitPkts",
+    "unicast_rcv_packets": "PortUnicastRcvPkts",
+    "multicast_xmit_packets": "PortMulticastXmitPkts",
+    "multicast_rcv_packets": "PortMulticastRcvPkts",
+}
+
+
+def perf_set(f, node, port, attr, values):
+    """ibsim's PerformanceSet of each counter of values on node[port]."""
+    for k, v in values.items():
+        out = f.command('PerformanceSet "%s"[%d] %s.%s=%d' % (node, port, attr, k, v))
+        assert "has been set to %d" % v in out, out
+
+
+def perfquery(f, host, *args):
+    """perfquery ARGS run as a client of host -> {counter: int}."""
+    return {k: int(v, 0) for k, v in
+            mt.parse_diag(tool(f, host, "perfquery", *args).stdout).items()
+            if re.match(r"^(0x[0-9a-f]+|\d+)$", v)}
