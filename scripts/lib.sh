@@ -29,6 +29,8 @@ UMADFS_TEST_PACKAGES=(
 	util-linux mount passwd
 	# the user guide's commands (tests/integration/test_guide.py)
 	xxd
+	# read() calls counted (tests/integration/test_mad.py)
+	strace
 	# fabric/ read by Prometheus's tools (tests/integration/test_fabric.py)
 	prometheus prometheus-node-exporter
 	# the memcheck pass of scripts/test.sh

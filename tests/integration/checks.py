@@ -33,6 +33,7 @@ PACKAGE_OF = {
     "groupadd": "passwd",
     "dpkg-deb": "dpkg",
     "dpkg-buildpackage": "dpkg-dev",
+    "strace": "strace",
 }
 
 

@@ -28,6 +28,7 @@ import pytest
 
 import fabric as fab
 import madtext as mt
+from checks import need
 from diags import (ERROR_VALUES, EXT_VALUES, SYSFS_BASIC, SYSFS_EXT, lid_of,
                    perf_set, perfquery, quiet_fabric, tool)
 from madfiles import Recv, last_error, pdir, read_text, stats, write_send, write_text
@@ -810,6 +811,7 @@ def test_shell_line_readers_take_one_line_each(fabric, mount, tool):
 def test_bash_read_loop_reads_in_chunks(fabric, mount, tmp_path):
     """`echo > send; read -r l < recv` reads a line in a few read() calls,
     not one per byte (bash reads in chunks from a file it can seek)."""
+    need("strace")
     m = mount("Hca1")
     n = 100
     out, trace = tmp_path / "lines.txt", tmp_path / "strace.txt"
