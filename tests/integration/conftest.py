@@ -43,6 +43,8 @@ MARKERS = {
     "fuzzed": "bad input the fuzzer covers too",
     "node_exporter": "runs prometheus-node-exporter (needs it)",
     "promtool": "runs promtool (needs it)",
+    "watchdog": "watchdog(SECONDS): the test's own budget, for one that "
+                "builds or installs (its time is the machine's load, not a hang)",
 }
 PEER_MARKERS = {"node_exporter": "prometheus-node-exporter",
                 "promtool": "promtool"}
@@ -64,10 +66,13 @@ def _fuse_usable():
 
 
 @pytest.fixture(autouse=True)
-def watchdog():
-    """A test that runs longer than UMADFS_TEST_TIMEOUT s (default 60) gets
-    its daemons SIGKILLed: a read blocked on a hung FUSE mount then fails
-    with ENOTCONN instead of hanging the run.  The stacks are dumped."""
+def watchdog(request):
+    """A test that runs longer than UMADFS_TEST_TIMEOUT s (default 60), or
+    its @pytest.mark.watchdog(SECONDS), gets its daemons SIGKILLed: a read
+    blocked on a hung FUSE mount then fails with ENOTCONN instead of
+    hanging the run.  The stacks are dumped."""
+    own = request.node.get_closest_marker("watchdog")
+    budget = max(TEST_TIMEOUT, own.args[0]) if own else TEST_TIMEOUT
     fired = []
 
     def fire():
@@ -75,14 +80,14 @@ def watchdog():
         faulthandler.dump_traceback(all_threads=True)
         fab.kill_all_mounts()
 
-    t = threading.Timer(TEST_TIMEOUT, fire)
+    t = threading.Timer(budget, fire)
     t.daemon = True
     t.start()
     yield
     t.cancel()
     if fired:
         pytest.fail("watchdog: test ran over %.0fs; daemons were killed"
-                    % TEST_TIMEOUT, pytrace=False)
+                    % budget, pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -618,6 +618,9 @@ def test_mount8_simulator(tmp_path, fabric, how):
 
 @pytest.mark.skipif(os.environ.get("UMADFS_SKIP_DEB") == "1",
                     reason="UMADFS_SKIP_DEB=1")
+# dpkg-buildpackage and lintian: 20-30 s on a quiet machine, 80-95 s with
+# the ASan pass's neighbours loading both CPUs.
+@pytest.mark.watchdog(600)
 def test_debian_package(tmp_path, fabric, monkeypatch):
     need("dpkg-deb")
     if os.geteuid() != 0:       # as root, build-deb.sh installs what it needs
