@@ -4,7 +4,8 @@
 Run from anywhere; rewrites the seed-* files and leaves everything else
 (regression inputs, crash-* files added by hand) alone.  The seeds are
 realistic lines from docs/text-format.md and tests/unit/test_madtext.c,
-some bad ones, and a few binary umad frames.
+some bad ones, a few binary umad frames, and received frames whose
+attributes have named fields, up to 64 KiB SA responses.
 """
 import struct
 from pathlib import Path
@@ -35,6 +36,11 @@ def umad_hdr(length, lid=0, qpn=0, qkey=0, sl=0, status=0, timeout=0,
     return h
 
 
+def frame(m, **hdr):
+    """A umad frame: the header (its length field right) and the MAD m."""
+    return umad_hdr(64 + len(m), **hdr) + m
+
+
 def hexs(b):
     return bytes(b).hex()
 
@@ -55,6 +61,33 @@ def rmpp_sa(size=400, active=True):
     m[24], m[25], m[26] = 1, 1, 0x05 if active else 0x04
     struct.pack_into(">H", m, 44, 14)
     m[size - 1] = 0x77
+    return m
+
+
+def sa_table(attr, offset_words, records, paylen=True):
+    """An SA GetTableResp, RMPP Active, of `records` records of
+    offset_words * 8 bytes, each filled with a different byte pattern (so
+    that every field has a value); PayloadLength set unless paylen is
+    False."""
+    rsize = 8 * offset_words
+    size = max(256, 56 + records * rsize)
+    m = mad(0x03, 0x92, attr=attr, version=2, size=size)
+    m[24], m[25], m[26] = 1, 1, 0x05
+    if paylen:
+        struct.pack_into(">I", m, 32, 20 + records * rsize)
+    struct.pack_into(">H", m, 44, offset_words)
+    for r in range(records):
+        for i in range(rsize):
+            m[56 + r * rsize + i] = (r * 37 + i * 11 + 1) & 0xff
+    return m
+
+
+def smp_resp(attr, attrmod=0, fill=True):
+    """A LID-routed SMP GetResp whose data area holds a byte pattern."""
+    m = mad(0x01, 0x81, attr=attr, attrmod=attrmod, tid=0x42)
+    if fill:
+        for i in range(64):
+            m[64 + i] = (i * 13 + 7) & 0xff
     return m
 
 
@@ -85,9 +118,9 @@ TEXT = {
                     "attr=PortInfo attrmod=0x1 lid=0x9 sl=0 qp=0 qkey=0x0 "
                     "pkey_index=0 error=timeout len=256 mad="
                     + hexs(mad(0x01, 0x01, attr=0x15, attrmod=1, tid=8)),
+    # Lines up to 1 KiB (scripts/fuzz.sh's -max_len for this target); long
+    # lines are parsed back by fuzz_madformat.
     "mad-rmpp": "lid=1 mad=" + hexs(rmpp_sa()),
-    # Near the 16384-byte line limit: the longest mad= a send takes.
-    "mad-rmpp-8k": "lid=1 mad=" + hexs(rmpp_sa(8180)),
     "mad-edit": "lid=0x4 mad=" + hexs(mad(0x04, 0x01, attr=0x12, tid=7))
                 + " method=getresp status=0x0004 data=0102",
     # Named fields (docs/text-format.md, Named fields): numbers, hex, a
@@ -130,18 +163,43 @@ FRAMES = {
     "vendor-oui": umad_hdr(320, lid=7, qpn=1) + mad(0x32, 0x01, attr=0x10)[:37]
                   + b"\x00\x14\x05" + bytes(216),
     "short-88": umad_hdr(88, lid=1, qpn=1) + mad(0x04, 0x01)[:24],
-    "sa-rmpp": umad_hdr(64 + 1000, lid=1, qpn=1) + rmpp_sa(1000),
+    # Up to 1 KiB (scripts/fuzz.sh's -max_len for this target): bigger
+    # frames are fuzz_madformat's.
+    "sa-rmpp": umad_hdr(64 + 900, lid=1, qpn=1) + rmpp_sa(900),
     "bad-long-pma": umad_hdr(64 + 300, lid=1, qpn=1) + mad(0x04, 0x01, size=300),
+    "bad-tiny": b"\x01" * 10,
+}
+
+# fuzz_madformat: received frames whose attributes have named fields, one
+# MAD to 64 KiB (SA responses of records).
+MADFORMAT = {
+    "portinfo": umad_hdr(320, lid=4, qpn=0) + smp_resp(0x15, attrmod=1),
+    "nodeinfo": umad_hdr(320, lid=4, qpn=0) + smp_resp(0x11),
+    "nodedesc": umad_hdr(320, lid=4, qpn=0) + smp_resp(0x10),
+    "pkeys": umad_hdr(320, lid=4, qpn=0) + smp_resp(0x16, attrmod=1),
+    "dr-response": umad_hdr(320, lid=0xffff) + dr_response(),
+    "pma-counters": umad_hdr(320, lid=4, qpn=1, qkey=0x80010000)
+                    + mad(0x04, 0x81, attr=0x12, tid=1)[:64]
+                    + bytes((i * 7 + 3) & 0xff for i in range(192)),
+    "grh-timeout": umad_hdr(320, lid=0x17, qpn=1, qkey=0x80010000, status=110,
+                            grh=bytes.fromhex("fe800000000000000002c90300010203"),
+                            pkey_index=1) + mad(0x01, 0x01, attr=0x15, tid=9),
+    # SA tables: lines that fit MADTEXT_LINE_MAX are parsed back.
+    "sa-noderecords-3": frame(sa_table(0x11, 14, 3), lid=1, qpn=1),
+    "sa-pathrecords-4": frame(sa_table(0x35, 8, 4), lid=1, qpn=1),
+    "sa-linkrecords-no-paylen": frame(sa_table(0x20, 1, 20, paylen=False),
+                                      lid=1, qpn=1),
+    "sa-portinforecords-8k": frame(sa_table(0x12, 16, 64), lid=1, qpn=1),
     # The size limit, both sides (libFuzzer grows inputs slowly: without
     # these a short run never gets near 64 KiB).
     "sa-rmpp-64k": umad_hdr(65536, lid=1, qpn=1) + rmpp_sa(65536 - 64),
     "bad-over-64k": umad_hdr(65537, lid=1, qpn=1) + rmpp_sa(65537 - 64),
-    "bad-tiny": b"\x01" * 10,
 }
 
 
 def main():
-    for name, d in (("madtext", TEXT), ("umadframe", FRAMES)):
+    for name, d in (("madtext", TEXT), ("umadframe", FRAMES),
+                    ("madformat", MADFORMAT)):
         out = HERE / "corpus" / name
         out.mkdir(parents=True, exist_ok=True)
         for old in out.glob("seed-*"):
