@@ -8,7 +8,8 @@
 # (tests/fuzz/fuzz_TARGET; all of them unless named) on a fresh copy of its
 # seed corpus (tests/fuzz/corpus/TARGET; the seeds themselves are never
 # written).  SECONDS is the whole run's fuzzing time, shared by the targets
-# run in proportion to their WEIGHT (at least 1 s each).
+# run in proportion to their WEIGHT (at least 1 s each): the parsers of
+# MADs get the most, the small parsers of settings and options the least.
 # Prints one summary line per target; exits non-zero if a target crashed,
 # leaked, hung or failed an assertion, and says where the input that did it
 # is.  Idempotent.  Installs nothing except, through apt, clang and its
@@ -25,14 +26,18 @@ TOTAL_SECONDS=${1:-60}
 [[ $TOTAL_SECONDS =~ ^[1-9][0-9]*$ ]] ||
 	die "usage: ${0##*/} [SECONDS] [TARGET...] (SECONDS a positive whole number)"
 BUILD=${UMADFS_FUZZ_BUILD:-$UMADFS_REPO/build-fuzz}
-ALL_TARGETS=(madtext umadframe madformat)
+ALL_TARGETS=(madtext umadframe madformat register number options)
 # Inputs each target takes: what exercises it at its full rate.  madtext and
 # umadframe keep to about one MAD (1 KiB: a send line with mad= of one MAD
 # and its keys, a frame of a few RMPP segments); madformat has the big
-# frames, a little over the 64 KiB a umad write may hold.
-declare -A MAX_LEN=([madtext]=1024 [umadframe]=1024 [madformat]=66000)
+# frames, a little over the 64 KiB a umad write may hold.  A register line
+# stops at 511 bytes, a number at 32 (a settings file's), an -o value is
+# short.
+declare -A MAX_LEN=([madtext]=1024 [umadframe]=1024 [madformat]=66000
+	[register]=600 [number]=64 [options]=256)
 # Shares of SECONDS.
-declare -A WEIGHT=([madtext]=3 [umadframe]=3 [madformat]=2)
+declare -A WEIGHT=([madtext]=3 [umadframe]=3 [madformat]=2
+	[register]=1 [number]=1 [options]=1)
 if (($# > 1)); then
 	TARGETS=("${@:2}")
 	for t in "${TARGETS[@]}"; do

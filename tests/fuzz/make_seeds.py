@@ -5,7 +5,8 @@ Run from anywhere; rewrites the seed-* files and leaves everything else
 (regression inputs, crash-* files added by hand) alone.  The seeds are
 realistic lines from docs/text-format.md and tests/unit/test_madtext.c,
 some bad ones, a few binary umad frames, and received frames whose
-attributes have named fields, up to 64 KiB SA responses.
+attributes have named fields, up to 64 KiB SA responses; register lines,
+numbers with their ranges and -o values.
 """
 import struct
 from pathlib import Path
@@ -196,10 +197,65 @@ MADFORMAT = {
     "bad-over-64k": umad_hdr(65537, lid=1, qpn=1) + rmpp_sa(65537 - 64),
 }
 
+# fuzz_register: lines written to agents/NAME/register (docs/files.md).
+REGISTER = {
+    "sa": "class=sa methods=get,set",
+    "vendor": "class=0x32 version=1 methods=get,0x7 oui=0x001405 rmpp=1",
+    "cm": "class=cm\tversion=2 methods=send",
+    "defaults": "class=perf",
+    "numbers": "class=255 version=0xff methods=0x01,0x7f oui=16777215 rmpp=0",
+    "bad-response": "class=sa methods=getresp",
+    "bad-key": "class=sa foo=1",
+    "bad-class": "class=0 methods=get",
+    "bad-no-class": "version=1 methods=get",
+    "bad-rmpp": "class=sa rmpp=2",
+    "bad-word": "class=sa methods",
+    "bad-long": "class=sa " + "methods=get " * 50,
+    "two-lines": "class=sa methods=get\nclass=perf",
+}
+
+# fuzz_number: a range byte (fuzz_number.c's table: 0 timeout_ms, 1 retries,
+# 2 queue_len, 3 interval_ms, 4 all, 5 2^64-1 only, 6 none), then a value.
+NUMBER = {
+    "timeout": "\x00" + "3600000\n",
+    "retries-hex": "\x01" + "0x64",
+    "queue-len-zero": "\x02" + "0",
+    "interval": "\x03" + "86400000 \n \n",
+    "max-dec": "\x04" + "18446744073709551615",
+    "max-hex": "\x05" + "0XFFFFFFFFFFFFFFFF",
+    "bad-over": "\x04" + "18446744073709551616",
+    "bad-hex-17": "\x04" + "0x10000000000000000",
+    "bad-sign": "\x00" + "-1",
+    "bad-space": "\x00" + " 5",
+    "bad-empty-hex": "\x04" + "0x",
+    "bad-tab": "\x01" + "5\t",
+}
+
+# fuzz_options: the value of one -o (umadfs(8), docs/bad-input.md).
+OPTIONS = {
+    "all": "attrs=smp,queue_len=4096,fabric_interval=60000,"
+           "fabric_port=mlx5_0:1,fabric=on",
+    "group": "allow_other,mad_group=0,mad_group_smi",
+    "group-name": "allow_other,mad_group=root",
+    "fuse": "default_permissions,max_read=65536,fsname=umadfs,debug",
+    "escaped": "fabric_port=a\\,b:2,attrs=sysfs",
+    "off": "fabric=off,attrs=auto",
+    "bad-queue": "queue_len=0x",
+    "bad-port": "fabric_port=:1",
+    "bad-port-num": "fabric_port=mlx5_0:255",
+    "bad-port-long": "fabric_port=" + "c" * 70 + ":1",
+    "bad-interval": "fabric_interval=86400001",
+    "bad-group-alone": "mad_group_smi",
+    "bad-group-number": "allow_other,mad_group=12x",
+    "bad-attrs": "attrs=",
+    "bad-fabric": "fabric=maybe",
+}
+
 
 def main():
     for name, d in (("madtext", TEXT), ("umadframe", FRAMES),
-                    ("madformat", MADFORMAT)):
+                    ("madformat", MADFORMAT), ("register", REGISTER),
+                    ("number", NUMBER), ("options", OPTIONS)):
         out = HERE / "corpus" / name
         out.mkdir(parents=True, exist_ok=True)
         for old in out.glob("seed-*"):
