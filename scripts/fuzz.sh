@@ -1,31 +1,60 @@
 #!/usr/bin/env bash
 # Build the libFuzzer targets and run each for a while.
 #
-#   scripts/fuzz.sh [SECONDS]      # default 20 s per target
+#   scripts/fuzz.sh [SECONDS] [TARGET...]   # default 60 s, every target
 #
 # Builds build-fuzz (CC=clang, -Dfuzzers=true, ASan+UBSan; directory
-# $UMADFS_FUZZ_BUILD to override), then runs tests/fuzz/fuzz_madtext and
-# tests/fuzz/fuzz_umadframe, each for SECONDS on a fresh copy of its seed
-# corpus (tests/fuzz/corpus/NAME; the seeds themselves are never written).
+# $UMADFS_FUZZ_BUILD to override), then runs each target
+# (tests/fuzz/fuzz_TARGET; all of them unless named) on a fresh copy of its
+# seed corpus (tests/fuzz/corpus/TARGET; the seeds themselves are never
+# written).  SECONDS is the whole run's fuzzing time, shared by the targets
+# run in proportion to their WEIGHT (at least 1 s each): the parsers of
+# MADs get the most, the small parsers of settings and options the least.
 # Prints one summary line per target; exits non-zero if a target crashed,
 # leaked, hung or failed an assertion, and says where the input that did it
 # is.  Idempotent.  Installs nothing except, through apt, clang and its
 # runtime libraries (libclang-rt-14-dev: libFuzzer, ASan, UBSan) if they are
 # missing; the other build dependencies are scripts/test.sh's business.
-# Longer campaigns: docs/bad-input.md.
+# Targets, rates and longer campaigns: docs/bad-input.md.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$UMADFS_REPO"
 
-SECONDS_PER_TARGET=${1:-20}
-[[ $SECONDS_PER_TARGET =~ ^[1-9][0-9]*$ ]] || die "usage: ${0##*/} [SECONDS] (a positive whole number)"
+TOTAL_SECONDS=${1:-60}
+[[ $TOTAL_SECONDS =~ ^[1-9][0-9]*$ ]] ||
+	die "usage: ${0##*/} [SECONDS] [TARGET...] (SECONDS a positive whole number)"
 BUILD=${UMADFS_FUZZ_BUILD:-$UMADFS_REPO/build-fuzz}
-TARGETS=(madtext umadframe)
-# Inputs a little over what each interface takes: a 16 KiB send line, a
-# 64 KiB umad frame.
-declare -A MAX_LEN=([madtext]=17000 [umadframe]=66000)
+ALL_TARGETS=(madtext umadframe madformat register number options)
+# Inputs each target takes: what exercises it at its full rate.  madtext and
+# umadframe keep to about one MAD (1 KiB: a send line with mad= of one MAD
+# and its keys, a frame of a few RMPP segments); madformat has the big
+# frames, a little over the 64 KiB a umad write may hold.  A register line
+# stops at 511 bytes, a number at 32 (a settings file's), an -o value is
+# short.
+declare -A MAX_LEN=([madtext]=1024 [umadframe]=1024 [madformat]=66000
+	[register]=600 [number]=64 [options]=256)
+# Shares of SECONDS.
+declare -A WEIGHT=([madtext]=3 [umadframe]=3 [madformat]=2
+	[register]=1 [number]=1 [options]=1)
+if (($# > 1)); then
+	TARGETS=("${@:2}")
+	for t in "${TARGETS[@]}"; do
+		[[ -n ${MAX_LEN[$t]:-} ]] || die "no fuzz target '$t' (targets: ${ALL_TARGETS[*]})"
+	done
+else
+	TARGETS=("${ALL_TARGETS[@]}")
+fi
+declare -A SECS=()
+weights=0
+for t in "${TARGETS[@]}"; do
+	weights=$((weights + WEIGHT[$t]))
+done
+for t in "${TARGETS[@]}"; do
+	SECS[$t]=$((TOTAL_SECONDS * WEIGHT[$t] / weights))
+	((SECS[$t] >= 1)) || SECS[$t]=1
+done
 # libFuzzer dictionaries (tests/fuzz/NAME.dict), where there is one.
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 
@@ -99,7 +128,7 @@ run_target() {
 	cp tests/fuzz/corpus/"$name"/* "$work"/
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-		"$exe" "$work" -max_total_time="$SECONDS_PER_TARGET" \
+		"$exe" "$work" -max_total_time="${SECS[$name]}" \
 		-max_len="${MAX_LEN[$name]}" -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$art/" "${extra[@]}" \
 		>"$logf" 2>&1 || rc=$?
@@ -111,7 +140,7 @@ run_target() {
 	corp=$(grep -oE ' corp: [0-9]+/[0-9]+[a-zA-Z]*' "$logf" | tail -1 | sed 's/ corp: //' || true)
 	if ((rc == 0)); then
 		printf '  %-10s ok     %4ss  %10s execs  %7s/s  cov %-5s ft %-6s corpus %s\n' \
-			"$name" "$SECONDS_PER_TARGET" "${execs:-?}" "${speed:-?}" \
+			"$name" "${SECS[$name]}" "${execs:-?}" "${speed:-?}" \
 			"${cov:-?}" "${ft:-?}" "${corp:-?}"
 		return 0
 	fi
@@ -124,7 +153,7 @@ run_target() {
 ensure_fuzzer_toolchain
 build_fuzzers
 
-printf 'fuzz: %s, %ss each (build %s)\n' "${TARGETS[*]}" "$SECONDS_PER_TARGET" "$BUILD"
+printf 'fuzz: %s: %ss in all (build %s)\n' "${TARGETS[*]}" "$TOTAL_SECONDS" "$BUILD"
 failed=0
 for t in "${TARGETS[@]}"; do
 	run_target "$t" || failed=$((failed + 1))

@@ -112,9 +112,9 @@ static int parse_key(const char *key, char *val, struct engine_registration *reg
 	return -EINVAL;
 }
 
-/* Parses "class=... version=... methods=get,set [oui=0x...] [rmpp=1]". */
-static int parse_registration(const char *line, size_t len,
-			      struct engine_registration *reg, char *why, size_t whylen)
+int agents_parse_registration(const char *line, size_t len,
+			      struct engine_registration *reg, char *why,
+			      size_t whylen)
 {
 	char buf[512], *save = NULL, *tok;
 	bool have_class = false, have_version = false;
@@ -172,7 +172,8 @@ static void register_write(fuse_req_t req, struct node *n, const char *buf,
 
 		lineno++;
 		if (!madtext_is_blank(buf + start, len)) {
-			r = parse_registration(buf + start, len, &reg, why, sizeof(why));
+			r = agents_parse_registration(buf + start, len, &reg, why,
+						      sizeof(why));
 			/* Answering SMPs is the SMA's: no SMI class for the unprivileged. */
 			if (r == 0 && !privileged)
 				r = access_check_class(reg.mgmt_class, why, sizeof(why));

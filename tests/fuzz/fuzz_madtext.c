@@ -3,11 +3,16 @@
  * libFuzzer target: the text codec on arbitrary bytes (see docs/bad-input.md).
  *
  * The input is one line as a write to `send` delivers it (without its
- * '\n').  madtext_parse() must not crash on it; when it succeeds, the frame
- * is formatted as `recv` would show it (named fields included), and that
- * line must parse again to the same MAD and address and format to the same
- * line: the round trip
+ * '\n'); scripts/fuzz.sh gives lines of up to about one MAD's worth (1 KiB).
+ * madtext_parse() must not crash on it and must give a one-line reason for
+ * every refusal; when it succeeds, the frame is formatted as `recv` would
+ * show it with decode=none, and that line must parse again to the same MAD
+ * and address and format to the same line: the round trip
  * tests/unit/test_madtext.c checks on hand-made frames.
+ *
+ * Named fields in the input are parsed here; formatting them (decode=fields,
+ * a hundred times the cost of the line itself) and big frames are
+ * fuzz_madformat's, so that this target runs at its full rate.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +22,9 @@
 #include <infiniband/umad.h>
 
 #include "umadfs/mad/madtext.h"
+
+/* What `recv` shows: decode=none (named fields: fuzz_madformat). */
+#define FLAGS		0
 
 /* As text_write() sizes it: the longest line's mad= plus one MAD. */
 #define FRAME_CAP	(UMAD_FRAME_HDR_SIZE + MADTEXT_LINE_MAX / 2 + MAD_SIZE)
@@ -53,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!line)
 		return 0;
 	if (!line1) {
-		line_cap = madtext_format_max(FRAME_CAP, MADTEXT_FIELDS);
+		line_cap = madtext_format_max(FRAME_CAP, FLAGS);
 		line1 = malloc(line_cap);
 		line2 = malloc(line_cap);
 		if (!line1 || !line2)
@@ -74,10 +82,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* What `recv` would show for this frame, with the TID it holds. */
 	tid = mad_tid(frame1 + UMAD_FRAME_HDR_SIZE);
-	if (madtext_format_max(req1.mad_len, MADTEXT_FIELDS) > line_cap)
+	if (madtext_format_max(req1.mad_len, FLAGS) > line_cap)
 		die("madtext_format_max too large", NULL, 0, NULL, 0);
-	n1 = madtext_format(frame1, req1.mad_len, tid, MADTEXT_FIELDS, line1,
-			    madtext_format_max(req1.mad_len, MADTEXT_FIELDS));
+	n1 = madtext_format(frame1, req1.mad_len, tid, FLAGS, line1,
+			    madtext_format_max(req1.mad_len, FLAGS));
 	if (n1 <= 0 || line1[n1 - 1] != '\n' || memchr(line1, '\n', (size_t)n1 - 1))
 		die("format gave no single line", line1, n1 > 0 ? (size_t)n1 : 0,
 		    NULL, 0);
@@ -92,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (memcmp(&h1->addr, &h2->addr, sizeof(h1->addr)))
 		die("address differs after re-parse", line1, (size_t)n1, NULL, 0);
 
-	n2 = madtext_format(frame2, req2.mad_len, tid, MADTEXT_FIELDS, line2,
+	n2 = madtext_format(frame2, req2.mad_len, tid, FLAGS, line2,
 			    line_cap);
 	if (n2 != n1 || memcmp(line1, line2, (size_t)n1))
 		die("round trip differs", line1, (size_t)n1, line2,

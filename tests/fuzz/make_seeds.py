@@ -4,7 +4,9 @@
 Run from anywhere; rewrites the seed-* files and leaves everything else
 (regression inputs, crash-* files added by hand) alone.  The seeds are
 realistic lines from docs/text-format.md and tests/unit/test_madtext.c,
-some bad ones, and a few binary umad frames.
+some bad ones, a few binary umad frames, and received frames whose
+attributes have named fields, up to 64 KiB SA responses; register lines,
+numbers with their ranges and -o values.
 """
 import struct
 from pathlib import Path
@@ -35,6 +37,11 @@ def umad_hdr(length, lid=0, qpn=0, qkey=0, sl=0, status=0, timeout=0,
     return h
 
 
+def frame(m, **hdr):
+    """A umad frame: the header (its length field right) and the MAD m."""
+    return umad_hdr(64 + len(m), **hdr) + m
+
+
 def hexs(b):
     return bytes(b).hex()
 
@@ -55,6 +62,33 @@ def rmpp_sa(size=400, active=True):
     m[24], m[25], m[26] = 1, 1, 0x05 if active else 0x04
     struct.pack_into(">H", m, 44, 14)
     m[size - 1] = 0x77
+    return m
+
+
+def sa_table(attr, offset_words, records, paylen=True):
+    """An SA GetTableResp, RMPP Active, of `records` records of
+    offset_words * 8 bytes, each filled with a different byte pattern (so
+    that every field has a value); PayloadLength set unless paylen is
+    False."""
+    rsize = 8 * offset_words
+    size = max(256, 56 + records * rsize)
+    m = mad(0x03, 0x92, attr=attr, version=2, size=size)
+    m[24], m[25], m[26] = 1, 1, 0x05
+    if paylen:
+        struct.pack_into(">I", m, 32, 20 + records * rsize)
+    struct.pack_into(">H", m, 44, offset_words)
+    for r in range(records):
+        for i in range(rsize):
+            m[56 + r * rsize + i] = (r * 37 + i * 11 + 1) & 0xff
+    return m
+
+
+def smp_resp(attr, attrmod=0, fill=True):
+    """A LID-routed SMP GetResp whose data area holds a byte pattern."""
+    m = mad(0x01, 0x81, attr=attr, attrmod=attrmod, tid=0x42)
+    if fill:
+        for i in range(64):
+            m[64 + i] = (i * 13 + 7) & 0xff
     return m
 
 
@@ -85,9 +119,9 @@ TEXT = {
                     "attr=PortInfo attrmod=0x1 lid=0x9 sl=0 qp=0 qkey=0x0 "
                     "pkey_index=0 error=timeout len=256 mad="
                     + hexs(mad(0x01, 0x01, attr=0x15, attrmod=1, tid=8)),
+    # Lines up to 1 KiB (scripts/fuzz.sh's -max_len for this target); long
+    # lines are parsed back by fuzz_madformat.
     "mad-rmpp": "lid=1 mad=" + hexs(rmpp_sa()),
-    # Near the 16384-byte line limit: the longest mad= a send takes.
-    "mad-rmpp-8k": "lid=1 mad=" + hexs(rmpp_sa(8180)),
     "mad-edit": "lid=0x4 mad=" + hexs(mad(0x04, 0x01, attr=0x12, tid=7))
                 + " method=getresp status=0x0004 data=0102",
     # Named fields (docs/text-format.md, Named fields): numbers, hex, a
@@ -130,18 +164,98 @@ FRAMES = {
     "vendor-oui": umad_hdr(320, lid=7, qpn=1) + mad(0x32, 0x01, attr=0x10)[:37]
                   + b"\x00\x14\x05" + bytes(216),
     "short-88": umad_hdr(88, lid=1, qpn=1) + mad(0x04, 0x01)[:24],
-    "sa-rmpp": umad_hdr(64 + 1000, lid=1, qpn=1) + rmpp_sa(1000),
+    # Up to 1 KiB (scripts/fuzz.sh's -max_len for this target): bigger
+    # frames are fuzz_madformat's.
+    "sa-rmpp": umad_hdr(64 + 900, lid=1, qpn=1) + rmpp_sa(900),
     "bad-long-pma": umad_hdr(64 + 300, lid=1, qpn=1) + mad(0x04, 0x01, size=300),
+    "bad-tiny": b"\x01" * 10,
+}
+
+# fuzz_madformat: received frames whose attributes have named fields, one
+# MAD to 64 KiB (SA responses of records).
+MADFORMAT = {
+    "portinfo": umad_hdr(320, lid=4, qpn=0) + smp_resp(0x15, attrmod=1),
+    "nodeinfo": umad_hdr(320, lid=4, qpn=0) + smp_resp(0x11),
+    "nodedesc": umad_hdr(320, lid=4, qpn=0) + smp_resp(0x10),
+    "pkeys": umad_hdr(320, lid=4, qpn=0) + smp_resp(0x16, attrmod=1),
+    "dr-response": umad_hdr(320, lid=0xffff) + dr_response(),
+    "pma-counters": umad_hdr(320, lid=4, qpn=1, qkey=0x80010000)
+                    + mad(0x04, 0x81, attr=0x12, tid=1)[:64]
+                    + bytes((i * 7 + 3) & 0xff for i in range(192)),
+    "grh-timeout": umad_hdr(320, lid=0x17, qpn=1, qkey=0x80010000, status=110,
+                            grh=bytes.fromhex("fe800000000000000002c90300010203"),
+                            pkey_index=1) + mad(0x01, 0x01, attr=0x15, tid=9),
+    # SA tables: lines that fit MADTEXT_LINE_MAX are parsed back.
+    "sa-noderecords-3": frame(sa_table(0x11, 14, 3), lid=1, qpn=1),
+    "sa-pathrecords-4": frame(sa_table(0x35, 8, 4), lid=1, qpn=1),
+    "sa-linkrecords-no-paylen": frame(sa_table(0x20, 1, 20, paylen=False),
+                                      lid=1, qpn=1),
+    "sa-portinforecords-8k": frame(sa_table(0x12, 16, 64), lid=1, qpn=1),
     # The size limit, both sides (libFuzzer grows inputs slowly: without
     # these a short run never gets near 64 KiB).
     "sa-rmpp-64k": umad_hdr(65536, lid=1, qpn=1) + rmpp_sa(65536 - 64),
     "bad-over-64k": umad_hdr(65537, lid=1, qpn=1) + rmpp_sa(65537 - 64),
-    "bad-tiny": b"\x01" * 10,
+}
+
+# fuzz_register: lines written to agents/NAME/register (docs/files.md).
+REGISTER = {
+    "sa": "class=sa methods=get,set",
+    "vendor": "class=0x32 version=1 methods=get,0x7 oui=0x001405 rmpp=1",
+    "cm": "class=cm\tversion=2 methods=send",
+    "defaults": "class=perf",
+    "numbers": "class=255 version=0xff methods=0x01,0x7f oui=16777215 rmpp=0",
+    "bad-response": "class=sa methods=getresp",
+    "bad-key": "class=sa foo=1",
+    "bad-class": "class=0 methods=get",
+    "bad-no-class": "version=1 methods=get",
+    "bad-rmpp": "class=sa rmpp=2",
+    "bad-word": "class=sa methods",
+    "bad-long": "class=sa " + "methods=get " * 50,
+    "two-lines": "class=sa methods=get\nclass=perf",
+}
+
+# fuzz_number: a range byte (fuzz_number.c's table: 0 timeout_ms, 1 retries,
+# 2 queue_len, 3 interval_ms, 4 all, 5 2^64-1 only, 6 none), then a value.
+NUMBER = {
+    "timeout": "\x00" + "3600000\n",
+    "retries-hex": "\x01" + "0x64",
+    "queue-len-zero": "\x02" + "0",
+    "interval": "\x03" + "86400000 \n \n",
+    "max-dec": "\x04" + "18446744073709551615",
+    "max-hex": "\x05" + "0XFFFFFFFFFFFFFFFF",
+    "bad-over": "\x04" + "18446744073709551616",
+    "bad-hex-17": "\x04" + "0x10000000000000000",
+    "bad-sign": "\x00" + "-1",
+    "bad-space": "\x00" + " 5",
+    "bad-empty-hex": "\x04" + "0x",
+    "bad-tab": "\x01" + "5\t",
+}
+
+# fuzz_options: the value of one -o (umadfs(8), docs/bad-input.md).
+OPTIONS = {
+    "all": "attrs=smp,queue_len=4096,fabric_interval=60000,"
+           "fabric_port=mlx5_0:1,fabric=on",
+    "group": "allow_other,mad_group=0,mad_group_smi",
+    "group-name": "allow_other,mad_group=root",
+    "fuse": "default_permissions,max_read=65536,fsname=umadfs,debug",
+    "escaped": "fabric_port=a\\,b:2,attrs=sysfs",
+    "off": "fabric=off,attrs=auto",
+    "bad-queue": "queue_len=0x",
+    "bad-port": "fabric_port=:1",
+    "bad-port-num": "fabric_port=mlx5_0:255",
+    "bad-port-long": "fabric_port=" + "c" * 70 + ":1",
+    "bad-interval": "fabric_interval=86400001",
+    "bad-group-alone": "mad_group_smi",
+    "bad-group-number": "allow_other,mad_group=12x",
+    "bad-attrs": "attrs=",
+    "bad-fabric": "fabric=maybe",
 }
 
 
 def main():
-    for name, d in (("madtext", TEXT), ("umadframe", FRAMES)):
+    for name, d in (("madtext", TEXT), ("umadframe", FRAMES),
+                    ("madformat", MADFORMAT), ("register", REGISTER),
+                    ("number", NUMBER), ("options", OPTIONS)):
         out = HERE / "corpus" / name
         out.mkdir(parents=True, exist_ok=True)
         for old in out.glob("seed-*"):
