@@ -158,20 +158,21 @@ void fabevents_close(void)
 	ev.ready = false;
 }
 
-/* Appends one line (the ring drops its oldest).  The sweep thread. */
-static void emit(const struct fab_snap *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* The sweep whose comparison is being made: every line carries its time
+ * (the sweep thread's; set by fabevents_diff). */
+static const struct fab_snap *finder;
 
-static void emit(const struct fab_snap *s, const char *fmt, ...)
+/* Appends one line (the ring drops its oldest).  The sweep thread. */
+static void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void emit(const char *fmt, ...)
 {
 	char line[1024], when[32];
-	struct tm tm;
 	va_list ap;
 	char *copy;
 	int n;
 
-	gmtime_r(&s->time.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	fabtext_iso_time(when, sizeof(when), &finder->time);
 	n = snprintf(line, sizeof(line), "time=%s ", when);
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
@@ -210,7 +211,7 @@ static void node_events(const struct fab_snap *a, const struct fab_snap *b,
 		if (fabsnap_find(a, n->guid))
 			continue;
 		fabtext_quote(q, sizeof(q), n->desc);
-		emit(b, "event=%s guid=0x%016" PRIx64 " node_desc=%s node_type=%s",
+		emit("event=%s guid=0x%016" PRIx64 " node_desc=%s node_type=%s",
 		     what, n->guid, q, types[n->type < 4 ? n->type : 0]);
 	}
 }
@@ -236,7 +237,7 @@ static void link_events(const struct fab_snap *a, const struct fab_snap *b,
 				continue;
 			port_end(me, sizeof(me), "", n, p);
 			port_end(other, sizeof(other), "peer_", peer, pb->peer_port);
-			emit(b, "event=%s %s %s", what, me, other);
+			emit("event=%s %s %s", what, me, other);
 		}
 	}
 }
@@ -272,7 +273,7 @@ static void counter_events(const struct fab_snap *b, const struct fab_node *na,
 			port_end(other + 1, sizeof(other) - 1, "peer_", peer,
 				 pb->peer_port);
 		}
-		emit(b, "event=counter_increased %s counter=%s delta=%" PRIu64
+		emit("event=counter_increased %s counter=%s delta=%" PRIu64
 		     " value=%" PRIu64 "%s", me, error_counters[c], vb - va, vb, other);
 	}
 }
@@ -281,6 +282,7 @@ void fabevents_diff(const struct fab_snap *old, const struct fab_snap *new)
 {
 	if (!ev.ready || !old || !old->ok || !new->ok)
 		return;
+	finder = new; /* node_gone and link_down compare the other way */
 	node_events(new, old, "node_gone");
 	link_events(new, old, "link_down");
 	node_events(old, new, "node_appeared");

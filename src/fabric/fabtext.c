@@ -270,17 +270,24 @@ static void format_links(struct text *t, const struct fab_snap *s)
 	}
 }
 
+void fabtext_iso_time(char *buf, size_t cap, const struct timespec *t)
+{
+	struct tm tm;
+
+	gmtime_r(&t->tv_sec, &tm);
+	if (!strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) && cap)
+		buf[0] = '\0';
+}
+
 int fabtext_sweep(const struct fab_snap *s, char *buf, size_t cap)
 {
 	const struct fab_stats *st = &s->stats;
 	struct timespec now;
-	char when[32] = "";
-	struct tm tm;
+	char when[32];
 	int n;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	gmtime_r(&s->time.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	fabtext_iso_time(when, sizeof(when), &s->time);
 	n = snprintf(buf, cap, "time %s\nage_ms %" PRId64 "\nduration_ms %u\n"
 		     "via %s\nnodes %u\nswitches %u\ncas %u\nrouters %u\nlinks %u\n"
 		     "ports %u\nmads %" PRIu64 "\ntimeouts %" PRIu64 "\n"

@@ -567,7 +567,16 @@ def test_node_exporter_on_the_local_tree(fabric, mount, tmp_path):
                      text, re.M)
 
 
+def past_second_of(kv):
+    """Waits until the wall clock's second is past the sweep's `time`, so
+    that the next sweep's time differs from it."""
+    while time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) <= kv["time"]:
+        time.sleep(0.05)
+
+
 def test_events_node_gone_and_appeared(make_fabric, mount):
+    """Every event carries the time of the sweep that found it (node_gone
+    and link_down too, which compare the sweeps the other way)."""
     import test_mad as tm
     f = tm.quiet_fabric(make_fabric)
     m = mount("Hca1", fabric=f)
@@ -575,6 +584,7 @@ def test_events_node_gone_and_appeared(make_fabric, mount):
     hca2 = "0x0000000000100002"
     fd = os.open(m.path("fabric", "events"), os.O_RDONLY | os.O_NONBLOCK)
     try:
+        past_second_of(sweep_kv(m))
         f.command('Unlink "Hca2"[1]')
         kv = sweep_now(m)
         assert (kv["nodes"], kv["links"]) == ("4", "4")
@@ -583,11 +593,14 @@ def test_events_node_gone_and_appeared(make_fabric, mount):
         ev = read_events(fd, 2)
         assert {(e["event"], e["guid"]) for e in ev} == {
             ("node_gone", hca2), ("link_down", "0x0000000000200000")}, ev
+        assert {e["time"] for e in ev} == {kv["time"]}, (ev, kv["time"])
+        past_second_of(kv)
         f.command('ReLink "Hca2"[1]')
         kv = sweep_now(m)
         assert (kv["nodes"], kv["links"]) == ("5", "5")
         ev = read_events(fd, 3)
         assert ("node_appeared", hca2) in {(e["event"], e["guid"]) for e in ev}, ev
+        assert {e["time"] for e in ev} == {kv["time"]}, (ev, kv["time"])
         assert open(m.path("fabric", "nodes", hca2, "node_desc")).read() == "Hca2\n"
     finally:
         os.close(fd)
