@@ -202,8 +202,6 @@ static void port_end(char *buf, size_t cap, const char *prefix,
 static void node_events(const struct fab_snap *a, const struct fab_snap *b,
 			const char *what)
 {
-	static const char *const types[] = { "unknown", "ca", "switch", "router" };
-
 	for (size_t i = 0; i < b->nnodes; i++) {
 		const struct fab_node *n = &b->nodes[i];
 		char q[QUOTED_DESC];
@@ -212,7 +210,7 @@ static void node_events(const struct fab_snap *a, const struct fab_snap *b,
 			continue;
 		fabtext_quote(q, sizeof(q), n->desc);
 		emit("event=%s guid=0x%016" PRIx64 " node_desc=%s node_type=%s",
-		     what, n->guid, q, types[n->type < 4 ? n->type : 0]);
+		     what, n->guid, q, fabtext_node_type(n->type));
 	}
 }
 

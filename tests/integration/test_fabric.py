@@ -237,6 +237,77 @@ def free_port():
         return s.getsockname()[1]
 
 
+PROM_LINE = re.compile(r'^(\w+)\{([^}]*)\} (\S+)$', re.M)
+
+
+def prom_series(text, name):
+    """{frozenset of (label, value)}: value, of metric name's series."""
+    return {frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', labels)): v
+            for n, labels, v in PROM_LINE.findall(text) if n == name}
+
+
+def port_of(series, guid, port):
+    """The one series of the port (labels as a dict, value)."""
+    got = [(dict(k), v) for k, v in series.items()
+           if dict(k)["guid"] == guid and dict(k)["port"] == port]
+    assert len(got) <= 1, got
+    return got[0] if got else (None, None)
+
+
+def iso_epoch(iso):
+    import calendar
+    return calendar.timegm(time.strptime(iso, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def test_metrics_labels_timestamp_and_port0(fabric, mount):
+    """Port series carry stable labels only (guid, node_desc, node_type,
+    port), every port with PortInfo has them (a switch's port 0 too), and
+    umadfs_link_info{peer_*} is there once per linked port; the sweep's
+    timestamp is to the millisecond."""
+    m = mount("Hca1")
+    kv = sweep_kv(m)
+    prom = open(m.path("fabric", "metrics.prom")).read()
+    state = prom_series(prom, "umadfs_port_state")
+    assert {k for labels in state for k, _ in labels} == \
+        {"guid", "node_desc", "node_type", "port"}
+    assert len(state) == int(kv["ports"]) + int(kv["switches"])
+    labels, v = port_of(state, "0x0000000000200000", "0")
+    assert labels and labels["node_type"] == "switch" and v == "4", state
+    assert port_of(prom_series(prom, "umadfs_port_symbol_error_total"),
+                   "0x0000000000200000", "0")[0]
+    links = prom_series(prom, "umadfs_link_info")
+    assert len(links) == 2 * int(kv["links"]) and set(links.values()) == {"1"}
+    labels, _ = port_of(links, "0x0000000000200000", "7")
+    assert (labels["peer_guid"], labels["peer_port"], labels["peer_node_desc"]) \
+        == ("0x0000000000200001", "7", "umadfs test switch two"), labels
+    ts = re.search(r"^umadfs_sweep_timestamp_seconds (\d+)\.(\d{3})$", prom, re.M)
+    assert ts and int(ts.group(1)) == iso_epoch(kv["time"]), prom[:800]
+
+
+def test_metrics_link_down_keeps_the_port_series(make_fabric, mount):
+    """A link going down changes no label of its ports' series (an alert
+    on them keeps its series); only their umadfs_link_info goes, and comes
+    back with the link."""
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    sw1 = "0x0000000000200000"
+
+    def metrics():
+        text = open(m.path("fabric", "metrics.prom")).read()
+        return (port_of(prom_series(text, "umadfs_port_state"), sw1, "7"),
+                port_of(prom_series(text, "umadfs_link_info"), sw1, "7")[0])
+    (before, v), link = metrics()
+    assert v == "4" and link and link["peer_guid"] == "0x0000000000200001"
+    f.command('Unlink "Switch1"[7]')
+    assert sweep_now(m)["links"] == "4"
+    (after, v), link = metrics()
+    assert after == before and v == "1" and link is None
+    f.command('ReLink "Switch1"[7]')
+    assert sweep_now(m)["links"] == "5"
+    assert metrics()[1]["peer_port"] == "7"
+
+
 @pytest.mark.skipif(not shutil.which("promtool"), reason="promtool (prometheus) missing")
 def test_metrics_pass_promtool(fabric, mount):
     m = mount("Hca1")
@@ -248,6 +319,54 @@ def test_metrics_pass_promtool(fabric, mount):
     assert "umadfs_port_data_received_bytes_total{" in prom
     assert re.search(r"^umadfs_sweep_ok 1$", prom, re.M)
     assert re.search(r'^umadfs_port_state\{[^}]*port="3"[^}]*\} 1$', prom, re.M)
+
+
+def guide_rules():
+    """The Prometheus rules of the user guide (its ```yaml block with a
+    `groups:` key)."""
+    guide = open(os.path.join(HERE, "..", "..", "docs", "user-guide.md")).read()
+    blocks = re.findall(r"^```yaml\n(.*?)^```$", guide, re.M | re.S)
+    rules = [b for b in blocks if b.startswith("groups:")]
+    assert len(rules) == 1, blocks
+    return rules[0]
+
+
+@pytest.mark.skipif(not shutil.which("promtool"), reason="promtool (prometheus) missing")
+def test_guide_rules_join_a_counter_with_its_peer(fabric, mount, tmp_path):
+    """The user guide's recording rule (a port counter joined with its
+    umadfs_link_info) under `promtool test rules`, on series as
+    metrics.prom has them: the result is the counter with the peer's
+    labels."""
+    import json
+    m = mount("Hca1")
+    prom = open(m.path("fabric", "metrics.prom")).read()
+    sw1 = "0x0000000000200000"
+    rules = tmp_path / "rules.yml"
+    rules.write_text(guide_rules())
+    series = []
+    for name in ("umadfs_port_symbol_error_total", "umadfs_link_info"):
+        for labels, v in prom_series(prom, name).items():
+            series.append({"series": "%s{%s}" % (name, ",".join(
+                '%s="%s"' % kv for kv in sorted(labels))), "values": "%s %s" % (v, v)})
+    counter, v = port_of(prom_series(prom, "umadfs_port_symbol_error_total"), sw1, "7")
+    link, _ = port_of(prom_series(prom, "umadfs_link_info"), sw1, "7")
+    want = dict(counter, **link)
+    record = re.search(r"record: (\S+)", guide_rules()).group(1)
+    test = {"rule_files": [str(rules)], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m", "input_series": series,
+        "promql_expr_test": [{
+            "expr": '%s{guid="%s",port="7"}' % (record, sw1), "eval_time": "1m",
+            "exp_samples": [{"labels": "%s{%s}" % (record, ",".join(
+                '%s="%s"' % kv for kv in sorted(want.items()))),
+                "value": float(v)}]}]}]}
+    tf = tmp_path / "test.yml"
+    tf.write_text(json.dumps(test))
+    r = subprocess.run(["promtool", "check", "rules", str(rules)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = subprocess.run(["promtool", "test", "rules", str(tf)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
 
 
 def node_exporter(sysfs, tmp_path, *args):
