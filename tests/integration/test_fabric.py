@@ -642,19 +642,33 @@ def test_no_active_port(make_fabric, mount):
     assert sweep_now(m)["ok"] == "1"        # the next sweep tries again
 
 
+def write_interval(m, value):
+    """Writes interval_ms: None, or the errno of the refusal and
+    last_error's line."""
+    try:
+        with open(m.path("fabric", "interval_ms"), "w") as f:
+            f.write(value)
+            f.flush()
+    except OSError as e:
+        return e.errno, open(m.path("fabric", "last_error")).read()
+    return None
+
+
 def test_modes_and_bad_input(fabric, mount):
-    m = mount("Hca1")
+    m = mount("Hca1", options=("fabric_interval_min=100",))
     modes = {n: os.stat(m.path("fabric", n)).st_mode & 0o7777
              for n in ("sweep", "interval_ms", "topology", "links", "metrics.prom",
-                       "events")}
+                       "events", "last_error")}
     assert modes == {"sweep": 0o644, "interval_ms": 0o644, "topology": 0o444,
-                     "links": 0o444, "metrics.prom": 0o444, "events": 0o444}
-    for bad in ("abc\n", "-5\n", "1x\n", "\n"):
-        with pytest.raises(OSError) as e:
-            with open(m.path("fabric", "interval_ms"), "w") as f:
-                f.write(bad)
-                f.flush()
-        assert e.value.errno == errno.EINVAL
+                     "links": 0o444, "metrics.prom": 0o444, "events": 0o444,
+                     "last_error": 0o444}
+    assert open(m.path("fabric", "last_error")).read() == ""
+    for bad in ("abc\n", "-5\n", "1x\n", "\n", "1\n2\n"):
+        err, why = write_interval(m, bad)
+        assert err == errno.EINVAL
+        assert why == ("interval_ms: '%s' is not a number from 0 to 86400000\n" %
+                       bad.strip() if bad.strip() and "\n" not in bad.strip() else
+                       "interval_ms: expected one number from 0 to 86400000\n"), why
     with open(m.path("fabric", "interval_ms"), "w") as f:
         f.write("250\n")
     assert open(m.path("fabric", "interval_ms")).read() == "250\n"
@@ -768,6 +782,9 @@ def test_events_dropped_when_a_reader_falls_behind(tmp_path, make_fabric, mount)
 @pytest.mark.parametrize("opt,msg", [
     ("fabric_interval=abc", "expected milliseconds"),
     ("fabric_interval=-1", "expected milliseconds"),
+    ("fabric_interval=999", "below the floor of 1000 ms"),
+    ("fabric_interval=50,fabric_interval_min=60", "below the floor of 60 ms"),
+    ("fabric_interval_min=1x", "expected milliseconds"),
     ("fabric_port=ibsim0", "expected CA:PORT"),
     ("fabric=maybe", "expected off or on"),
 ])
@@ -776,6 +793,32 @@ def test_bad_fabric_options(tmp_path, opt, msg):
     cp = subprocess.run([fab.umadfs_bin(), "-f", "-o", opt, str(tmp_path)],
                         capture_output=True, text=True, timeout=10)
     assert cp.returncode == 2 and msg in cp.stderr, cp
+
+
+def test_interval_floor(fabric, mount):
+    """interval_ms below the floor (1 s unless fabric_interval_min= lowers
+    it) fails EINVAL and says why in last_error; 0 (no timer) and the
+    floor itself are taken; the option is held to the same floor."""
+    m = mount("Hca1")
+    assert sweep_kv(m)["ok"] == "1"
+    err, why = write_interval(m, "1\n")
+    assert err == errno.EINVAL
+    assert why.startswith("interval_ms: 1 ms is below the floor of 1000 ms"), why
+    assert open(m.path("fabric", "interval_ms")).read() == "0\n"
+    assert write_interval(m, "0x3e8\n") is None     # the grammar's hex
+    assert open(m.path("fabric", "interval_ms")).read() == "1000\n"
+    assert write_interval(m, "0\n") is None
+    assert open(m.path("fabric", "last_error")).read() == why  # kept
+    m2 = mount("Hca2", options=("fabric_interval_min=0",))
+    kv = sweep_kv(m2)
+    err, why = write_interval(m2, "0x1g\n")
+    assert err == errno.EINVAL and "'0x1g' is not a number" in why
+    # Below the last sweep's duration (known only once it is over 0 ms).
+    if int(kv["duration_ms"]) > 1:
+        err, why = write_interval(m2, "1\n")
+        assert err == errno.EINVAL and "shorter than the last sweep" in why, why
+    assert write_interval(m2, "%d\n" % (int(kv["duration_ms"]) + 1)) is None
+    assert write_interval(m2, "0\n") is None
 
 
 def test_fabric_options(fabric, mount):
