@@ -658,10 +658,10 @@ def test_modes_and_bad_input(fabric, mount):
     m = mount("Hca1", options=("fabric_interval_min=100",))
     modes = {n: os.stat(m.path("fabric", n)).st_mode & 0o7777
              for n in ("sweep", "interval_ms", "topology", "links", "metrics.prom",
-                       "events", "last_error")}
+                       "events", "events.log", "last_error")}
     assert modes == {"sweep": 0o644, "interval_ms": 0o644, "topology": 0o444,
                      "links": 0o444, "metrics.prom": 0o444, "events": 0o444,
-                     "last_error": 0o444}
+                     "events.log": 0o444, "last_error": 0o444}
     assert open(m.path("fabric", "last_error")).read() == ""
     for bad in ("abc\n", "-5\n", "1x\n", "\n", "1\n2\n"):
         err, why = write_interval(m, bad)
@@ -679,8 +679,9 @@ def test_modes_and_bad_input(fabric, mount):
         f.write("0\n")
     st = os.stat(m.path("fabric", "topology"))
     assert st.st_size == len(open(m.path("fabric", "topology")).read())
-    with pytest.raises(PermissionError):
-        open(m.path("fabric", "events"), "w")
+    for name in ("events", "events.log", "last_error"):
+        with pytest.raises(PermissionError):
+            open(m.path("fabric", name), "w")
 
 
 @pytest.mark.skipif(not shutil.which("prometheus-node-exporter"),
@@ -739,6 +740,56 @@ def test_events_node_gone_and_appeared(make_fabric, mount):
         os.close(fd)
 
 
+def tail_until(proc, pattern):
+    """Lines of a running tail's stdout until one matches pattern (the
+    watchdog ends a wait that never does)."""
+    lines = []
+    while not any(re.search(pattern, ln) for ln in lines):
+        ln = proc.stdout.readline()
+        assert ln, (proc.args, lines)          # tail exited
+        lines.append(ln)
+    return lines
+
+
+def test_events_log_with_tail_and_grep(make_fabric, mount):
+    """events.log is a log file: tail -f and tail -F print a link_down
+    after the sweep that found it, tail -n 3 prints the last three lines
+    and exits, grep finds both ends; its size is every byte written."""
+    import test_mad as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["ok"] == "1"
+    log = m.path("fabric", "events.log")
+    st = os.stat(log)
+    assert (st.st_mode & 0o7777, st.st_size) == (0o444, 0)
+    tails = [subprocess.Popen(["tail", opt, "-s", "0.1", log], text=True,
+                              stdout=subprocess.PIPE) for opt in ("-f", "-F")]
+    try:
+        f.command('Unlink "Switch1"[7]')
+        kv = sweep_now(m)
+        assert kv["links"] == "4"
+        for t in tails:
+            line = tail_until(t, r"event=link_down")[-1]
+            assert line.startswith("time=%s event=link_down " % kv["time"]), line
+    finally:
+        for t in tails:
+            t.terminate()
+            t.wait()
+    f.command('ReLink "Switch1"[7]')
+    assert sweep_now(m)["links"] == "5"
+    text = open(log).read()
+    assert os.stat(log).st_size == len(text.encode())
+    lines = text.splitlines()
+    assert len(lines) >= 4 and [ln.split()[1] for ln in lines].count(
+        "event=link_up") == 2, lines
+    cp = subprocess.run(["tail", "-n", "3", log], capture_output=True, text=True,
+                        timeout=30)
+    assert cp.returncode == 0 and cp.stdout.splitlines() == lines[-3:], cp
+    cp = subprocess.run(["grep", "-c", "event=link_down", log], capture_output=True,
+                        text=True, timeout=30)
+    assert cp.stdout == "2\n", cp
+
+
 def drain_events(fd):
     """Every line the events fd (O_NONBLOCK) has now."""
     buf = b""
@@ -777,6 +828,17 @@ def test_events_dropped_when_a_reader_falls_behind(tmp_path, make_fabric, mount)
     assert not any(ln.startswith("event=dropped") for ln in kept)
     assert got[0] == "event=dropped count=%d" % (len(kept) - 4096), got[:2]
     assert got[1:] == kept[-4096:]
+    # events.log: its size is every byte ever written; read from offset
+    # 0 it says what it no longer has, then has the same 4096 lines.
+    log = m.path("fabric", "events.log")
+    size = lambda lines: sum(len(ln.encode()) + 1 for ln in lines)  # noqa: E731
+    assert os.stat(log).st_size == size(kept)
+    got = open(log).read().splitlines()
+    assert got[0] == "event=dropped bytes=%d" % size(kept[:-4096]), got[:2]
+    assert got[1:] == kept[-4096:]
+    cp = subprocess.run(["tail", "-n", "5", log], capture_output=True, text=True,
+                        timeout=30)
+    assert cp.stdout.splitlines() == kept[-5:]
 
 
 @pytest.mark.parametrize("opt,msg", [
