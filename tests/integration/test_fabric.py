@@ -553,13 +553,13 @@ def test_sigterm_during_sweep_answers_the_writer(make_fabric, mount):
 
 
 def test_sigterm_with_fabric_files_open(fabric, mount):
-    """SIGTERM while topology, links and metrics.prom are open: the daemon
-    exits 0 at once, and what those opens held is freed though their
-    RELEASE never comes (the valgrind pass checks that)."""
+    """SIGTERM while topology, links, metrics.prom and events.log are
+    open: the daemon exits 0 at once, and what those opens held is freed
+    though their RELEASE never comes (the valgrind pass checks that)."""
     import signal
     m = mount("Hca1")
     fds = [os.open(m.path("fabric", n), os.O_RDONLY)
-           for n in ("topology", "links", "metrics.prom")]
+           for n in ("topology", "links", "metrics.prom", "events.log")]
     try:
         assert os.read(fds[1], 64).startswith(b"guid=")
         os.kill(m.proc.pid, signal.SIGTERM)
