@@ -184,9 +184,11 @@ static void sweep_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi
 static pthread_mutex_t error_lock = PTHREAD_MUTEX_INITIALIZER;
 static char last_error[256];
 
-static void set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Refuses a write with err, the reason in last_error. */
+static void refuse(fuse_req_t req, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static void set_error(const char *fmt, ...)
+static void refuse(fuse_req_t req, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -195,6 +197,7 @@ static void set_error(const char *fmt, ...)
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
 	pthread_mutex_unlock(&error_lock);
+	fuse_reply_err(req, err);
 }
 
 static int last_error_show(struct node *n, char *buf, size_t cap)
@@ -214,12 +217,12 @@ static void sweep_write(fuse_req_t req, struct node *n, const char *buf,
 {
 	int r = sweeper_park_write(req, size);
 
-	if (r == 0)
-		return; /* answered when its sweep is complete */
 	if (r == -EAGAIN)
-		set_error("sweep: %u writes already wait for a sweep",
-			  SWEEPER_WRITERS_MAX);
-	fuse_reply_err(req, -r);
+		refuse(req, EAGAIN, "sweep: %u writes already wait for a sweep",
+		       SWEEPER_WRITERS_MAX);
+	else if (r < 0)
+		fuse_reply_err(req, -r);
+	/* else answered when its sweep is complete */
 }
 
 /* Not textfile_size(): its value, handed to the next open, would be the
@@ -258,24 +261,16 @@ static void interval_write(fuse_req_t req, struct node *n, const char *buf,
 
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
 		len--;
-	if (!len || len >= 32 || memchr(buf, '\n', len)) {
-		set_error("interval_ms: expected one number from 0 to %u",
-			  SWEEPER_INTERVAL_MAX_MS);
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	if (number_parse_value(buf, size, 0, SWEEPER_INTERVAL_MAX_MS, &v) < 0) {
-		set_error("interval_ms: '%.*s' is not a number from 0 to %u",
-			  (int)len, buf, SWEEPER_INTERVAL_MAX_MS);
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	if (sweeper_set_interval_ms((unsigned)v, why, sizeof(why)) < 0) {
-		set_error("interval_ms: %s", why);
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	fuse_reply_write(req, size);
+	if (!len || len >= 32 || memchr(buf, '\n', len))
+		refuse(req, EINVAL, "interval_ms: expected one number from 0 to %u",
+		       SWEEPER_INTERVAL_MAX_MS);
+	else if (number_parse_value(buf, size, 0, SWEEPER_INTERVAL_MAX_MS, &v) < 0)
+		refuse(req, EINVAL, "interval_ms: '%.*s' is not a number from 0 to %u",
+		       (int)len, buf, SWEEPER_INTERVAL_MAX_MS);
+	else if (sweeper_set_interval_ms((unsigned)v, why, sizeof(why)) < 0)
+		refuse(req, EINVAL, "interval_ms: %s", why);
+	else
+		fuse_reply_write(req, size);
 }
 
 static const struct node_ops interval_ops = {
