@@ -1,5 +1,6 @@
-/* fabric/events (fabevents.h): the ring of event lines, each reader's
- * place in it, and the comparison of two snapshots that makes the lines. */
+/* fabric/events and fabric/events.log (fabevents.h): the ring of event
+ * lines with the byte offset of each, each reader's place in it, and the
+ * comparison of two snapshots that makes the lines. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "umadfs/fabric/fabevents.h"
 #include "umadfs/fabric/fabsnap.h"
@@ -30,14 +32,21 @@ static const char *const error_counters[] = {
 static struct {
 	struct readq q;             /* its lock guards the fields below */
 	char *lines[FABEVENTS_MAX]; /* line seq at lines[seq % FABEVENTS_MAX] */
+	uint64_t start[FABEVENTS_MAX]; /* its offset in events.log */
 	uint64_t head;              /* the seq of the next line */
+	uint64_t bytes;             /* written in all: events.log's size */
+	time_t mtime;               /* of the last line (events.log) */
 	bool ready;
 } ev;
 
+/* An open file of either: events reads by seq, events.log by offset.
+ * Both are on ev.q's list of opens, which frees them at exit if their
+ * RELEASE never comes. */
 struct ev_open {
 	struct readq_open ro;
 	uint64_t next;         /* the seq of the next line to read (q.lock) */
 	struct line_rest rest; /* what a short read left of a line (q.lock) */
+	int64_t skew;          /* events.log: what its offsets lag the log's */
 };
 
 /* The oldest seq still kept.  q.lock held. */
@@ -105,25 +114,33 @@ static const struct readq_ops ev_readq_ops = {
 	.fill = ev_fill, .readable = ev_readable, .drop_open = ev_drop_open,
 };
 
-static void events_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+/* A new open file of either, linked; NULL with the error replied. */
+static struct ev_open *ev_open_new(fuse_req_t req, struct fuse_file_info *fi)
 {
 	struct ev_open *of;
 
 	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
 		fuse_reply_err(req, EACCES);
-		return;
+		return NULL;
 	}
 	of = calloc(1, sizeof(*of));
 	if (!of) {
 		fuse_reply_err(req, ENOMEM);
-		return;
+		return NULL;
 	}
 	pthread_mutex_lock(&ev.q.lock);
-	of->next = ev.head; /* from now on */
+	of->next = ev.head; /* events: from now on */
 	pthread_mutex_unlock(&ev.q.lock);
 	readq_open_link(&ev.q, &of->ro);
 	fi->fh = (uintptr_t)of;
-	if (reply_open_lines(req, fi) == -ENOENT)
+	return of;
+}
+
+static void events_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	struct ev_open *of = ev_open_new(req, fi);
+
+	if (of && reply_open_lines(req, fi) == -ENOENT)
 		ev_open_free(of); /* interrupted: no release will come */
 }
 
@@ -138,12 +155,137 @@ static const struct node_ops events_ops = {
 	.release = events_release,
 };
 
+/* events.log: a regular file of every line ever written, of which the
+ * ring keeps the last FABEVENTS_MAX.  Direct I/O, so that no read is
+ * served stale from the page cache. */
+static void log_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	struct ev_open *of = ev_open_new(req, fi);
+
+	if (!of)
+		return;
+	fi->direct_io = 1;
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		ev_open_free(of);
+}
+
+/* The log offset of the oldest line kept (ev.bytes when none).  q.lock. */
+static uint64_t window_start(void)
+{
+	return ev.head > oldest() ? ev.start[oldest() % FABEVENTS_MAX] : ev.bytes;
+}
+
+/* The seq of the kept line holding log offset pos (window_start() <= pos
+ * < ev.bytes).  q.lock held. */
+static uint64_t line_at(uint64_t pos)
+{
+	uint64_t lo = oldest(), hi = ev.head - 1;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo + 1) / 2;
+
+		if (ev.start[mid % FABEVENTS_MAX] <= pos)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Copies the log from offset pos into buf, up to size bytes or its end.
+ * q.lock held. */
+static size_t log_copy(uint64_t pos, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (uint64_t seq = pos < ev.bytes ? line_at(pos) : ev.head;
+	     seq < ev.head && n < size; seq++) {
+		const char *line = ev.lines[seq % FABEVENTS_MAX];
+		size_t skip = (size_t)(pos - ev.start[seq % FABEVENTS_MAX]);
+		size_t len = strlen(line) - skip;
+
+		if (len > size - n)
+			len = size - n;
+		memcpy(buf + n, line + skip, len);
+		n += len;
+		pos += len;
+	}
+	return n;
+}
+
+/* A read of the open file at its offset off.  Below the ring's window
+ * (a reader from offset 0 after more than FABEVENTS_MAX lines, or one
+ * that fell that far behind): a line `event=dropped bytes=N`, then the
+ * window from its start, and the open file's later offsets follow on
+ * from there (its skew).  q.lock held. */
+static size_t log_fill(struct ev_open *of, off_t off, char *buf, size_t size)
+{
+	int64_t at = (int64_t)off + of->skew;
+	uint64_t pos = at > 0 ? (uint64_t)at : 0, start = window_start();
+	int k;
+
+	if (pos >= start)
+		return log_copy(pos, buf, size);
+	k = snprintf(buf, size, "event=dropped bytes=%" PRIu64 "\n", start - pos);
+	if (k < 0 || (size_t)k >= size)
+		k = 0; /* a read too short for it: the window only */
+	of->skew = (int64_t)start - (int64_t)off - k;
+	return (size_t)k + log_copy(start, buf + k, size - (size_t)k);
+}
+
+static void log_read(fuse_req_t req, struct node *n, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct ev_open *of = (struct ev_open *)(uintptr_t)fi->fh;
+	char *buf = malloc(size ? size : 1);
+	size_t len;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_mutex_lock(&ev.q.lock);
+	len = log_fill(of, off, buf, size);
+	pthread_mutex_unlock(&ev.q.lock);
+	fuse_reply_buf(req, buf, len);
+	free(buf);
+}
+
+/* st_size: every byte ever written, so that it only grows (tail -f). */
+static off_t log_size(struct node *n)
+{
+	uint64_t bytes;
+
+	pthread_mutex_lock(&ev.q.lock);
+	bytes = ev.bytes;
+	pthread_mutex_unlock(&ev.q.lock);
+	return (off_t)bytes;
+}
+
+static time_t log_mtime(struct node *n)
+{
+	time_t t;
+
+	pthread_mutex_lock(&ev.q.lock);
+	t = ev.mtime;
+	pthread_mutex_unlock(&ev.q.lock);
+	return t;
+}
+
+static const struct node_ops log_ops = {
+	.open = log_open, .read = log_read, .release = events_release,
+	.size = log_size, .mtime = log_mtime,
+};
+
 int fabevents_add(struct node *fabric_dir)
 {
 	readq_init(&ev.q, &ev_readq_ops);
+	ev.mtime = time(NULL);
 	ev.ready = true;
-	return tree_add(fabric_dir, "events", S_IFREG | 0444, &events_ops, NULL, 0) ?
-		0 : -ENOMEM;
+	if (!tree_add(fabric_dir, "events", S_IFREG | 0444, &events_ops, NULL, 0) ||
+	    !tree_add(fabric_dir, "events.log", S_IFREG | 0444, &log_ops, NULL, 0))
+		return -ENOMEM;
+	return 0;
 }
 
 void fabevents_close(void)
@@ -158,20 +300,21 @@ void fabevents_close(void)
 	ev.ready = false;
 }
 
-/* Appends one line (the ring drops its oldest).  The sweep thread. */
-static void emit(const struct fab_snap *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* The sweep whose comparison is being made: every line carries its time
+ * (the sweep thread's; set by fabevents_diff). */
+static const struct fab_snap *finder;
 
-static void emit(const struct fab_snap *s, const char *fmt, ...)
+/* Appends one line (the ring drops its oldest).  The sweep thread. */
+static void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void emit(const char *fmt, ...)
 {
 	char line[1024], when[32];
-	struct tm tm;
 	va_list ap;
 	char *copy;
 	int n;
 
-	gmtime_r(&s->time.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	fabtext_iso_time(when, sizeof(when), &finder->time);
 	n = snprintf(line, sizeof(line), "time=%s ", when);
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
@@ -183,6 +326,9 @@ static void emit(const struct fab_snap *s, const char *fmt, ...)
 	pthread_mutex_lock(&ev.q.lock);
 	free(ev.lines[ev.head % FABEVENTS_MAX]);
 	ev.lines[ev.head % FABEVENTS_MAX] = copy;
+	ev.start[ev.head % FABEVENTS_MAX] = ev.bytes;
+	ev.bytes += strlen(copy);
+	ev.mtime = finder->time.tv_sec;
 	ev.head++;
 	pthread_mutex_unlock(&ev.q.lock);
 }
@@ -201,8 +347,6 @@ static void port_end(char *buf, size_t cap, const char *prefix,
 static void node_events(const struct fab_snap *a, const struct fab_snap *b,
 			const char *what)
 {
-	static const char *const types[] = { "unknown", "ca", "switch", "router" };
-
 	for (size_t i = 0; i < b->nnodes; i++) {
 		const struct fab_node *n = &b->nodes[i];
 		char q[QUOTED_DESC];
@@ -210,8 +354,8 @@ static void node_events(const struct fab_snap *a, const struct fab_snap *b,
 		if (fabsnap_find(a, n->guid))
 			continue;
 		fabtext_quote(q, sizeof(q), n->desc);
-		emit(b, "event=%s guid=0x%016" PRIx64 " node_desc=%s node_type=%s",
-		     what, n->guid, q, types[n->type < 4 ? n->type : 0]);
+		emit("event=%s guid=0x%016" PRIx64 " node_desc=%s node_type=%s",
+		     what, n->guid, q, fabtext_node_type(n->type));
 	}
 }
 
@@ -236,7 +380,7 @@ static void link_events(const struct fab_snap *a, const struct fab_snap *b,
 				continue;
 			port_end(me, sizeof(me), "", n, p);
 			port_end(other, sizeof(other), "peer_", peer, pb->peer_port);
-			emit(b, "event=%s %s %s", what, me, other);
+			emit("event=%s %s %s", what, me, other);
 		}
 	}
 }
@@ -264,7 +408,7 @@ static void counter_events(const struct fab_snap *b, const struct fab_node *na,
 			port_end(other + 1, sizeof(other) - 1, "peer_", peer,
 				 pb->peer_port);
 		}
-		emit(b, "event=counter_increased %s counter=%s delta=%" PRIu64
+		emit("event=counter_increased %s counter=%s delta=%" PRIu64
 		     " value=%" PRIu64 "%s", me, error_counters[c], vb - va, vb, other);
 	}
 }
@@ -273,6 +417,7 @@ void fabevents_diff(const struct fab_snap *old, const struct fab_snap *new)
 {
 	if (!ev.ready || !old || !old->ok || !new->ok)
 		return;
+	finder = new; /* node_gone and link_down compare the other way */
 	node_events(new, old, "node_gone");
 	link_events(new, old, "link_down");
 	node_events(old, new, "node_appeared");

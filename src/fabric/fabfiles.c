@@ -1,10 +1,11 @@
 /* The fabric/ tree (fabfiles.h): the top files (sweep, interval_ms,
- * topology, links, metrics.prom), nodes/0xGUID/ with ports/N/ and their
+ * last_error, topology, links, metrics.prom), nodes/0xGUID/ with ports/N/ and their
  * counters/, and the peer and class/infiniband links. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,10 +180,49 @@ static void sweep_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi
 	textfile_open_settable(req, n, fi, sweep_show, NULL);
 }
 
+/* Why the last write under fabric/ was refused, "" if none. */
+static pthread_mutex_t error_lock = PTHREAD_MUTEX_INITIALIZER;
+static char last_error[256];
+
+/* Refuses a write with err, the reason in last_error. */
+static void refuse(fuse_req_t req, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void refuse(fuse_req_t req, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&error_lock);
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&error_lock);
+	fuse_reply_err(req, err);
+}
+
+static int last_error_show(struct node *n, char *buf, size_t cap)
+{
+	int len;
+
+	pthread_mutex_lock(&error_lock);
+	len = last_error[0] ? snprintf(buf, cap, "%s\n", last_error) : 0;
+	pthread_mutex_unlock(&error_lock);
+	return len;
+}
+
+static const struct node_ops last_error_ops = { .show = last_error_show };
+
 static void sweep_write(fuse_req_t req, struct node *n, const char *buf,
 			size_t size, off_t off, struct fuse_file_info *fi)
 {
-	sweeper_park_write(req, size);
+	int r = sweeper_park_write(req, size);
+
+	if (r == -EAGAIN)
+		refuse(req, EAGAIN, "sweep: %u writes already wait for a sweep",
+		       SWEEPER_WRITERS_MAX);
+	else if (r < 0)
+		fuse_reply_err(req, -r);
+	/* else answered when its sweep is complete */
 }
 
 /* Not textfile_size(): its value, handed to the next open, would be the
@@ -215,14 +255,22 @@ static void interval_open(fuse_req_t req, struct node *n, struct fuse_file_info 
 static void interval_write(fuse_req_t req, struct node *n, const char *buf,
 			   size_t size, off_t off, struct fuse_file_info *fi)
 {
+	char why[160];
+	size_t len = size;
 	uint64_t v;
 
-	if (number_parse_value(buf, size, 0, SWEEPER_INTERVAL_MAX_MS, &v) < 0) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	sweeper_set_interval_ms((unsigned)v);
-	fuse_reply_write(req, size);
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	if (!len || len >= 32 || memchr(buf, '\n', len))
+		refuse(req, EINVAL, "interval_ms: expected one number from 0 to %u",
+		       SWEEPER_INTERVAL_MAX_MS);
+	else if (number_parse_value(buf, size, 0, SWEEPER_INTERVAL_MAX_MS, &v) < 0)
+		refuse(req, EINVAL, "interval_ms: '%.*s' is not a number from 0 to %u",
+		       (int)len, buf, SWEEPER_INTERVAL_MAX_MS);
+	else if (sweeper_set_interval_ms((unsigned)v, why, sizeof(why)) < 0)
+		refuse(req, EINVAL, "interval_ms: %s", why);
+	else
+		fuse_reply_write(req, size);
 }
 
 static const struct node_ops interval_ops = {
@@ -554,6 +602,7 @@ int fabfiles_add(struct node *root, const gid_t *group, struct node **out)
 		return -ENOMEM;
 	if (!add_settable(fabric, "sweep", &sweep_ops, group) ||
 	    !add_settable(fabric, "interval_ms", &interval_ops, group) ||
+	    !tree_add(fabric, "last_error", S_IFREG | 0444, &last_error_ops, NULL, 0) ||
 	    !tree_add(fabric, "topology", S_IFREG | 0444, &big_ops, NULL,
 		      FILE_TOPOLOGY) ||
 	    !tree_add(fabric, "links", S_IFREG | 0444, &big_ops, NULL, FILE_LINKS) ||

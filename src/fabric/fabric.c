@@ -1,6 +1,7 @@
 /* The fabric subsystem's face to the process (fabric.h): its options, and
  * starting and stopping the files and the sweeps. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +19,14 @@
 static bool off; /* fabric=off: set once by fabric_parse_options */
 
 struct fabric_opts {
-	char *interval, *port, *off;
+	char *interval, *interval_min, *port, *off;
 };
 
 #define FABRIC_OPT(t, p) { t, offsetof(struct fabric_opts, p), 1 }
 
 static const struct fuse_opt fabric_opts[] = {
 	FABRIC_OPT("fabric_interval=%s", interval),
+	FABRIC_OPT("fabric_interval_min=%s", interval_min),
 	FABRIC_OPT("fabric_port=%s", port),
 	FABRIC_OPT("fabric=%s", off),
 	FUSE_OPT_END
@@ -45,28 +47,40 @@ static int parse_port(const char *s, char *ca, int *portnum)
 	return 0;
 }
 
+/* An option's milliseconds, 0 to INTERVAL_MAX_MS, into *ms (left as it
+ * is when the option is absent). */
+static int parse_ms(const char *name, const char *s, uint64_t *ms)
+{
+	if (s && number_parse_value(s, strlen(s), 0, INTERVAL_MAX_MS, ms) < 0) {
+		fprintf(stderr, "umadfs: %s=%s: expected milliseconds from 0 to %u\n",
+			name, s, INTERVAL_MAX_MS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_options(const struct fabric_opts *o)
 {
 	char ca[PORT_CA_MAX] = "";
 	int portnum = 0;
-	uint64_t v = 0;
+	uint64_t v = 0, min = SWEEPER_INTERVAL_MIN_MS;
 
 	if (o->off && strcmp(o->off, "off") && strcmp(o->off, "on")) {
 		fprintf(stderr, "umadfs: fabric=%s: expected off or on\n", o->off);
 		return -EINVAL;
 	}
 	off = o->off && !strcmp(o->off, "off");
-	if (o->interval) {
-		if (number_parse_value(o->interval, strlen(o->interval), 0,
-				       INTERVAL_MAX_MS, &v) < 0) {
-			fprintf(stderr, "umadfs: fabric_interval=%s: expected "
-				"milliseconds from 0 to %u\n", o->interval,
-				INTERVAL_MAX_MS);
-			return -EINVAL;
-		}
+	if (parse_ms("fabric_interval", o->interval, &v) < 0 ||
+	    parse_ms("fabric_interval_min", o->interval_min, &min) < 0)
+		return -EINVAL;
+	if (v && v < min) {
+		fprintf(stderr, "umadfs: fabric_interval=%s: below the floor of %"
+			PRIu64 " ms (fabric_interval_min=); 0 sweeps only when "
+			"asked\n", o->interval, min);
+		return -EINVAL;
 	}
 	if ((o->port && parse_port(o->port, ca, &portnum) < 0) ||
-	    sweeper_configure((unsigned)v, ca, portnum) < 0) {
+	    sweeper_configure((unsigned)v, (unsigned)min, ca, portnum) < 0) {
 		fprintf(stderr, "umadfs: fabric_port=%s: expected CA:PORT\n", o->port);
 		return -EINVAL;
 	}
@@ -81,6 +95,7 @@ int fabric_parse_options(struct fuse_args *args)
 	if (fuse_opt_parse(args, &o, fabric_opts, NULL) == 0)
 		r = check_options(&o);
 	free(o.interval);
+	free(o.interval_min);
 	free(o.port);
 	free(o.off);
 	return r;

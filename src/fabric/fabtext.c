@@ -270,17 +270,24 @@ static void format_links(struct text *t, const struct fab_snap *s)
 	}
 }
 
+void fabtext_iso_time(char *buf, size_t cap, const struct timespec *t)
+{
+	struct tm tm;
+
+	gmtime_r(&t->tv_sec, &tm);
+	if (!strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) && cap)
+		buf[0] = '\0';
+}
+
 int fabtext_sweep(const struct fab_snap *s, char *buf, size_t cap)
 {
 	const struct fab_stats *st = &s->stats;
 	struct timespec now;
-	char when[32] = "";
-	struct tm tm;
+	char when[32];
 	int n;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	gmtime_r(&s->time.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	fabtext_iso_time(when, sizeof(when), &s->time);
 	n = snprintf(buf, cap, "time %s\nage_ms %" PRId64 "\nduration_ms %u\n"
 		     "via %s\nnodes %u\nswitches %u\ncas %u\nrouters %u\nlinks %u\n"
 		     "ports %u\nmads %" PRIu64 "\ntimeouts %" PRIu64 "\n"
@@ -340,28 +347,26 @@ static void prom_escape(char *buf, size_t cap, const char *s)
 	buf[o] = '\0';
 }
 
-/* A port's labels, in braces and followed by a space: their length. */
-static size_t port_labels(char *buf, size_t cap, const struct fab_snap *s,
-			  const struct fab_node *n, unsigned p)
+const char *fabtext_node_type(unsigned type)
 {
-	static const char *const types[] = { "unknown", "ca", "switch", "router" };
-	char d[2 * FAB_DESC_LEN + 1], pd[2 * FAB_DESC_LEN + 1] = "";
-	const struct fab_node *pn = NULL;
-	const struct fab_port *peer = fabsnap_peer(s, &n->ports[p], &pn);
+	static const char *const names[] = { "unknown", "ca", "switch", "router" };
+
+	return names[type < 4 ? type : 0];
+}
+
+/* A port's labels, in braces and followed by a space: their length.  Only
+ * what a port keeps while it is there (its peer is umadfs_link_info's),
+ * so that its series stay the same series across link changes. */
+static size_t port_labels(char *buf, size_t cap, const struct fab_node *n,
+			  unsigned p)
+{
+	char d[2 * FAB_DESC_LEN + 1];
 	int len;
 
 	prom_escape(d, sizeof(d), n->desc);
-	if (peer)
-		prom_escape(pd, sizeof(pd), pn->desc);
 	len = snprintf(buf, cap, "{guid=\"0x%016" PRIx64 "\",node_desc=\"%s\","
-		       "node_type=\"%s\",port=\"%u\"", n->guid, d,
-		       types[n->type < 4 ? n->type : 0], p);
-	if (peer && len > 0 && (size_t)len < cap)
-		len += snprintf(buf + len, cap - (size_t)len, ",peer_guid=\"0x%016"
-				PRIx64 "\",peer_port=\"%u\",peer_node_desc=\"%s\"",
-				pn->guid, n->ports[p].peer_port, pd);
-	if (len > 0 && (size_t)len < cap)
-		len += snprintf(buf + len, cap - (size_t)len, "} ");
+		       "node_type=\"%s\",port=\"%u\"} ", n->guid, d,
+		       fabtext_node_type(n->type), p);
 	return len > 0 && (size_t)len < cap ? (size_t)len : 0;
 }
 
@@ -381,7 +386,7 @@ static void prom_sweep(struct text *t, const struct fab_snap *s)
 		  s->duration_ms / 1000.0 },
 		{ "sweep_ok", "1 if the last sweep reached the fabric.", s->ok },
 		{ "sweep_timestamp_seconds", "When the last sweep ended.",
-		  (double)s->time.tv_sec },
+		  (double)s->time.tv_sec + (double)(s->time.tv_nsec / 1000000) / 1000 },
 		{ "sweep_nodes", "Nodes found.", s->stats.nodes },
 		{ "sweep_switches", "Switches found.", s->stats.switches },
 		{ "sweep_links", "Links found.", s->stats.links },
@@ -394,7 +399,9 @@ static void prom_sweep(struct text *t, const struct fab_snap *s)
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		prom_family(t, rows[i].name, "gauge", rows[i].help);
-		put(t, "umadfs_%s %.9g\n", rows[i].name, rows[i].v);
+		/* The duration and the timestamp to the millisecond. */
+		put(t, "umadfs_%s %.*f\n", rows[i].name, i == 0 || i == 2 ? 3 : 0,
+		    rows[i].v);
 	}
 }
 
@@ -414,7 +421,7 @@ struct prom_port {
 	const struct fab_node *n;
 	unsigned p;
 	size_t len; /* of labels */
-	char labels[512]; /* "{guid=...}" with the braces and a space */
+	char labels[256]; /* "{guid=...}" with the braces and a space */
 };
 
 /* A port's value of family which (0 state, 1 physical state, 2 rate,
@@ -457,26 +464,66 @@ static void prom_ports(struct text *t, const struct prom_port *pp, size_t np,
 	}
 }
 
+/* The ports with PortInfo (a switch's port 0 too), their labels made;
+ * NULL on ENOMEM. */
+static struct prom_port *prom_port_list(const struct fab_snap *s, size_t *np)
+{
+	struct prom_port *pp;
+	size_t max = 0;
+
+	for (size_t i = 0; i < s->nnodes; i++)
+		max += s->nodes[i].nports + 1u;
+	pp = malloc((max ? max : 1) * sizeof(*pp));
+	*np = 0;
+	for (size_t i = 0; pp && i < s->nnodes; i++) {
+		const struct fab_node *n = &s->nodes[i];
+
+		for (unsigned p = n->type == FAB_SWITCH ? 0 : 1; p <= n->nports; p++) {
+			if (!n->ports[p].has_info)
+				continue;
+			pp[*np].n = n;
+			pp[*np].p = p;
+			pp[*np].len = port_labels(pp[*np].labels,
+						  sizeof(pp[*np].labels), n, p);
+			(*np)++;
+		}
+	}
+	return pp;
+}
+
+/* umadfs_link_info: one series per linked port, the port's labels and
+ * its peer's (the join: `* on(guid, port) group_left(peer_guid, ...)`). */
+static void prom_links(struct text *t, const struct fab_snap *s,
+		       const struct prom_port *pp, size_t np)
+{
+	prom_family(t, "link_info", "gauge",
+		    "1 for each linked port; labels peer_guid, peer_port, "
+		    "peer_node_desc name the other end.");
+	for (size_t i = 0; i < np; i++) {
+		const struct fab_port *me = &pp[i].n->ports[pp[i].p];
+		const struct fab_node *pn = NULL;
+		char pd[2 * FAB_DESC_LEN + 1];
+
+		if (!fabsnap_peer(s, me, &pn) || pp[i].len < 2)
+			continue;
+		prom_escape(pd, sizeof(pd), pn->desc);
+		put_mem(t, "umadfs_link_info", 16);
+		put_mem(t, pp[i].labels, pp[i].len - 2); /* less "} " */
+		put(t, ",peer_guid=\"0x%016" PRIx64 "\",peer_port=\"%u\","
+		    "peer_node_desc=\"%s\"} 1\n", pn->guid, me->peer_port, pd);
+	}
+}
+
 static void format_metrics(struct text *t, const struct fab_snap *s)
 {
-	struct prom_port *pp = malloc((s->stats.ports + 1) * sizeof(*pp));
-	size_t np = 0;
+	size_t np;
+	struct prom_port *pp = prom_port_list(s, &np);
 
 	prom_sweep(t, s);
 	if (!pp) {
 		t->failed = true;
 		return;
 	}
-	for (size_t i = 0; i < s->nnodes; i++)
-		for (unsigned p = 1; p <= s->nodes[i].nports; p++)
-			if (s->nodes[i].ports[p].has_info && np < s->stats.ports) {
-				pp[np].n = &s->nodes[i];
-				pp[np].p = p;
-				pp[np].len = port_labels(pp[np].labels,
-							 sizeof(pp[np].labels), s,
-							 &s->nodes[i], p);
-				np++;
-			}
 	prom_family(t, "port_state", "gauge", "PortState (1 Down ... 4 Active).");
 	prom_ports(t, pp, np, "port_state", 0, 0);
 	prom_family(t, "port_physical_state", "gauge",
@@ -484,6 +531,7 @@ static void format_metrics(struct text *t, const struct fab_snap *s)
 	prom_ports(t, pp, np, "port_physical_state", 1, 0);
 	prom_family(t, "port_rate_bytes_per_second", "gauge", "Port data rate.");
 	prom_ports(t, pp, np, "port_rate_bytes_per_second", 2, 0);
+	prom_links(t, s, pp, np);
 	for (size_t c = 0; c < sizeof(prom_counters) / sizeof(prom_counters[0]); c++) {
 		char name[96];
 

@@ -24,7 +24,6 @@
 #include "umadfs/fabric/sweeper.h"
 
 #define FIRST_SWEEP_WAIT_S 60 /* a first reader waits at most this long */
-#define PARKED_WRITES_MAX 1024 /* more writers at once get EAGAIN */
 
 struct parked_write {
 	struct parked_write *next;
@@ -45,6 +44,7 @@ static struct {
 	struct parked_write *writers; /* (lock) */
 	unsigned nwriters;       /* on writers (lock) */
 	unsigned interval_ms;    /* (lock) */
+	unsigned interval_min_ms; /* the floor of interval_ms but 0 (option) */
 	struct discover *disc;   /* the sweep thread's */
 	pthread_t thread;
 	bool thread_started;
@@ -284,11 +284,13 @@ void sweeper_stop(void)
 	fab.disc = NULL;
 }
 
-int sweeper_configure(unsigned interval_ms, const char *ca, int portnum)
+int sweeper_configure(unsigned interval_ms, unsigned interval_min_ms,
+		      const char *ca, int portnum)
 {
 	if (ca && strlen(ca) >= sizeof(fab.port_ca))
 		return -EINVAL;
 	fab.interval_ms = interval_ms;
+	fab.interval_min_ms = interval_min_ms;
 	snprintf(fab.port_ca, sizeof(fab.port_ca), "%s", ca ? ca : "");
 	fab.port_num = portnum;
 	return 0;
@@ -371,15 +373,13 @@ static void on_write_interrupt(fuse_req_t req, void *data)
 	}
 }
 
-void sweeper_park_write(fuse_req_t req, size_t size)
+int sweeper_park_write(fuse_req_t req, size_t size)
 {
 	struct parked_write *w = calloc(1, sizeof(*w));
 	int err = 0;
 
-	if (!w) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
+	if (!w)
+		return -ENOMEM;
 	w->req = req;
 	w->size = size;
 	fuse_req_interrupt_func(req, on_write_interrupt, w);
@@ -388,7 +388,7 @@ void sweeper_park_write(fuse_req_t req, size_t size)
 		err = EINTR;
 	else if (fab.stopping)
 		err = ENODEV;
-	else if (fab.nwriters >= PARKED_WRITES_MAX)
+	else if (fab.nwriters >= SWEEPER_WRITERS_MAX)
 		err = EAGAIN;
 	if (!err) {
 		w->number = ask_sweep();
@@ -399,11 +399,11 @@ void sweeper_park_write(fuse_req_t req, size_t size)
 	}
 	pthread_mutex_unlock(&fab.lock);
 	if (!err)
-		return;
+		return 0;
 	/* Waits out a running callback, which will not reply: not parked. */
 	fuse_req_interrupt_func(req, NULL, NULL);
 	free(w);
-	fuse_reply_err(req, err);
+	return -err;
 }
 
 unsigned sweeper_interval_ms(void)
@@ -416,10 +416,26 @@ unsigned sweeper_interval_ms(void)
 	return ms;
 }
 
-void sweeper_set_interval_ms(unsigned ms)
+int sweeper_set_interval_ms(unsigned ms, char *why, size_t cap)
 {
+	unsigned last;
+	int r = 0;
+
 	pthread_mutex_lock(&fab.lock);
-	fab.interval_ms = ms;
-	pthread_cond_signal(&fab.wake);
+	last = fab.snap ? fab.snap->duration_ms : 0;
+	if (ms && ms < fab.interval_min_ms) {
+		snprintf(why, cap, "%u ms is below the floor of %u ms (mount option "
+			 "fabric_interval_min=); 0 sweeps only when asked", ms,
+			 fab.interval_min_ms);
+		r = -EINVAL;
+	} else if (ms && ms < last) {
+		snprintf(why, cap, "%u ms is shorter than the last sweep (%u ms): "
+			 "sweeps would run back to back", ms, last);
+		r = -EINVAL;
+	} else {
+		fab.interval_ms = ms;
+		pthread_cond_signal(&fab.wake);
+	}
 	pthread_mutex_unlock(&fab.lock);
+	return r;
 }

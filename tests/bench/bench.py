@@ -23,9 +23,10 @@ each row --reps times, interleaved (rep 1 of every row, then rep 2...):
   9  fabric/: `echo 1 > sweep` (discovery and every port's counters, wall
      time) vs ibqueryerrors (whole process), and the sweep's counts vs
      ibnetdiscover's
- 10  `cat fabric/metrics.prom > /dev/null` (wall time of the process);
-     rep 1 apart: the first snapshot's text is made on that read, later
-     ones right after their sweep (the previous one was read)
+ 10  `cat fabric/metrics.prom > /dev/null` (wall time of the process)
+     and the file's size; rep 1 apart: the first snapshot's text is made
+     on that read, later ones right after their sweep (the previous one
+     was read; above 32 MiB, at each open)
  11  one node_exporter scrape of fabric/ as its sysfs root (when
      prometheus-node-exporter is installed)
 
@@ -422,6 +423,8 @@ class Bench:
                                        "metrics.prom")],
                            stdout=subprocess.DEVNULL, check=True, timeout=60)
             dt = time.monotonic() - t0
+            self.record(rep, 10, "metrics_bytes", os.stat(
+                self.mount.mountpoint / "fabric" / "metrics.prom").st_size)
             # The first snapshot's text is made on this read; later ones
             # right after their sweep, since the one before was read.
             self.record(rep, 10, "cat_metrics_first_s" if rep == 1 and 9 in rows
@@ -463,7 +466,8 @@ class Bench:
         cat = self.med(10, "cat_metrics_s")
         if cat is not None:
             L.append("%-4s %-58s %12s %10s %10s %5s" % (
-                10, "cat fabric/metrics.prom > /dev/null (wall ms)",
+                10, "cat fabric/metrics.prom > /dev/null (wall ms; %.1f MB)"
+                % (self.med(10, "metrics_bytes") / 1e6),
                 "%.1f ms" % (1e3 * cat), "", "<= 20 ms",
                 "" if large else ok(cat <= 0.02)))
         first = self.med(10, "cat_metrics_first_s")

@@ -231,6 +231,77 @@ def free_port():
         return s.getsockname()[1]
 
 
+PROM_LINE = re.compile(r'^(\w+)\{([^}]*)\} (\S+)$', re.M)
+
+
+def prom_series(text, name):
+    """{frozenset of (label, value)}: value, of metric name's series."""
+    return {frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', labels)): v
+            for n, labels, v in PROM_LINE.findall(text) if n == name}
+
+
+def port_of(series, guid, port):
+    """The one series of the port (labels as a dict, value)."""
+    got = [(dict(k), v) for k, v in series.items()
+           if dict(k)["guid"] == guid and dict(k)["port"] == port]
+    assert len(got) <= 1, got
+    return got[0] if got else (None, None)
+
+
+def iso_epoch(iso):
+    import calendar
+    return calendar.timegm(time.strptime(iso, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def test_metrics_labels_timestamp_and_port0(fabric, mount):
+    """Port series carry stable labels only (guid, node_desc, node_type,
+    port), every port with PortInfo has them (a switch's port 0 too), and
+    umadfs_link_info{peer_*} is there once per linked port; the sweep's
+    timestamp is to the millisecond."""
+    m = mount("Hca1")
+    kv = sweep_kv(m)
+    prom = open(m.path("fabric", "metrics.prom")).read()
+    state = prom_series(prom, "umadfs_port_state")
+    assert {k for labels in state for k, _ in labels} == \
+        {"guid", "node_desc", "node_type", "port"}
+    assert len(state) == int(kv["ports"]) + int(kv["switches"])
+    labels, v = port_of(state, "0x0000000000200000", "0")
+    assert labels and labels["node_type"] == "switch" and v == "4", state
+    assert port_of(prom_series(prom, "umadfs_port_symbol_error_total"),
+                   "0x0000000000200000", "0")[0]
+    links = prom_series(prom, "umadfs_link_info")
+    assert len(links) == 2 * int(kv["links"]) and set(links.values()) == {"1"}
+    labels, _ = port_of(links, "0x0000000000200000", "7")
+    assert (labels["peer_guid"], labels["peer_port"], labels["peer_node_desc"]) \
+        == ("0x0000000000200001", "7", "umadfs test switch two"), labels
+    ts = re.search(r"^umadfs_sweep_timestamp_seconds (\d+)\.(\d{3})$", prom, re.M)
+    assert ts and int(ts.group(1)) == iso_epoch(kv["time"]), prom[:800]
+
+
+def test_metrics_link_down_keeps_the_port_series(make_fabric, mount):
+    """A link going down changes no label of its ports' series (an alert
+    on them keeps its series); only their umadfs_link_info goes, and comes
+    back with the link."""
+    import diags as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    sw1 = "0x0000000000200000"
+
+    def metrics():
+        text = open(m.path("fabric", "metrics.prom")).read()
+        return (port_of(prom_series(text, "umadfs_port_state"), sw1, "7"),
+                port_of(prom_series(text, "umadfs_link_info"), sw1, "7")[0])
+    (before, v), link = metrics()
+    assert v == "4" and link and link["peer_guid"] == "0x0000000000200001"
+    f.command('Unlink "Switch1"[7]')
+    assert sweep_now(m)["links"] == "4"
+    (after, v), link = metrics()
+    assert after == before and v == "1" and link is None
+    f.command('ReLink "Switch1"[7]')
+    assert sweep_now(m)["links"] == "5"
+    assert metrics()[1]["peer_port"] == "7"
+
+
 @pytest.mark.promtool
 def test_metrics_pass_promtool(fabric, mount):
     m = mount("Hca1")
@@ -242,6 +313,54 @@ def test_metrics_pass_promtool(fabric, mount):
     assert "umadfs_port_data_received_bytes_total{" in prom
     assert re.search(r"^umadfs_sweep_ok 1$", prom, re.M)
     assert re.search(r'^umadfs_port_state\{[^}]*port="3"[^}]*\} 1$', prom, re.M)
+
+
+def guide_rules():
+    """The Prometheus rules of the user guide (its ```yaml block with a
+    `groups:` key)."""
+    guide = open(os.path.join(HERE, "..", "..", "docs", "user-guide.md")).read()
+    blocks = re.findall(r"^```yaml\n(.*?)^```$", guide, re.M | re.S)
+    rules = [b for b in blocks if b.startswith("groups:")]
+    assert len(rules) == 1, blocks
+    return rules[0]
+
+
+@pytest.mark.promtool
+def test_guide_rules_join_a_counter_with_its_peer(fabric, mount, tmp_path):
+    """The user guide's recording rule (a port counter joined with its
+    umadfs_link_info) under `promtool test rules`, on series as
+    metrics.prom has them: the result is the counter with the peer's
+    labels."""
+    import json
+    m = mount("Hca1")
+    prom = open(m.path("fabric", "metrics.prom")).read()
+    sw1 = "0x0000000000200000"
+    rules = tmp_path / "rules.yml"
+    rules.write_text(guide_rules())
+    series = []
+    for name in ("umadfs_port_symbol_error_total", "umadfs_link_info"):
+        for labels, v in prom_series(prom, name).items():
+            series.append({"series": "%s{%s}" % (name, ",".join(
+                '%s="%s"' % kv for kv in sorted(labels))), "values": "%s %s" % (v, v)})
+    counter, v = port_of(prom_series(prom, "umadfs_port_symbol_error_total"), sw1, "7")
+    link, _ = port_of(prom_series(prom, "umadfs_link_info"), sw1, "7")
+    want = dict(counter, **link)
+    record = re.search(r"record: (\S+)", guide_rules()).group(1)
+    test = {"rule_files": [str(rules)], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m", "input_series": series,
+        "promql_expr_test": [{
+            "expr": '%s{guid="%s",port="7"}' % (record, sw1), "eval_time": "1m",
+            "exp_samples": [{"labels": "%s{%s}" % (record, ",".join(
+                '%s="%s"' % kv for kv in sorted(want.items()))),
+                "value": float(v)}]}]}]}
+    tf = tmp_path / "test.yml"
+    tf.write_text(json.dumps(test))
+    r = subprocess.run(["promtool", "check", "rules", str(rules)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = subprocess.run(["promtool", "test", "rules", str(tf)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
 
 
 def node_exporter(sysfs, tmp_path, *args):
@@ -425,12 +544,12 @@ def test_sigterm_during_sweep_answers_the_writer(make_fabric, mount):
 
 
 def test_sigterm_with_fabric_files_open(fabric, mount):
-    """SIGTERM while topology, links and metrics.prom are open: the daemon
-    exits 0 at once, and what those opens held is freed though their
-    RELEASE never comes (the valgrind pass checks that)."""
+    """SIGTERM while topology, links, metrics.prom and events.log are
+    open: the daemon exits 0 at once, and what those opens held is freed
+    though their RELEASE never comes (the valgrind pass checks that)."""
     m = mount("Hca1")
     fds = [os.open(m.path("fabric", n), os.O_RDONLY)
-           for n in ("topology", "links", "metrics.prom")]
+           for n in ("topology", "links", "metrics.prom", "events.log")]
     try:
         assert os.read(fds[1], 64).startswith(b"guid=")
         assert m.sigterm(10.0) == 0
@@ -512,19 +631,33 @@ def test_no_active_port(make_fabric, mount):
     assert sweep_now(m)["ok"] == "1"        # the next sweep tries again
 
 
+def write_interval(m, value):
+    """Writes interval_ms: None, or the errno of the refusal and
+    last_error's line."""
+    try:
+        with open(m.path("fabric", "interval_ms"), "w") as f:
+            f.write(value)
+            f.flush()
+    except OSError as e:
+        return e.errno, open(m.path("fabric", "last_error")).read()
+    return None
+
+
 def test_modes_and_bad_input(fabric, mount):
-    m = mount("Hca1")
+    m = mount("Hca1", options=("fabric_interval_min=100",))
     modes = {n: os.stat(m.path("fabric", n)).st_mode & 0o7777
              for n in ("sweep", "interval_ms", "topology", "links", "metrics.prom",
-                       "events")}
+                       "events", "events.log", "last_error")}
     assert modes == {"sweep": 0o644, "interval_ms": 0o644, "topology": 0o444,
-                     "links": 0o444, "metrics.prom": 0o444, "events": 0o444}
-    for bad in ("abc\n", "-5\n", "1x\n", "\n"):
-        with pytest.raises(OSError) as e:
-            with open(m.path("fabric", "interval_ms"), "w") as f:
-                f.write(bad)
-                f.flush()
-        assert e.value.errno == errno.EINVAL
+                     "links": 0o444, "metrics.prom": 0o444, "events": 0o444,
+                     "events.log": 0o444, "last_error": 0o444}
+    assert open(m.path("fabric", "last_error")).read() == ""
+    for bad in ("abc\n", "-5\n", "1x\n", "\n", "1\n2\n"):
+        err, why = write_interval(m, bad)
+        assert err == errno.EINVAL
+        assert why == ("interval_ms: '%s' is not a number from 0 to 86400000\n" %
+                       bad.strip() if bad.strip() and "\n" not in bad.strip() else
+                       "interval_ms: expected one number from 0 to 86400000\n"), why
     with open(m.path("fabric", "interval_ms"), "w") as f:
         f.write("250\n")
     assert open(m.path("fabric", "interval_ms")).read() == "250\n"
@@ -535,8 +668,9 @@ def test_modes_and_bad_input(fabric, mount):
         f.write("0\n")
     st = os.stat(m.path("fabric", "topology"))
     assert st.st_size == len(open(m.path("fabric", "topology")).read())
-    with pytest.raises(PermissionError):
-        open(m.path("fabric", "events"), "w")
+    for name in ("events", "events.log", "last_error"):
+        with pytest.raises(PermissionError):
+            open(m.path("fabric", name), "w")
 
 
 @pytest.mark.node_exporter
@@ -555,7 +689,16 @@ def test_node_exporter_on_the_local_tree(fabric, mount, tmp_path):
                      text, re.M)
 
 
+def past_second_of(kv):
+    """Waits until the wall clock's second is past the sweep's `time`, so
+    that the next sweep's time differs from it."""
+    while time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) <= kv["time"]:
+        time.sleep(0.05)
+
+
 def test_events_node_gone_and_appeared(make_fabric, mount):
+    """Every event carries the time of the sweep that found it (node_gone
+    and link_down too, which compare the sweeps the other way)."""
     import diags as tm
     f = tm.quiet_fabric(make_fabric)
     m = mount("Hca1", fabric=f)
@@ -563,6 +706,7 @@ def test_events_node_gone_and_appeared(make_fabric, mount):
     hca2 = "0x0000000000100002"
     fd = os.open(m.path("fabric", "events"), os.O_RDONLY | os.O_NONBLOCK)
     try:
+        past_second_of(sweep_kv(m))
         f.command('Unlink "Hca2"[1]')
         kv = sweep_now(m)
         assert (kv["nodes"], kv["links"]) == ("4", "4")
@@ -571,14 +715,67 @@ def test_events_node_gone_and_appeared(make_fabric, mount):
         ev = read_events(fd, 2)
         assert {(e["event"], e["guid"]) for e in ev} == {
             ("node_gone", hca2), ("link_down", "0x0000000000200000")}, ev
+        assert {e["time"] for e in ev} == {kv["time"]}, (ev, kv["time"])
+        past_second_of(kv)
         f.command('ReLink "Hca2"[1]')
         kv = sweep_now(m)
         assert (kv["nodes"], kv["links"]) == ("5", "5")
         ev = read_events(fd, 3)
         assert ("node_appeared", hca2) in {(e["event"], e["guid"]) for e in ev}, ev
+        assert {e["time"] for e in ev} == {kv["time"]}, (ev, kv["time"])
         assert open(m.path("fabric", "nodes", hca2, "node_desc")).read() == "Hca2\n"
     finally:
         os.close(fd)
+
+
+def tail_until(proc, pattern):
+    """Lines of a running tail's stdout until one matches pattern (the
+    watchdog ends a wait that never does)."""
+    lines = []
+    while not any(re.search(pattern, ln) for ln in lines):
+        ln = proc.stdout.readline()
+        assert ln, (proc.args, lines)          # tail exited
+        lines.append(ln)
+    return lines
+
+
+def test_events_log_with_tail_and_grep(make_fabric, mount):
+    """events.log is a log file: tail -f and tail -F print a link_down
+    after the sweep that found it, tail -n 3 prints the last three lines
+    and exits, grep finds both ends; its size is every byte written."""
+    import diags as tm
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    assert sweep_kv(m)["ok"] == "1"
+    log = m.path("fabric", "events.log")
+    st = os.stat(log)
+    assert (st.st_mode & 0o7777, st.st_size) == (0o444, 0)
+    tails = [subprocess.Popen(["tail", opt, "-s", "0.1", log], text=True,
+                              stdout=subprocess.PIPE) for opt in ("-f", "-F")]
+    try:
+        f.command('Unlink "Switch1"[7]')
+        kv = sweep_now(m)
+        assert kv["links"] == "4"
+        for t in tails:
+            line = tail_until(t, r"event=link_down")[-1]
+            assert line.startswith("time=%s event=link_down " % kv["time"]), line
+    finally:
+        for t in tails:
+            t.terminate()
+            t.wait()
+    f.command('ReLink "Switch1"[7]')
+    assert sweep_now(m)["links"] == "5"
+    text = open(log).read()
+    assert os.stat(log).st_size == len(text.encode())
+    lines = text.splitlines()
+    assert len(lines) >= 4 and [ln.split()[1] for ln in lines].count(
+        "event=link_up") == 2, lines
+    cp = subprocess.run(["tail", "-n", "3", log], capture_output=True, text=True,
+                        timeout=30)
+    assert cp.returncode == 0 and cp.stdout.splitlines() == lines[-3:], cp
+    cp = subprocess.run(["grep", "-c", "event=link_down", log], capture_output=True,
+                        text=True, timeout=30)
+    assert cp.stdout == "2\n", cp
 
 
 def drain_events(fd):
@@ -619,11 +816,25 @@ def test_events_dropped_when_a_reader_falls_behind(tmp_path, make_fabric, mount)
     assert not any(ln.startswith("event=dropped") for ln in kept)
     assert got[0] == "event=dropped count=%d" % (len(kept) - 4096), got[:2]
     assert got[1:] == kept[-4096:]
+    # events.log: its size is every byte ever written; read from offset
+    # 0 it says what it no longer has, then has the same 4096 lines.
+    log = m.path("fabric", "events.log")
+    size = lambda lines: sum(len(ln.encode()) + 1 for ln in lines)  # noqa: E731
+    assert os.stat(log).st_size == size(kept)
+    got = open(log).read().splitlines()
+    assert got[0] == "event=dropped bytes=%d" % size(kept[:-4096]), got[:2]
+    assert got[1:] == kept[-4096:]
+    cp = subprocess.run(["tail", "-n", "5", log], capture_output=True, text=True,
+                        timeout=30)
+    assert cp.stdout.splitlines() == kept[-5:]
 
 
 @pytest.mark.parametrize("opt,msg", [
     ("fabric_interval=abc", "expected milliseconds"),
     ("fabric_interval=-1", "expected milliseconds"),
+    ("fabric_interval=999", "below the floor of 1000 ms"),
+    ("fabric_interval=50,fabric_interval_min=60", "below the floor of 60 ms"),
+    ("fabric_interval_min=1x", "expected milliseconds"),
     ("fabric_port=ibsim0", "expected CA:PORT"),
     ("fabric=maybe", "expected off or on"),
 ])
@@ -632,6 +843,32 @@ def test_bad_fabric_options(tmp_path, opt, msg):
     cp = subprocess.run([fab.umadfs_bin(), "-f", "-o", opt, str(tmp_path)],
                         capture_output=True, text=True, timeout=10)
     assert cp.returncode == 2 and msg in cp.stderr, cp
+
+
+def test_interval_floor(fabric, mount):
+    """interval_ms below the floor (1 s unless fabric_interval_min= lowers
+    it) fails EINVAL and says why in last_error; 0 (no timer) and the
+    floor itself are taken; the option is held to the same floor."""
+    m = mount("Hca1")
+    assert sweep_kv(m)["ok"] == "1"
+    err, why = write_interval(m, "1\n")
+    assert err == errno.EINVAL
+    assert why.startswith("interval_ms: 1 ms is below the floor of 1000 ms"), why
+    assert open(m.path("fabric", "interval_ms")).read() == "0\n"
+    assert write_interval(m, "0x3e8\n") is None     # the grammar's hex
+    assert open(m.path("fabric", "interval_ms")).read() == "1000\n"
+    assert write_interval(m, "0\n") is None
+    assert open(m.path("fabric", "last_error")).read() == why  # kept
+    m2 = mount("Hca2", options=("fabric_interval_min=0",))
+    kv = sweep_kv(m2)
+    err, why = write_interval(m2, "0x1g\n")
+    assert err == errno.EINVAL and "'0x1g' is not a number" in why
+    # Below the last sweep's duration (known only once it is over 0 ms).
+    if int(kv["duration_ms"]) > 1:
+        err, why = write_interval(m2, "1\n")
+        assert err == errno.EINVAL and "shorter than the last sweep" in why, why
+    assert write_interval(m2, "%d\n" % (int(kv["duration_ms"]) + 1)) is None
+    assert write_interval(m2, "0\n") is None
 
 
 def test_fabric_options(fabric, mount):

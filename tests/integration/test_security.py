@@ -506,7 +506,8 @@ def test_fabric_files_for_everyone_settings_for_the_group(ids, open_mount):
     fdir = m.path("fabric")
     assert mode_of(fdir / "sweep") == (0o664, 0, g)
     assert mode_of(fdir / "interval_ms") == (0o664, 0, g)
-    for name in ("topology", "links", "metrics.prom", "events"):
+    for name in ("topology", "links", "metrics.prom", "events", "events.log",
+                 "last_error"):
         assert mode_of(fdir / name) == (0o444, 0, 0)
     member = run_as(ids, m, FABRIC_CODE)
     assert member["sweep_read"] == 15 and member["links"] == 5, member

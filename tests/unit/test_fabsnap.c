@@ -76,10 +76,17 @@ static void test_texts(void)
 		     "\"switch \"one\"\" lid 2 4xSDR\n"));
 	text = fabtext_get(s, FAB_TEXT_METRICS, &len, &owned);
 	CHECK(text && !owned); /* kept: it is small */
+	/* Stable labels on the port's series, the peer on link_info's. */
 	CHECK(strstr(text, "umadfs_port_state{guid=\"0x0000000000200000\","
+		     "node_desc=\"switch \\\"one\\\"\",node_type=\"switch\",port=\"1\"} 4\n"));
+	CHECK(strstr(text, "umadfs_port_state{guid=\"0x0000000000200000\","
+		     "node_desc=\"switch \\\"one\\\"\",node_type=\"switch\",port=\"0\"} 0\n"));
+	CHECK(strstr(text, "umadfs_link_info{guid=\"0x0000000000200000\","
 		     "node_desc=\"switch \\\"one\\\"\",node_type=\"switch\",port=\"1\","
 		     "peer_guid=\"0x0000000000100000\",peer_port=\"1\","
-		     "peer_node_desc=\"hca\"} 4\n"));
+		     "peer_node_desc=\"hca\"} 1\n"));
+	CHECK(!strstr(text, "umadfs_link_info{guid=\"0x0000000000200000\",node_desc"
+		      "=\"switch \\\"one\\\"\",node_type=\"switch\",port=\"2\""));
 	CHECK_INT(fabtext_size(s, FAB_TEXT_METRICS), len);
 	fabsnap_put(s);
 }

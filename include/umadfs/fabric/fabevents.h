@@ -1,7 +1,10 @@
 /* fabric/events: one key=value line per change a sweep found, read as a
  * stream (blocking, O_NONBLOCK, poll) by any number of readers, each from
  * the time it opened.  The last FABEVENTS_MAX lines are kept; a reader
- * that falls further behind gets one `event=dropped count=N` line. */
+ * that falls further behind gets one `event=dropped count=N` line.
+ * fabric/events.log: the same lines as a regular file that only grows
+ * (its size every byte written), for tail -f and log shippers; a read
+ * before the lines kept gets `event=dropped bytes=N` and then them. */
 #ifndef UMADFS_FABEVENTS_H
 #define UMADFS_FABEVENTS_H
 
@@ -10,6 +13,7 @@ struct fab_snap;
 
 #define FABEVENTS_MAX 4096
 
+/* Adds events and events.log. */
 int fabevents_add(struct node *fabric_dir);
 /* Queues the changes from old to new (both complete sweeps) and wakes the
  * readers.  The sweep thread. */

@@ -16,10 +16,13 @@ struct ca_port;
 typedef int (*sweeper_ports_fn)(struct ca_port **out, int max);
 
 #define SWEEPER_INTERVAL_MAX_MS 86400000u /* a day */
+#define SWEEPER_INTERVAL_MIN_MS 1000u     /* the default floor */
 
-/* Before start: the period (0: on demand) and the port, "" for the first
- * ACTIVE one.  -EINVAL for a CA name too long. */
-int sweeper_configure(unsigned interval_ms, const char *ca, int portnum);
+/* Before start: the period (0: on demand), the floor later periods but 0
+ * are held to, and the port, "" for the first ACTIVE one.  -EINVAL for a
+ * CA name too long. */
+int sweeper_configure(unsigned interval_ms, unsigned interval_min_ms,
+		      const char *ca, int portnum);
 /* Starts the thread; on_swap(old, snap) runs on it after each swap (old
  * the snapshot before, or NULL), before the waiting writers are answered. */
 int sweeper_start(void (*on_swap)(struct fab_snap *old, struct fab_snap *snap),
@@ -37,10 +40,15 @@ struct fab_snap *sweeper_snapshot(void);
  * the wait): 0, or -EINTR when req is interrupted meanwhile (*out NULL). */
 int sweeper_first_snapshot(fuse_req_t req, struct fab_snap **out);
 /* Asks for a sweep and parks req, a write of size bytes, until one that
- * started after the call is complete; replies then, or EINTR if req is
- * interrupted, ENODEV at shutdown, EAGAIN if 1024 writes are parked. */
-void sweeper_park_write(fuse_req_t req, size_t size);
+ * started after the call is complete, and returns 0: it is answered then,
+ * or EINTR if req is interrupted, ENODEV at shutdown.  Not parked (the
+ * caller replies): -EINTR, -ENODEV, -ENOMEM, or -EAGAIN when
+ * SWEEPER_WRITERS_MAX writes are parked. */
+#define SWEEPER_WRITERS_MAX 1024
+int sweeper_park_write(fuse_req_t req, size_t size);
 unsigned sweeper_interval_ms(void);
-void sweeper_set_interval_ms(unsigned ms);
+/* The period from now on: 0 (on demand), or at least the floor and the
+ * last sweep's duration; else -EINVAL with the reason in why. */
+int sweeper_set_interval_ms(unsigned ms, char *why, size_t cap);
 
 #endif
