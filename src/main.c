@@ -35,10 +35,10 @@ static bool connection_gone(struct fuse_session *se)
 }
 
 /* Shutdown: every read waiting in the daemon fails with ENODEV. */
-static void release_waiting_reads(void)
+static void fail_waiting_reads(void)
 {
 	readq_shutdown_all();
-	fabric_release();
+	fabric_shutdown();
 }
 
 static void block_signals(void)
@@ -129,7 +129,7 @@ static int serve(struct fuse_session *se, const struct options *o)
 			   cas_ports) < 0)
 		log_warn("fabric/: cannot start (out of memory)");
 	r = supervisor_start(se, o->cmd.mountpoint, mount_dev,
-			     release_waiting_reads);
+			     fail_waiting_reads);
 	if (r < 0) {
 		log_err("starting the supervisor: %s", strerror(-r));
 		cas_stop_hotplug();

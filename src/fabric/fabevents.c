@@ -117,17 +117,10 @@ static const struct readq_ops ev_readq_ops = {
 /* A new open file of either, linked; NULL with the error replied. */
 static struct ev_open *ev_open_new(fuse_req_t req, struct fuse_file_info *fi)
 {
-	struct ev_open *of;
+	struct ev_open *of = open_read_only(req, fi, sizeof(*of));
 
-	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-		fuse_reply_err(req, EACCES);
+	if (!of)
 		return NULL;
-	}
-	of = calloc(1, sizeof(*of));
-	if (!of) {
-		fuse_reply_err(req, ENOMEM);
-		return NULL;
-	}
 	pthread_mutex_lock(&ev.q.lock);
 	of->next = ev.head; /* events: from now on */
 	pthread_mutex_unlock(&ev.q.lock);

@@ -16,6 +16,7 @@
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/fabtext.h"
 #include "umadfs/fabric/sweeper.h"
+#include "umadfs/fuse/stream.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 #include "umadfs/mad/pmacounters.h"
@@ -89,17 +90,10 @@ static void big_open_free(struct big_open *o)
 
 static void big_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	struct big_open *o;
+	struct big_open *o = open_read_only(req, fi, sizeof(*o));
 
-	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-		fuse_reply_err(req, EACCES);
+	if (!o)
 		return;
-	}
-	o = calloc(1, sizeof(*o));
-	if (!o) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
 	if (sweeper_first_snapshot(req, &o->snap) < 0) {
 		free(o);
 		fuse_reply_err(req, EINTR);

@@ -124,9 +124,9 @@ int fabric_add_dir(struct node *root, const gid_t *group, sweeper_ports_fn ports
 	return r;
 }
 
-void fabric_release(void)
+void fabric_shutdown(void)
 {
-	sweeper_release();
+	sweeper_shutdown();
 }
 
 void fabric_stop(void)

@@ -162,8 +162,11 @@ static void node_id(char *buf, size_t cap, const struct fab_node *n)
 }
 
 /* A switch's port line: "[1]	"H-..."[1](100005) 		# "desc" lid 1 4xSDR" */
-static void topo_switch_port(struct text *t, const struct fab_snap *s,
-			     const struct fab_node *n, unsigned p)
+/* One linked port's line, as ibnetdiscover writes it: a CA's port gives
+ * its own GUID, LID and LMC; a switch port its peer's GUID when the peer
+ * is a CA. */
+static void topo_port(struct text *t, const struct fab_snap *s,
+		      const struct fab_node *n, unsigned p)
 {
 	const struct fab_node *pn = NULL;
 	const struct fab_port *me = &n->ports[p];
@@ -173,27 +176,17 @@ static void topo_switch_port(struct text *t, const struct fab_snap *s,
 	if (!peer)
 		return;
 	node_id(id, sizeof(id), pn);
-	put(t, "[%u]\t\"%s\"[%u]", p, id, me->peer_port);
-	if (pn->type != FAB_SWITCH)
-		put(t, "(%" PRIx64 ") ", peer->port_guid);
-	put(t, "\t\t# \"%s\" lid %u %s%s\n", pn->desc, peer->lid,
-	    width_name(me->width), speed_name(me->speed, me->ext_speed));
-}
-
-static void topo_ca_port(struct text *t, const struct fab_snap *s,
-			 const struct fab_node *n, unsigned p)
-{
-	const struct fab_node *pn = NULL;
-	const struct fab_port *me = &n->ports[p];
-	const struct fab_port *peer = fabsnap_peer(s, me, &pn);
-	char id[24];
-
-	if (!peer)
-		return;
-	node_id(id, sizeof(id), pn);
-	put(t, "[%u](%" PRIx64 ") \t\"%s\"[%u]\t\t# lid %u lmc %u \"%s\" lid %u %s%s\n",
-	    p, me->port_guid, id, me->peer_port, me->lid, me->lmc, pn->desc,
-	    peer->lid, width_name(me->width), speed_name(me->speed, me->ext_speed));
+	if (n->type == FAB_SWITCH) {
+		put(t, "[%u]\t\"%s\"[%u]", p, id, me->peer_port);
+		if (pn->type != FAB_SWITCH)
+			put(t, "(%" PRIx64 ") ", peer->port_guid);
+		put(t, "\t\t# ");
+	} else {
+		put(t, "[%u](%" PRIx64 ") \t\"%s\"[%u]\t\t# lid %u lmc %u ", p,
+		    me->port_guid, id, me->peer_port, me->lid, me->lmc);
+	}
+	put(t, "\"%s\" lid %u %s%s\n", pn->desc, peer->lid, width_name(me->width),
+	    speed_name(me->speed, me->ext_speed));
 }
 
 static void topo_node(struct text *t, const struct fab_snap *s,
@@ -216,12 +209,8 @@ static void topo_node(struct text *t, const struct fab_snap *s,
 		put(t, "%s\t%u \"%s\"\t\t# \"%s\"\n", n->type == FAB_ROUTER ? "Rt" : "Ca",
 		    n->nports, id, n->desc);
 	}
-	for (unsigned p = 1; p <= n->nports; p++) {
-		if (sw)
-			topo_switch_port(t, s, n, p);
-		else
-			topo_ca_port(t, s, n, p);
-	}
+	for (unsigned p = 1; p <= n->nports; p++)
+		topo_port(t, s, n, p);
 	put(t, "\n");
 }
 

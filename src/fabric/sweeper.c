@@ -257,7 +257,7 @@ int sweeper_start(void (*on_swap)(struct fab_snap *old, struct fab_snap *snap),
 	return 0;
 }
 
-void sweeper_release(void)
+void sweeper_shutdown(void)
 {
 	struct parked_write *writers;
 
@@ -274,7 +274,7 @@ void sweeper_release(void)
 
 void sweeper_stop(void)
 {
-	sweeper_release();
+	sweeper_shutdown();
 	if (fab.thread_started)
 		pthread_join(fab.thread, NULL);
 	fab.thread_started = false;

@@ -1,4 +1,8 @@
-/* Open replies for the files of queues (stream.h). */
+/* Opens with per-open state, and the open replies of queues' files
+ * (stream.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <linux/fuse.h>
@@ -22,4 +26,18 @@ int reply_open_lines(fuse_req_t req, struct fuse_file_info *fi)
 	fi->direct_io = 1;
 	fi->nonseekable = 0;
 	return fuse_reply_open(req, fi);
+}
+
+void *open_read_only(fuse_req_t req, const struct fuse_file_info *fi, size_t size)
+{
+	void *state;
+
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		fuse_reply_err(req, EACCES);
+		return NULL;
+	}
+	state = calloc(1, size);
+	if (!state)
+		fuse_reply_err(req, ENOMEM);
+	return state;
 }

@@ -103,18 +103,11 @@ static void rq_open_free(struct rq_open *of)
 static void recv_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	struct rq *rq = n->owner;
-	struct rq_open *of;
+	struct rq_open *of = open_read_only(req, fi, sizeof(*of));
 	int r;
 
-	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-		fuse_reply_err(req, EACCES);
+	if (!of)
 		return;
-	}
-	of = calloc(1, sizeof(*of));
-	if (!of) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
 	of->rq = rq;
 	of->frames = n->file == RF_RECV_BIN;
 	pthread_mutex_lock(&rq->q.lock);

@@ -23,7 +23,7 @@ int fabric_parse_options(struct fuse_args *args);
 int fabric_add_dir(struct node *root, const gid_t *group, sweeper_ports_fn ports);
 /* Shutdown: answers every waiting writer (ENODEV) and stops a running
  * sweep promptly.  Any thread; may be called twice. */
-void fabric_release(void);
+void fabric_shutdown(void);
 /* After the session: joins the sweep thread, frees the snapshot. */
 void fabric_stop(void);
 

@@ -29,7 +29,7 @@ int sweeper_start(void (*on_swap)(struct fab_snap *old, struct fab_snap *snap),
 		  sweeper_ports_fn ports);
 /* Answers every parked write (ENODEV) and first reader, and ends a
  * running sweep soon. */
-void sweeper_release(void);
+void sweeper_shutdown(void);
 /* Joins the thread and drops the current snapshot. */
 void sweeper_stop(void);
 

@@ -1,5 +1,6 @@
-/* Open replies for the files of queues (MAD files, rq/ files, fabric
- * events): direct I/O, never the page cache. */
+/* Opens of files whose state is per open (queues' files, fabric's big
+ * texts) and the replies of queues' files: direct I/O, never the page
+ * cache. */
 #ifndef UMADFS_STREAM_H
 #define UMADFS_STREAM_H
 
@@ -20,5 +21,10 @@ int reply_open_stream(fuse_req_t req, const struct fuse_file_info *fi);
  * stands.  A read blocked on a shared fd holds the kernel's position lock,
  * so these files are read-only.  Returns as reply_open_stream(). */
 int reply_open_lines(fuse_req_t req, struct fuse_file_info *fi);
+
+/* A read-only file's open: refused with EACCES unless read-only (root
+ * passes the kernel's mode checks; sysfs refuses writes so), else size
+ * zeroed bytes of per-open state.  NULL with the error replied. */
+void *open_read_only(fuse_req_t req, const struct fuse_file_info *fi, size_t size);
 
 #endif
