@@ -2,7 +2,6 @@
  * lines with the byte offset of each, each reader's place in it, and the
  * comparison of two snapshots that makes the lines. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,7 +1,6 @@
 /* The files of rq/NAME: recv and recv_bin (streams of received datagrams
  * for readers parked in readq) and the small value files. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
