@@ -161,7 +161,6 @@ static void node_id(char *buf, size_t cap, const struct fab_node *n)
 		 n->type == FAB_ROUTER ? "R" : "H", n->guid);
 }
 
-/* A switch's port line: "[1]	"H-..."[1](100005) 		# "desc" lid 1 4xSDR" */
 /* One linked port's line, as ibnetdiscover writes it: a CA's port gives
  * its own GUID, LID and LMC; a switch port its peer's GUID when the peer
  * is a CA. */
@@ -370,27 +369,26 @@ static void prom_sweep(struct text *t, const struct fab_snap *s)
 	const struct {
 		const char *name, *help;
 		double v;
+		int decimals; /* the duration and the timestamp: milliseconds */
 	} rows[] = {
 		{ "sweep_duration_seconds", "Duration of the last sweep.",
-		  s->duration_ms / 1000.0 },
-		{ "sweep_ok", "1 if the last sweep reached the fabric.", s->ok },
+		  s->duration_ms / 1000.0, 3 },
+		{ "sweep_ok", "1 if the last sweep reached the fabric.", s->ok, 0 },
 		{ "sweep_timestamp_seconds", "When the last sweep ended.",
-		  (double)s->time.tv_sec + (double)(s->time.tv_nsec / 1000000) / 1000 },
-		{ "sweep_nodes", "Nodes found.", s->stats.nodes },
-		{ "sweep_switches", "Switches found.", s->stats.switches },
-		{ "sweep_links", "Links found.", s->stats.links },
-		{ "sweep_mads", "MADs the sweep sent.", (double)s->stats.mads },
+		  (double)s->time.tv_sec + (double)(s->time.tv_nsec / 1000000) / 1000, 3 },
+		{ "sweep_nodes", "Nodes found.", s->stats.nodes, 0 },
+		{ "sweep_switches", "Switches found.", s->stats.switches, 0 },
+		{ "sweep_links", "Links found.", s->stats.links, 0 },
+		{ "sweep_mads", "MADs the sweep sent.", (double)s->stats.mads, 0 },
 		{ "sweep_timeouts", "MADs of the sweep that timed out.",
-		  (double)s->stats.timeouts },
+		  (double)s->stats.timeouts, 0 },
 		{ "sweep_unreachable", "Nodes the sweep could not reach.",
-		  (double)s->stats.unreachable },
+		  (double)s->stats.unreachable, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		prom_family(t, rows[i].name, "gauge", rows[i].help);
-		/* The duration and the timestamp to the millisecond. */
-		put(t, "umadfs_%s %.*f\n", rows[i].name, i == 0 || i == 2 ? 3 : 0,
-		    rows[i].v);
+		put(t, "umadfs_%s %.*f\n", rows[i].name, rows[i].decimals, rows[i].v);
 	}
 }
 
