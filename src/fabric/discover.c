@@ -495,11 +495,13 @@ static int next_answer(struct discover *d)
 }
 
 int discover_run(struct discover *d, struct mad_engine *engine,
-		 struct fab_snap *snap, int timeout_ms, int retries)
+		 const struct fab_snap *prev, struct fab_snap *snap,
+		 int timeout_ms, int retries)
 {
 	bool counting = false;
 	int r = 0;
 
+	(void)prev;
 	d->engine = engine;
 	d->snap = snap;
 	d->timeout_ms = timeout_ms;

@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "umadfs/base/number.h"
+#include "umadfs/fabric/expected.h"
 #include "umadfs/fabric/fabevents.h"
 #include "umadfs/fabric/fabfiles.h"
 #include "umadfs/fabric/fabric.h"
+#include "umadfs/fabric/health.h"
 #include "umadfs/fabric/sweeper.h"
 
 #define INTERVAL_MAX_MS SWEEPER_INTERVAL_MAX_MS
@@ -19,7 +21,7 @@
 static bool off; /* fabric=off: set once by fabric_parse_options */
 
 struct fabric_opts {
-	char *interval, *interval_min, *port, *off;
+	char *interval, *interval_min, *port, *off, *expected, *thresholds;
 };
 
 #define FABRIC_OPT(t, p) { t, offsetof(struct fabric_opts, p), 1 }
@@ -29,6 +31,8 @@ static const struct fuse_opt fabric_opts[] = {
 	FABRIC_OPT("fabric_interval_min=%s", interval_min),
 	FABRIC_OPT("fabric_port=%s", port),
 	FABRIC_OPT("fabric=%s", off),
+	FABRIC_OPT("fabric_expected=%s", expected),
+	FABRIC_OPT("fabric_thresholds=%s", thresholds),
 	FUSE_OPT_END
 };
 
@@ -84,6 +88,9 @@ static int check_options(const struct fabric_opts *o)
 		fprintf(stderr, "umadfs: fabric_port=%s: expected CA:PORT\n", o->port);
 		return -EINVAL;
 	}
+	if (health_configure(o->thresholds) < 0 ||
+	    expected_configure(o->expected) < 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -98,9 +105,23 @@ int fabric_parse_options(struct fuse_args *args)
 	free(o.interval_min);
 	free(o.port);
 	free(o.off);
+	free(o.expected);
+	free(o.thresholds);
 	return r;
 }
 
+
+/* A new snapshot, before it is current: the expectation it may be, and
+ * what is wrong. */
+static void on_judge(const struct fab_snap *old, struct fab_snap *snap)
+{
+	struct fab_snap *expected;
+
+	expected_offer(snap);
+	expected = expected_get();
+	health_judge(old, snap, expected);
+	fabsnap_put(expected);
+}
 
 /* A new snapshot is current: events from the change, then the tree. */
 static void on_swap(struct fab_snap *old, struct fab_snap *snap)
@@ -120,7 +141,11 @@ int fabric_add_dir(struct node *root, const gid_t *group, sweeper_ports_fn ports
 	if (r == 0)
 		r = fabevents_add(dir);
 	if (r == 0)
-		r = sweeper_start(on_swap, ports);
+		r = expected_add(dir, group);
+	if (r == 0)
+		r = health_add(dir);
+	if (r == 0)
+		r = sweeper_start(on_judge, on_swap, ports);
 	return r;
 }
 
@@ -134,4 +159,5 @@ void fabric_stop(void)
 	sweeper_stop();
 	fabfiles_close();
 	fabevents_close();
+	expected_close();
 }

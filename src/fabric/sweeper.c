@@ -48,7 +48,10 @@ static struct {
 	struct discover *disc;   /* the sweep thread's */
 	pthread_t thread;
 	bool thread_started;
-	void (*on_swap)(struct fab_snap *old, struct fab_snap *snap); /* files follow */
+	/* Before the swap: what the new snapshot is judged by (old: the
+	 * current one, or NULL); after it: the files follow. */
+	void (*on_judge)(const struct fab_snap *old, struct fab_snap *snap);
+	void (*on_swap)(struct fab_snap *old, struct fab_snap *snap);
 	sweeper_ports_fn ports; /* the host's ports now */
 	/* Options, set before the thread starts. */
 	char port_ca[UMAD_CA_NAME_LEN]; /* "": the first ACTIVE port */
@@ -94,7 +97,8 @@ static struct ca_port *pick_port(struct fab_snap *snap)
 
 /* Discovery out of port, its engine held (a CA removed meanwhile waits
  * for the sweep, whose requests then time out). */
-static int sweep_port(struct ca_port *port, struct fab_snap *snap)
+static int sweep_port(struct ca_port *port, const struct fab_snap *prev,
+		      struct fab_snap *snap)
 {
 	int err = 0;
 	struct mad_engine *e = ca_port_engine(port, &err);
@@ -105,7 +109,7 @@ static int sweep_port(struct ca_port *port, struct fab_snap *snap)
 			 strerror(-err));
 		return 0;
 	}
-	r = discover_run(fab.disc, e, snap, QUERY_TIMEOUT_MS, QUERY_RETRIES);
+	r = discover_run(fab.disc, e, prev, snap, QUERY_TIMEOUT_MS, QUERY_RETRIES);
 	ca_port_engine_done(port);
 	if (r == 0 && !snap->nnodes)
 		snprintf(snap->error, sizeof(snap->error),
@@ -121,8 +125,9 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* One sweep into a new snapshot; NULL when stopped (or out of memory). */
-static struct fab_snap *sweep_once(void)
+/* One sweep into a new snapshot, prev the current one (or NULL); NULL
+ * when stopped (or out of memory). */
+static struct fab_snap *sweep_once(const struct fab_snap *prev)
 {
 	struct fab_snap *snap = fabsnap_new();
 	int64_t start = mono_ms();
@@ -131,7 +136,7 @@ static struct fab_snap *sweep_once(void)
 	if (!snap)
 		return NULL;
 	port = pick_port(snap);
-	if (port && sweep_port(port, snap) < 0) {
+	if (port && sweep_port(port, prev, snap) < 0) {
 		fabsnap_put(snap);
 		return NULL;
 	}
@@ -216,8 +221,10 @@ static void *sweep_thread(void *arg)
 		fab.asked = false;
 		fab.running = true;
 		pthread_mutex_unlock(&fab.lock);
-		snap = sweep_once();
+		/* fab.snap changes on this thread only: read without the lock. */
+		snap = sweep_once(fab.snap);
 		if (snap) {
+			fab.on_judge(fab.snap, snap);
 			pthread_mutex_lock(&fab.lock);
 			old = fab.snap;
 			fab.snap = snap;
@@ -240,11 +247,13 @@ static void *sweep_thread(void *arg)
 	return NULL;
 }
 
-int sweeper_start(void (*on_swap)(struct fab_snap *old, struct fab_snap *snap),
+int sweeper_start(void (*on_judge)(const struct fab_snap *old, struct fab_snap *snap),
+		  void (*on_swap)(struct fab_snap *old, struct fab_snap *snap),
 		  sweeper_ports_fn ports)
 {
 	int r;
 
+	fab.on_judge = on_judge;
 	fab.on_swap = on_swap;
 	fab.ports = ports;
 	fab.disc = discover_new();

@@ -29,6 +29,14 @@ struct fab_port {
 	bool asked;          /* sweep: its PortInfo was asked for */
 	uint8_t state, phys_state, width, speed, ext_speed, lmc;
 	uint16_t lid;
+	uint16_t sm_lid;     /* PortInfo MasterSMLID */
+	uint32_t cap_mask;   /* PortInfo CapabilityMask (bit 1: IsSM) */
+	/* PortInfo LinkWidth and LinkSpeed (Ext) Enabled and Supported, the
+	 * bits as the port gives them; ext_ 0 when it has no extended speeds
+	 * (CapabilityMask bit 14 clear). */
+	uint8_t width_enabled, width_supported;
+	uint8_t speed_enabled, speed_supported;
+	uint8_t ext_speed_enabled, ext_speed_supported;
 	uint8_t basic[FAB_PC_LEN];   /* PortCounters data (PortSelect...) */
 	uint8_t ext[FAB_PCX_LEN];     /* PortCountersExtended data */
 };
@@ -42,14 +50,29 @@ struct fab_node {
 	uint32_t vendor_id, revision;
 	uint16_t device_id;
 	uint16_t pma_capmask; /* its PMA's ClassPortInfo CapabilityMask */
+	/* Requests to it that timed out in this sweep (node_unresponsive). */
+	uint16_t sma_timeouts, pma_timeouts;
 	char desc[FAB_DESC_LEN + 1];
 	struct fab_port *ports; /* [0..nports]; [0] of a CA unused */
 	struct fab_nodedir *dir; /* fabfiles: its directory, once made */
 };
 
+/* A subnet manager that answered SMInfo in this sweep. */
+struct fab_sm {
+	uint64_t guid;        /* SMInfo GUID */
+	uint64_t port_guid;   /* the port it was asked at */
+	uint16_t lid;
+	uint8_t priority;
+	uint8_t state;        /* SMInfo SMState as sminfo prints it: 0 not
+			       * active, 1 discovering, 2 standby, 3 master */
+	uint32_t act_count;
+};
+
 /* The texts made from a snapshot (formatted once, on first use). */
 enum fab_text { FAB_TEXT_SWEEP, FAB_TEXT_TOPOLOGY, FAB_TEXT_LINKS,
-		FAB_TEXT_METRICS, FAB_TEXT_COUNT };
+		FAB_TEXT_METRICS, FAB_TEXT_PROBLEMS, FAB_TEXT_COUNT };
+
+struct fab_problem; /* health.h */
 
 struct fab_stats {
 	unsigned nodes, switches, cas, routers, links, ports;
@@ -66,6 +89,17 @@ struct fab_snap {
 	char error[128];        /* why not ok */
 	struct fab_stats stats;
 	uint64_t local_guid, local_port_guid; /* where the sweep started */
+	/* The subnet manager: the master's LID as the local port's PortInfo
+	 * names it (0: none), and every SM that answered SMInfo, the master
+	 * (state 3) first. */
+	uint16_t sm_lid;
+	struct fab_sm *sms;
+	size_t nsms;
+	/* health.c's, set before the snapshot is swapped in: */
+	struct fab_problem *problems; /* errors first, then by GUID, port */
+	size_t nproblems;
+	int64_t sm_act_since_ms; /* mono_ms when the master's ActCount last
+				  * moved (or the master changed) */
 	struct fab_node *nodes; /* in order of discovery */
 	size_t nnodes, cap;
 	uint32_t *hash;         /* open addressing: node index + 1, 0 empty */

@@ -23,9 +23,11 @@ typedef int (*sweeper_ports_fn)(struct ca_port **out, int max);
  * CA name too long. */
 int sweeper_configure(unsigned interval_ms, unsigned interval_min_ms,
 		      const char *ca, int portnum);
-/* Starts the thread; on_swap(old, snap) runs on it after each swap (old
- * the snapshot before, or NULL), before the waiting writers are answered. */
-int sweeper_start(void (*on_swap)(struct fab_snap *old, struct fab_snap *snap),
+/* Starts the thread; on_judge(old, snap) runs on it before each swap and
+ * on_swap(old, snap) after (old the snapshot before, or NULL), before the
+ * waiting writers are answered. */
+int sweeper_start(void (*on_judge)(const struct fab_snap *old, struct fab_snap *snap),
+		  void (*on_swap)(struct fab_snap *old, struct fab_snap *snap),
 		  sweeper_ports_fn ports);
 /* Answers every parked write (ENODEV) and first reader, and ends a
  * running sweep soon. */
