@@ -178,6 +178,22 @@ static void sweep_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi
 static pthread_mutex_t error_lock = PTHREAD_MUTEX_INITIALIZER;
 static char last_error[256];
 
+static void set_error(const char *fmt, va_list ap)
+{
+	pthread_mutex_lock(&error_lock);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	pthread_mutex_unlock(&error_lock);
+}
+
+void fabfiles_set_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	set_error(fmt, ap);
+	va_end(ap);
+}
+
 /* Refuses a write with err, the reason in last_error. */
 static void refuse(fuse_req_t req, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -186,11 +202,9 @@ static void refuse(fuse_req_t req, int err, const char *fmt, ...)
 {
 	va_list ap;
 
-	pthread_mutex_lock(&error_lock);
 	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	set_error(fmt, ap);
 	va_end(ap);
-	pthread_mutex_unlock(&error_lock);
 	fuse_reply_err(req, err);
 }
 
