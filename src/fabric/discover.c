@@ -418,7 +418,8 @@ static int answered(struct discover *d, const struct req *r, uint8_t *mad)
 		memcpy(n->ports[r->port].ext, pma, FAB_PCX_LEN);
 		n->ports[r->port].has_ext = true;
 		return 0;
-	default: /* SwitchInfo: asked as ibnetdiscover does, not shown */
+	default: /* SwitchInfo */
+		n->enhanced_port0 = mad_get_field(smp, 0, IB_SW_ENHANCED_PORT0_F);
 		return 0;
 	}
 }

@@ -12,6 +12,7 @@
 #include "umadfs/fabric/fabevents.h"
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/fabtext.h"
+#include "umadfs/fabric/health.h"
 #include "umadfs/fuse/readq.h"
 #include "umadfs/fuse/stream.h"
 #include "umadfs/fuse/tree.h"
@@ -405,11 +406,37 @@ static void counter_events(const struct fab_snap *b, const struct fab_node *na,
 	}
 }
 
-void fabevents_diff(const struct fab_snap *old, const struct fab_snap *new)
+static void problem_event(const char *what, const struct fab_problem *p)
 {
-	if (!ev.ready || !old || !old->ok || !new->ok)
-		return;
-	finder = new; /* node_gone and link_down compare the other way */
+	char keys[1024];
+
+	health_problem_keys(p, keys, sizeof(keys));
+	emit("event=%s %s", what, keys);
+}
+
+/* The problems new has and old had not (raised), and the other way
+ * (cleared): a merge of the two lists, both in identity order. */
+static void problem_events(const struct fab_snap *old, const struct fab_snap *new)
+{
+	size_t a = 0, b = 0, na = old ? old->nproblems : 0;
+
+	while (a < na || b < new->nproblems) {
+		int c = a == na ? 1 : b == new->nproblems ? -1 :
+			health_problem_cmp(&old->problems[a], &new->problems[b]);
+
+		if (c < 0)
+			problem_event("problem_cleared", &old->problems[a++]);
+		else if (c > 0)
+			problem_event("problem_raised", &new->problems[b++]);
+		else
+			a++, b++;
+	}
+}
+
+/* The changes between two complete sweeps. */
+static void change_events(const struct fab_snap *old, const struct fab_snap *new)
+{
+	/* node_gone and link_down compare the other way */
 	node_events(new, old, "node_gone");
 	link_events(new, old, "link_down");
 	node_events(old, new, "node_appeared");
@@ -421,5 +448,15 @@ void fabevents_diff(const struct fab_snap *old, const struct fab_snap *new)
 		for (unsigned p = 0; na && p <= n->nports && p <= na->nports; p++)
 			counter_events(new, na, n, p);
 	}
+}
+
+void fabevents_diff(const struct fab_snap *old, const struct fab_snap *new)
+{
+	if (!ev.ready)
+		return;
+	finder = new;
+	if (old && old->ok && new->ok)
+		change_events(old, new);
+	problem_events(old, new);
 	readq_wake(&ev.q);
 }

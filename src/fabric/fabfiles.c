@@ -47,7 +47,7 @@ static time_t snap_mtime(struct node *n)
 
 /* Top files. */
 enum { FILE_TOPOLOGY = FAB_TEXT_TOPOLOGY, FILE_LINKS = FAB_TEXT_LINKS,
-       FILE_METRICS = FAB_TEXT_METRICS };
+       FILE_METRICS = FAB_TEXT_METRICS, FILE_PROBLEMS = FAB_TEXT_PROBLEMS };
 
 struct big_open {
 	struct big_open *prev, *next; /* on big_opens (big_lock) */
@@ -615,7 +615,9 @@ int fabfiles_add(struct node *root, const gid_t *group, struct node **out)
 		      FILE_TOPOLOGY) ||
 	    !tree_add(fabric, "links", S_IFREG | 0444, &big_ops, NULL, FILE_LINKS) ||
 	    !tree_add(fabric, "metrics.prom", S_IFREG | 0444, &big_ops, NULL,
-		      FILE_METRICS))
+		      FILE_METRICS) ||
+	    !tree_add(fabric, "problems", S_IFREG | 0444, &big_ops, NULL,
+		      FILE_PROBLEMS))
 		return -ENOMEM;
 	nodes_dir = tree_add(fabric, "nodes", S_IFDIR | 0555, NULL, NULL, 0);
 	class = tree_add(fabric, "class", S_IFDIR | 0555, NULL, NULL, 0);

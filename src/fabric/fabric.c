@@ -143,8 +143,6 @@ int fabric_add_dir(struct node *root, const gid_t *group, sweeper_ports_fn ports
 	if (r == 0)
 		r = expected_add(dir, group);
 	if (r == 0)
-		r = health_add(dir);
-	if (r == 0)
 		r = sweeper_start(on_judge, on_swap, ports);
 	return r;
 }

@@ -10,6 +10,7 @@
 
 #include "umadfs/device/sysfmt.h"
 #include "umadfs/fabric/fabtext.h"
+#include "umadfs/fabric/health.h"
 #include "umadfs/mad/madtext.h"
 #include "umadfs/mad/pmacounters.h"
 
@@ -501,12 +502,73 @@ static void prom_links(struct text *t, const struct fab_snap *s,
 	}
 }
 
+/* umadfs_problem: one series per problem, its identity as labels. */
+static void prom_problems(struct text *t, const struct fab_snap *s)
+{
+	unsigned count[2] = { 0, 0 };
+
+	prom_family(t, "problem", "gauge", "1 for each problem in fabric/problems;"
+		    " labels kind, severity, guid, port, node_desc and the kind's"
+		    " own (counter, peer_guid, peer_port, lid).");
+	for (size_t i = 0; i < s->nproblems; i++) {
+		const struct fab_problem *p = &s->problems[i];
+		char d[2 * FAB_DESC_LEN + 1];
+
+		count[p->severity == SEVERITY_ERROR ? 0 : 1]++;
+		prom_escape(d, sizeof(d), p->node_desc);
+		put(t, "umadfs_problem{kind=\"%s\",severity=\"%s\"",
+		    health_kind_name(p->kind), health_severity_name(p->severity));
+		if (p->guid)
+			put(t, ",guid=\"0x%016" PRIx64 "\",node_desc=\"%s\"", p->guid, d);
+		if (p->has_port)
+			put(t, ",port=\"%u\"", p->port);
+		if (p->counter >= 0)
+			put(t, ",counter=\"%s\"", health_counter_name(p));
+		if (p->peer_guid)
+			put(t, ",peer_guid=\"0x%016" PRIx64 "\",peer_port=\"%u\"",
+			    p->peer_guid, p->peer_port);
+		if (p->lid && p->kind == PROBLEM_DUPLICATE_LID)
+			put(t, ",lid=\"%u\"", p->lid);
+		put(t, "} 1\n");
+	}
+	prom_family(t, "problems", "gauge", "Problems in fabric/problems, by severity.");
+	put(t, "umadfs_problems{severity=\"error\"} %u\n"
+	    "umadfs_problems{severity=\"warning\"} %u\n", count[0], count[1]);
+}
+
+/* umadfs_node_up: 1 for each node found, 0 for each node_missing. */
+static void prom_nodes(struct text *t, const struct fab_snap *s)
+{
+	prom_family(t, "node_up", "gauge", "1 for each node the sweep found, 0"
+		    " for each expected node it did not (node_missing).");
+	for (size_t i = 0; i < s->nnodes; i++) {
+		const struct fab_node *n = &s->nodes[i];
+		char d[2 * FAB_DESC_LEN + 1];
+
+		prom_escape(d, sizeof(d), n->desc);
+		put(t, "umadfs_node_up{guid=\"0x%016" PRIx64 "\",node_desc=\"%s\","
+		    "node_type=\"%s\"} 1\n", n->guid, d, fabtext_node_type(n->type));
+	}
+	for (size_t i = 0; i < s->nproblems; i++) {
+		const struct fab_problem *p = &s->problems[i];
+		char d[2 * FAB_DESC_LEN + 1];
+
+		if (p->kind != PROBLEM_NODE_MISSING)
+			continue;
+		prom_escape(d, sizeof(d), p->node_desc);
+		put(t, "umadfs_node_up{guid=\"0x%016" PRIx64 "\",node_desc=\"%s\","
+		    "node_type=\"%s\"} 0\n", p->guid, d, fabtext_node_type(p->node_type));
+	}
+}
+
 static void format_metrics(struct text *t, const struct fab_snap *s)
 {
 	size_t np;
 	struct prom_port *pp = prom_port_list(s, &np);
 
 	prom_sweep(t, s);
+	prom_problems(t, s);
+	prom_nodes(t, s);
 	if (!pp) {
 		t->failed = true;
 		return;
@@ -531,6 +593,19 @@ static void format_metrics(struct text *t, const struct fab_snap *s)
 	free(pp);
 }
 
+/* fabric/problems: one line per problem, in the snapshot's order. */
+static void format_problems(struct text *t, const struct fab_snap *s)
+{
+	char line[1024];
+
+	for (size_t i = 0; i < s->nproblems; i++) {
+		size_t n = health_problem_keys(&s->problems[i], line, sizeof(line) - 1);
+
+		line[n++] = '\n';
+		put_mem(t, line, n);
+	}
+}
+
 static char *format(const struct fab_snap *snap, enum fab_text which,
 		    size_t *len)
 {
@@ -542,6 +617,8 @@ static char *format(const struct fab_snap *snap, enum fab_text which,
 		format_links(&t, snap);
 	else if (which == FAB_TEXT_METRICS)
 		format_metrics(&t, snap);
+	else if (which == FAB_TEXT_PROBLEMS)
+		format_problems(&t, snap);
 	put(&t, "%s", ""); /* an empty text is still made */
 	if (t.failed) {
 		if (t.buf)

@@ -15,8 +15,9 @@ struct fab_snap;
 
 /* Adds events and events.log. */
 int fabevents_add(struct node *fabric_dir);
-/* Queues the changes from old to new (both complete sweeps) and wakes the
- * readers.  The sweep thread. */
+/* Queues the changes from old to new (when both are complete sweeps),
+ * then the problems raised and cleared (old may be NULL: all raised), and
+ * wakes the readers.  The sweep thread. */
 void fabevents_diff(const struct fab_snap *old, const struct fab_snap *new);
 void fabevents_close(void);
 

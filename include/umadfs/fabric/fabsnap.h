@@ -50,6 +50,7 @@ struct fab_node {
 	uint32_t vendor_id, revision;
 	uint16_t device_id;
 	uint16_t pma_capmask; /* its PMA's ClassPortInfo CapabilityMask */
+	bool enhanced_port0;  /* SwitchInfo EnhancedPort0 */
 	/* Requests to it that timed out in this sweep (node_unresponsive). */
 	uint16_t sma_timeouts, pma_timeouts;
 	char desc[FAB_DESC_LEN + 1];

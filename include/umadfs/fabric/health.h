@@ -1,15 +1,14 @@
 /* fabric/problems: what is wrong with the fabric, judged from each new
  * snapshot (no MADs of its own) against the one before, the expected
- * topology and the error thresholds; fabric/sm: the subnet manager. */
+ * topology and the error thresholds. */
 #ifndef UMADFS_HEALTH_H
 #define UMADFS_HEALTH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "umadfs/fabric/fabsnap.h"
-
-struct node;
 
 enum fab_problem_kind {
 	PROBLEM_COUNTER_OVER_THRESHOLD,
@@ -28,22 +27,40 @@ enum fab_problem_kind {
 	PROBLEM_SM_MISSING,
 	PROBLEM_SM_STALLED,
 	PROBLEM_NODE_UNRESPONSIVE,
+	PROBLEM_SWEEP_FAILED,
 	PROBLEM_KIND_COUNT
 };
 
 enum fab_severity { SEVERITY_ERROR, SEVERITY_WARNING };
 
+/* One problem.  Its identity (what health_problem_cmp compares, and the
+ * labels of its series) leaves out value, threshold, expected and found,
+ * which may change while it lasts. */
 struct fab_problem {
 	uint8_t kind;      /* enum fab_problem_kind */
 	uint8_t severity;  /* enum fab_severity */
-	uint8_t port, peer_port;
-	uint16_t counter;  /* pmacounters index (counter kinds) */
-	uint16_t lid;      /* duplicate_lid */
-	uint64_t guid, peer_guid;
-	uint64_t value, threshold;
+	bool has_port;     /* port is one of its keys */
+	uint8_t port;
+	uint8_t node_type; /* FAB_CA ...; 0 unknown */
+	int8_t counter;    /* thresholds.h's index (counter kinds), else -1 */
+	uint16_t lid;      /* duplicate_lid, sm kinds */
+	uint64_t guid;     /* 0: the fabric's (sm_missing, sweep_failed) */
+	uint64_t peer_guid; /* 0: none */
+	uint8_t peer_port;
+	uint64_t value, threshold; /* counters; sm_stalled: act_count, seconds */
 	char node_desc[FAB_DESC_LEN + 1];
-	char expected[64], found[64]; /* as the kind words them */
+	char peer_desc[FAB_DESC_LEN + 1];
+	char expected[64], found[128]; /* as the kind words them */
+	const char *basis; /* link_degraded: expected, enabled or fabric */
 };
+
+/* The kind's name (counter_over_threshold ...) and severity's. */
+const char *health_kind_name(unsigned kind);
+const char *health_severity_name(unsigned severity);
+/* Identity order: severity, guid, port, kind, counter, peer, lid. */
+int health_problem_cmp(const struct fab_problem *a, const struct fab_problem *b);
+/* The counter name of a counter kind (thresholds.h), or NULL. */
+const char *health_counter_name(const struct fab_problem *p);
 
 /* Loads -o fabric_thresholds=PATH (NULL: ibqueryerrors' default file when
  * it exists); -EINVAL with the reason on stderr. */
@@ -55,7 +72,5 @@ void health_judge(const struct fab_snap *prev, struct fab_snap *snap,
 /* One problem's keys (problem=... severity=... guid=...), no newline,
  * NUL-terminated: its length (cap 1024 holds any). */
 size_t health_problem_keys(const struct fab_problem *p, char *buf, size_t cap);
-/* Adds fabric/problems and fabric/sm. */
-int health_add(struct node *fabric_dir);
 
 #endif

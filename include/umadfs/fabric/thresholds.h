@@ -1,0 +1,37 @@
+/* Error thresholds as ibqueryerrors reads and applies them: the counters
+ * it checks (its names, libibmad's), a `Name=value` file with `#`
+ * comments, 0 for a counter the file does not name, and a counter over
+ * its threshold when its value exceeds it. */
+#ifndef UMADFS_THRESHOLDS_H
+#define UMADFS_THRESHOLDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ibqueryerrors' own file (infiniband-diags' IBDIAG_CONFIG_PATH). */
+#define THRESHOLDS_DEFAULT_PATH "/etc/infiniband-diags/error_thresholds"
+#define THRESHOLDS_FILE_MAX 65536 /* bytes: a longer file is refused */
+
+enum { THRESHOLD_COUNTERS = 13 };
+
+struct thresholds {
+	uint64_t value[THRESHOLD_COUNTERS];
+};
+
+/* Counter i (0 to THRESHOLD_COUNTERS - 1): its name (SymbolErrorCounter
+ * ... PortXmitWait) and its libibmad PortCounters field. */
+const char *thresholds_name(unsigned i);
+int thresholds_field(unsigned i);
+/* i of the counter of PortCounters field f, or -1. */
+int thresholds_index(int field);
+/* text[0..len) into *t (all 0 first): 0, or -EINVAL with "line L: reason"
+ * in why (*t then unchanged). */
+int thresholds_parse(const char *text, size_t len, struct thresholds *t,
+		     char *why, size_t cap);
+/* The file at path: as thresholds_parse; -ENOENT when it is not there,
+ * another -errno when it cannot be read (why says). */
+int thresholds_load(const char *path, struct thresholds *t, char *why,
+		    size_t cap);
+
+#endif

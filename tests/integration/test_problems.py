@@ -1,0 +1,160 @@
+"""fabric/problems: what is wrong, judged from the sweep, compared with the
+peers that answer the same questions (ibqueryerrors for thresholds,
+sminfo for the SM) and with what the simulator was told to break."""
+
+import os
+import re
+
+import pytest
+
+import diags as tm
+
+GUID_SW1, GUID_SW2 = "0x0000000000200000", "0x0000000000200001"
+KV = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
+
+
+def sweep(m):
+    with open(m.path("fabric", "sweep"), "w") as f:
+        f.write("1\n")
+
+
+def problems(m, kind=None):
+    """fabric/problems as a list of dicts (quotes kept off values)."""
+    out = []
+    for ln in open(m.path("fabric", "problems")).read().splitlines():
+        d = {k: v[1:-1] if v.startswith('"') else v for k, v in KV.findall(ln)}
+        if kind is None or d["problem"] == kind:
+            out.append(d)
+    return out
+
+
+def ibqueryerrors(f, host, *args):
+    """{(guid, port, counter)} ibqueryerrors reports, less its `port ALL`
+    lines: a switch's GUID from its header, a CA's from its port line."""
+    r = tm.tool(f, host, "ibqueryerrors", *args, check=False)
+    assert r.returncode in (0, 1), r.stderr
+    found = set()
+    for ln in r.stdout.splitlines():
+        mm = re.match(r"\s*GUID (0x[0-9a-f]+) port (\d+):(.*)$", ln)
+        if not mm:
+            continue
+        for counter in re.findall(r"\[(\w+) == \d+", mm.group(3)):
+            found.add((int(mm.group(1), 16), int(mm.group(2)), counter))
+    return found, r.stdout
+
+
+def ours(m, f):
+    """{(port GUID, port, counter)} of counter_over_threshold problems, the
+    node GUID made the port's as ibqueryerrors names ports (a CA's port
+    GUID; a switch's port 0's, which is its node GUID in ibsim)."""
+    got = set()
+    for p in problems(m, "counter_over_threshold"):
+        guid = int(p["guid"], 16)
+        kind = open(m.path("fabric", "nodes", p["guid"], "node_type")).read()
+        if not kind.startswith("2"):   # a CA: ibsim's port GUID is node + port
+            guid += int(p["port"])
+        got.add((guid, int(p["port"]), p["counter"]))
+    return got
+
+
+def test_counter_over_threshold_equals_ibqueryerrors(make_fabric, mount, tmp_path):
+    f = tm.active_fabric(make_fabric)
+    tm.perf_set(f, "Switch1", 7, "PortCounters", {"SymbolErrorCounter": 5,
+                                                 "LinkDownedCounter": 3})
+    tm.perf_set(f, "Switch2", 8, "PortCounters", {"PortRcvErrors": 12})
+    tm.perf_set(f, "Hca1", 1, "PortCounters", {"VL15Dropped": 2,
+                                              "SymbolErrorCounter": 200})
+    m = mount("Hca1", fabric=f)
+    sweep(m)
+    theirs, out = ibqueryerrors(f, "Hca2")
+    assert {c for _, _, c in theirs} >= {"SymbolErrorCounter", "LinkDownedCounter",
+                                         "PortRcvErrors", "VL15Dropped"}, out
+    assert ours(m, f) == theirs, out
+
+    # The same file for both: thresholds hide some, not others.
+    th = tmp_path / "thresholds"
+    th.write_text("# as ibqueryerrors reads it\nSymbolErrorCounter=100\n"
+                  "LinkDownedCounter=3\n\nPortRcvErrors=11\n")
+    m2 = mount("Hca2", fabric=f, options=["fabric_thresholds=%s" % th])
+    sweep(m2)
+    theirs, out = ibqueryerrors(f, "Hca2", "--threshold-file", str(th))
+    assert ("SymbolErrorCounter" in {c for _, _, c in theirs} and
+            "LinkDownedCounter" not in {c for _, _, c in theirs}), out
+    assert ours(m2, f) == theirs, out
+    p = [p for p in problems(m2, "counter_over_threshold")
+         if p["counter"] == "SymbolErrorCounter"]
+    assert [(q["value"], q["threshold"], q["severity"]) for q in p] == \
+        [("200", "100", "error")], p
+
+
+def guid_of(f, host):
+    """host's node GUID, by smpquery, as fabric/ writes it."""
+    import fabric as fab
+    ni = fab.parse_smpquery(tm.tool(f, host, "smpquery", "-D", "nodeinfo", "0").stdout)
+    return "0x%016x" % int(ni["Guid"], 16)
+
+
+def keys(ps, *names):
+    return sorted(tuple(p.get(n) for n in names) for p in ps)
+
+
+def test_duplicate_guid_and_lid(make_fabric, mount):
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    sweep(m)
+    assert not problems(m, "duplicate_lid") and not problems(m, "duplicate_guid")
+    lid1 = tm.lid_of(f, "Hca1")
+    out = f.command('Baselid "Hca3"[1] %d' % lid1)
+    assert tm.lid_of(f, "Hca3") == lid1, out
+    sweep(m)
+    dup = problems(m, "duplicate_lid")
+    g1, g3 = guid_of(f, "Hca1"), guid_of(f, "Hca3")
+    assert keys(dup, "guid", "port", "lid", "peer_guid") == [
+        (g1, "1", str(lid1), g3), (g3, "1", str(lid1), g1)], dup
+    assert all(p["severity"] == "error" for p in dup)
+
+    # Hca2 takes Hca1's node GUID: two nodes answer with one.
+    f.command('Guid "Hca2" %s' % g1)
+    assert guid_of(f, "Hca2") == g1
+    sweep(m)
+    dup = problems(m, "duplicate_guid")
+    assert [p["guid"] for p in dup] == [g1], problems(m)
+    # Both places it was found: Switch1's ports 1 and 2.
+    assert set(re.findall(r"\[(\d)\]", dup[0]["found"])) == {"1", "2"}, dup
+
+
+def port_down(f, host, dr_path, port):
+    """ibportstate's `down`: ibsim puts both ends of the link in INIT."""
+    out = tm.tool(f, host, "ibportstate", "-D", dr_path, str(port), "down").stdout
+    assert "Initialize" in tm.tool(f, host, "ibportstate", "-D", dr_path,
+                                   str(port), "query").stdout, out
+
+
+def test_sm_missing_collapses_port_not_active(make_fabric, mount):
+    f = tm.quiet_fabric(make_fabric)          # opensm gone: no master SM
+    m = mount("Hca1", fabric=f)
+    port_down(f, "Hca1", "0,1", 7)            # Switch1[7] and Switch2[7]: INIT
+    sweep(m)
+    sweep(m)
+    ps = problems(m)
+    # (ibsim counts the packets the down link discards: counter kinds.)
+    assert [p["problem"] for p in ps if p["severity"] == "error" and
+            not p["problem"].startswith("counter_")] == ["sm_missing"], ps
+    assert not problems(m, "port_not_active")
+
+
+def test_port_not_active_when_the_sm_leaves_it(make_fabric, mount):
+    f = make_fabric("two-switch.net")
+    f.start_opensm("Hca3", extra_args=("-s", "0"))   # one sweep, no more
+    for h in tm.HOSTS:
+        f.wait_active(h, timeout=30)
+    m = mount("Hca1", fabric=f)
+    sweep(m)
+    assert not problems(m, "sm_missing") and not problems(m, "port_not_active")
+    port_down(f, "Hca1", "0,1", 7)
+    sweep(m)
+    assert not problems(m, "port_not_active"), "one sweep is not two"
+    sweep(m)
+    got = problems(m, "port_not_active")
+    assert keys(got, "guid", "port", "found") == [
+        (GUID_SW1, "7", "Init"), (GUID_SW2, "7", "Init")], problems(m)
