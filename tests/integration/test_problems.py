@@ -158,3 +158,29 @@ def test_port_not_active_when_the_sm_leaves_it(make_fabric, mount):
     got = problems(m, "port_not_active")
     assert keys(got, "guid", "port", "found") == [
         (GUID_SW1, "7", "Init"), (GUID_SW2, "7", "Init")], problems(m)
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("SymbolErrorCounter=10\nSymbolErrors=3\n",
+     "line 2: 'SymbolErrors' is not a counter ibqueryerrors checks"),
+    ("PortRcvErrors=ten\n", "line 1: PortRcvErrors: 'ten' is not a number"),
+    ("# ok\nVL15Dropped=010\n", "line 2: VL15Dropped: '010' has a leading 0"),
+    ("LinkDownedCounter\n", "line 1: expected Name=value"),
+    (None, "No such file or directory"),
+])
+def test_bad_threshold_file_fails_the_mount(tmp_path, text, msg):
+    import subprocess
+    import fabric as fab
+    th = tmp_path / "thresholds"
+    if text is not None:
+        th.write_text(text)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    try:
+        cp = subprocess.run([fab.umadfs_bin(), "-f", "-o", "fabric_thresholds=%s" % th,
+                             str(mnt)], capture_output=True, text=True, timeout=10)
+    finally:
+        if fab.is_mounted(mnt):
+            subprocess.run(["fusermount3", "-uz", str(mnt)])
+    assert cp.returncode == 2, cp
+    assert "fabric_thresholds=%s: " % th in cp.stderr and msg in cp.stderr, cp.stderr
