@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "umadfs/base/number.h"
 #include "umadfs/fabric/expected.h"
@@ -117,10 +118,16 @@ static void on_judge(const struct fab_snap *old, struct fab_snap *snap)
 {
 	struct fab_snap *expected;
 
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	expected_offer(snap);
 	expected = expected_get();
 	health_judge(old, snap, expected);
 	fabsnap_put(expected);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	snap->problems_us = (unsigned)((t1.tv_sec - t0.tv_sec) * 1000000 +
+				       (t1.tv_nsec - t0.tv_nsec) / 1000);
 }
 
 /* A new snapshot is current: events from the change, then the tree. */

@@ -99,6 +99,7 @@ struct fab_snap {
 	/* health.c's, set before the snapshot is swapped in: */
 	struct fab_problem *problems; /* errors first, then by GUID, port */
 	size_t nproblems;
+	unsigned problems_us;    /* how long judging them took */
 	int64_t sm_act_since_ms; /* mono_ms when the master's ActCount last
 				  * moved (or the master changed) */
 	struct fab_node *nodes; /* in order of discovery */
