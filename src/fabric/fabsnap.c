@@ -26,8 +26,10 @@ void fabsnap_put(struct fab_snap *s)
 {
 	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL))
 		return;
-	for (size_t i = 0; i < s->nnodes; i++)
+	for (size_t i = 0; i < s->nnodes; i++) {
 		free(s->nodes[i].ports);
+		free(s->nodes[i].lft);
+	}
 	for (int t = 0; t < FAB_TEXT_COUNT; t++)
 		if (s->texts[t].buf)
 			munmap(s->texts[t].buf, s->texts[t].len + 1);

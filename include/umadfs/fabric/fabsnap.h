@@ -54,6 +54,12 @@ struct fab_node {
 	/* Requests to it that timed out in this sweep (node_unresponsive). */
 	uint16_t sma_timeouts, pma_timeouts;
 	char desc[FAB_DESC_LEN + 1];
+	/* A switch's LinearForwardingTable, lft[0..lft_top] (SwitchInfo
+	 * LinearFDBTop): the port out of which it forwards each LID, 255
+	 * none; NULL when not read (not a switch, fabric_routes=off, or a
+	 * block unanswered). */
+	uint8_t *lft;
+	uint16_t lft_top;
 	struct fab_port *ports; /* [0..nports]; [0] of a CA unused */
 	struct fab_nodedir *dir; /* fabfiles: its directory, once made */
 };
