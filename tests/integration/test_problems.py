@@ -184,3 +184,117 @@ def test_bad_threshold_file_fails_the_mount(tmp_path, text, msg):
             subprocess.run(["fusermount3", "-uz", str(mnt)])
     assert cp.returncode == 2, cp
     assert "fabric_thresholds=%s: " % th in cp.stderr and msg in cp.stderr, cp.stderr
+
+
+def ends(ps):
+    return sorted((p["guid"], p["port"], p["peer_guid"], p["peer_port"]) for p in ps)
+
+
+def test_cables_pulled_moved_and_back(make_fabric, mount):
+    """Against the first complete sweep (the default expectation): a
+    switch-to-switch cable and an HCA's pulled, then put back, then one
+    moved; the problems and their events, the ports still listed."""
+    f = tm.active_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    sweep(m)
+    assert not [p for p in problems(m) if p["severity"] == "error"], problems(m)
+    g2 = guid_of(f, "Hca2")
+    fd = os.open(m.path("fabric", "events"), os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        f.command('Unlink "Switch1"[7]')
+        f.command('Unlink "Hca2"[1]')
+        sweep(m)
+        gone = problems(m, "link_missing")
+        assert ends(gone) == sorted([
+            (GUID_SW1, "7", GUID_SW2, "7"), (GUID_SW2, "7", GUID_SW1, "7"),
+            (GUID_SW1, "2", g2, "1"), (g2, "1", GUID_SW1, "2")]), problems(m)
+        assert [p["guid"] for p in problems(m, "node_missing")] == [g2]
+        # The switch ports are there, Down, with their series.
+        state = open(m.path("fabric", "nodes", GUID_SW1, "ports", "7", "state")).read()
+        assert state.startswith("1:"), state
+        metrics = open(m.path("fabric", "metrics.prom")).read()
+        assert re.search(r'^umadfs_port_state\{guid="%s",[^}]*port="7"\} 1$' % GUID_SW1,
+                         metrics, re.M)
+        assert re.search(r'^umadfs_node_up\{guid="%s",[^}]*\} 0$' % g2, metrics, re.M)
+        assert re.search(r'^umadfs_problem\{kind="link_missing",severity="error",'
+                         r'guid="%s",node_desc="[^"]*",port="7",peer_guid="%s",'
+                         r'peer_port="7"\} 1$' % (GUID_SW1, GUID_SW2), metrics, re.M)
+
+        f.command('ReLink "Switch1"[7]')
+        f.command('ReLink "Hca2"[1]')
+        f.wait_active("Hca2", timeout=30)
+        sweep(m)
+        assert not problems(m, "link_missing") and not problems(m, "node_missing")
+        ev = [dict((k, v.strip('"')) for k, v in KV.findall(ln))
+              for ln in os.read(fd, 1 << 20).decode().splitlines()]
+        raised = [e for e in ev if e["event"] == "problem_raised"
+                  and e["problem"] == "link_missing"]
+        cleared = [e for e in ev if e["event"] == "problem_cleared"
+                   and e["problem"] == "link_missing"]
+        assert ends(raised) == ends(cleared) == ends(gone), ev
+
+        # A cable moved: Switch1[8]-Switch2[8] to Switch1[8]-Switch2[5].
+        f.command('Unlink "Switch1"[8]')
+        f.command('Link "Switch1"[8] "Switch2"[5]')
+        sweep(m)
+        moved = problems(m, "link_moved")
+        assert [(p["guid"], p["port"], p["expected"], p["found"]) for p in moved] == [
+            (GUID_SW1, "8", "%s[8]-%s[8]" % (GUID_SW1, GUID_SW2),
+             "%s[8]-%s[5]" % (GUID_SW1, GUID_SW2))], problems(m)
+        assert not problems(m, "link_missing") and not problems(m, "link_unexpected")
+    finally:
+        os.close(fd)
+
+
+def test_link_below_the_expected_width(tmp_path, make_fabric, mount):
+    """Hca3's link trained at 1x (ibsim takes a topology comment's 1xSDR as
+    the port's enabled width) where the expected topology says 4xSDR."""
+    import fabric as fab
+    net = tmp_path / "slow.net"
+    net.write_text((fab.REPO / "tests" / "topologies" / "two-switch.net").read_text()
+                   .replace('[1]\t"Switch2"[1]', '[1]\t"Switch2"[1]\t# "x" lid 0 1xSDR'))
+    f = make_fabric(str(net))
+    f.start_opensm("Hca3")
+    for h in tm.HOSTS:
+        f.wait_active(h, timeout=30)
+    m = mount("Hca1", fabric=f)
+    sweep(m)
+    g3 = guid_of(f, "Hca3")
+    topo = open(m.path("fabric", "topology")).read()
+    assert topo.count("1xSDR") == 2, topo       # both ends of Hca3's link
+    with open(m.path("fabric", "expected"), "w") as e:
+        e.write(topo.replace("1xSDR", "4xSDR"))
+    sweep(m)
+    bad = problems(m, "link_degraded")
+    assert [(p["guid"], p["port"], p["expected"], p["found"], p["basis"])
+            for p in bad] == [(g3, "1", "4xSDR", "1xSDR", "expected")], problems(m)
+    assert bad[0]["peer_guid"] == GUID_SW2 and bad[0]["peer_port"] == "1"
+    # The fabric port files say why: enabled 1x at the HCA's end.
+    port = m.path("fabric", "nodes", g3, "ports", "1")
+    assert open(os.path.join(port, "link_width")).read() == "1X\n"
+    assert "1X" in open(os.path.join(port, "link_width_enabled")).read()
+
+
+def test_expected_of_another_fabric(tmp_path, make_fabric, mount):
+    """An expected topology of another fabric: every expected node
+    node_missing once, the links found link_unexpected, bounded."""
+    f = tm.active_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    sweep(m)
+    shift = 0xff00000000                    # every GUID another
+    other = open(m.path("fabric", "topology")).read()
+    other = re.sub(r'"([SHR])-([0-9a-f]{16})"',
+                   lambda g: '"%s-%016x"' % (g[1], int(g[2], 16) + shift), other)
+    other = re.sub(r"(guid=0x)([0-9a-f]+)",
+                   lambda g: "%s%x" % (g[1], int(g[2], 16) + shift), other)
+    other = re.sub(r"\(([0-9a-f]+)\)",
+                   lambda g: "(%x)" % (int(g[1], 16) + shift), other)
+    assert "0000000000100000" not in other, other
+    with open(m.path("fabric", "expected"), "w") as e:
+        e.write(other)
+    sweep(m)
+    ps = problems(m)
+    assert len(problems(m, "node_missing")) == 5, ps
+    assert len(problems(m, "link_unexpected")) == 5, ps
+    assert not problems(m, "link_missing") and not problems(m, "link_moved")
+    assert len(ps) <= 5 + 5 + 2, ps
