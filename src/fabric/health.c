@@ -96,6 +96,25 @@ struct judge {
 	bool nomem;
 };
 
+/* Room in the array *v (*cap elements of size, n used) for one more;
+ * false (j->nomem set) when it cannot grow. */
+static bool room(struct judge *j, void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t more = *cap ? *cap * 2 : 64;
+	void *bigger;
+
+	if (n < *cap)
+		return true;
+	bigger = realloc(*v, more * size);
+	if (!bigger) {
+		j->nomem = true;
+		return false;
+	}
+	*v = bigger;
+	*cap = more;
+	return true;
+}
+
 /* A new problem of kind about node n (or NULL: the fabric's), port p
  * (-1: none); NULL on ENOMEM. */
 static struct fab_problem *add(struct judge *j, unsigned kind,
@@ -103,17 +122,8 @@ static struct fab_problem *add(struct judge *j, unsigned kind,
 {
 	struct fab_problem *p;
 
-	if (j->n == j->cap) {
-		size_t cap = j->cap ? j->cap * 2 : 64;
-		struct fab_problem *bigger = realloc(j->list, cap * sizeof(*bigger));
-
-		if (!bigger) {
-			j->nomem = true;
-			return NULL;
-		}
-		j->list = bigger;
-		j->cap = cap;
-	}
+	if (!room(j, (void **)&j->list, &j->cap, j->n, sizeof(*p)))
+		return NULL;
 	p = &j->list[j->n++];
 	memset(p, 0, sizeof(*p));
 	p->kind = (uint8_t)kind;
@@ -609,17 +619,8 @@ struct links {
 static bool links_add(struct judge *j, struct links *l, uint64_t a, unsigned pa,
 		      uint64_t b, unsigned pb)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct link *bigger = realloc(l->v, cap * sizeof(*bigger));
-
-		if (!bigger) {
-			j->nomem = true;
-			return false;
-		}
-		l->v = bigger;
-		l->cap = cap;
-	}
+	if (!room(j, (void **)&l->v, &l->cap, l->n, sizeof(*l->v)))
+		return false;
 	l->v[l->n++] = (struct link){ a, b, (uint8_t)pa, (uint8_t)pb, false };
 	return true;
 }

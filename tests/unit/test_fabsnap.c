@@ -4,17 +4,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "snapbuild.h"
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/fabtext.h"
-
-static void link_ports(struct fab_node *a, unsigned pa, struct fab_node *b,
-		       unsigned pb)
-{
-	a->ports[pa].peer_guid = b->guid;
-	a->ports[pa].peer_port = (uint8_t)pb;
-	b->ports[pb].peer_guid = a->guid;
-	b->ports[pb].peer_port = (uint8_t)pa;
-}
 
 static void test_hash(void)
 {

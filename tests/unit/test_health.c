@@ -10,18 +10,10 @@
 #include <infiniband/mad.h>
 
 #include "check.h"
+#include "snapbuild.h"
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/health.h"
 #include "umadfs/fabric/thresholds.h"
-
-static void link_ports(struct fab_node *a, unsigned pa, struct fab_node *b,
-		       unsigned pb)
-{
-	a->ports[pa].peer_guid = b->guid;
-	a->ports[pa].peer_port = (uint8_t)pb;
-	b->ports[pb].peer_guid = a->guid;
-	b->ports[pb].peer_port = (uint8_t)pa;
-}
 
 static void port_up(struct fab_port *p, uint16_t lid)
 {
