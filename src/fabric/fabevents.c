@@ -332,7 +332,7 @@ static void port_end(char *buf, size_t cap, const char *prefix,
 {
 	char q[QUOTED_DESC];
 
-	fabtext_quote(q, sizeof(q), n->desc);
+	fabsnap_quote(q, sizeof(q), n->desc);
 	snprintf(buf, cap, "%sguid=0x%016" PRIx64 " %sport=%u %snode_desc=%s",
 		 prefix, n->guid, prefix, port, prefix, q);
 }
@@ -346,9 +346,9 @@ static void node_events(const struct fab_snap *a, const struct fab_snap *b,
 
 		if (fabsnap_find(a, n->guid))
 			continue;
-		fabtext_quote(q, sizeof(q), n->desc);
+		fabsnap_quote(q, sizeof(q), n->desc);
 		emit("event=%s guid=0x%016" PRIx64 " node_desc=%s node_type=%s",
-		     what, n->guid, q, fabtext_node_type(n->type));
+		     what, n->guid, q, fabsnap_type_name(n->type));
 	}
 }
 

@@ -1,10 +1,12 @@
-/* Fabric snapshots (fabsnap.h): the node array, its GUID hash, counts and
- * the reference that keeps a snapshot alive for its readers. */
+/* Fabric snapshots (fabsnap.h): the node array, its GUID hash, counts,
+ * the reference that keeps a snapshot alive for its readers, and how its
+ * node types and descriptions are written. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "umadfs/fabric/fabsnap.h"
+#include "umadfs/mad/madtext.h"
 
 struct fab_snap *fabsnap_new(void)
 {
@@ -150,4 +152,23 @@ void fabsnap_count(struct fab_snap *s)
 		}
 	}
 	st->links /= 2; /* each link seen from both ends */
+}
+
+const char *fabsnap_type_name(unsigned type)
+{
+	static const char *const names[] = { "unknown", "ca", "switch", "router" };
+
+	return names[type < 4 ? type : 0];
+}
+
+size_t fabsnap_quote(char *buf, size_t cap, const char *s)
+{
+	size_t n = strlen(s);
+	char *end;
+
+	if (MADTEXT_QUOTED_MAX(n) + 1 > cap)
+		n = cap > MADTEXT_QUOTED_MAX(0) ? (cap - 1 - MADTEXT_QUOTED_MAX(0)) / 4 : 0;
+	end = madtext_quote(buf, (const uint8_t *)s, n);
+	*end = '\0';
+	return (size_t)(end - buf);
 }

@@ -104,18 +104,6 @@ void fabtext_free(char *text, size_t len)
 		munmap(text, len + 1);
 }
 
-size_t fabtext_quote(char *buf, size_t cap, const char *s)
-{
-	size_t n = strlen(s);
-	char *end;
-
-	if (MADTEXT_QUOTED_MAX(n) + 1 > cap)
-		n = cap > MADTEXT_QUOTED_MAX(0) ? (cap - 1 - MADTEXT_QUOTED_MAX(0)) / 4 : 0;
-	end = madtext_quote(buf, (const uint8_t *)s, n);
-	*end = '\0';
-	return (size_t)(end - buf);
-}
-
 static const char *width_name(unsigned w)
 {
 	switch (w) {
@@ -248,8 +236,8 @@ static void format_links(struct text *t, const struct fab_snap *s)
 			if (!peer || (size_t)(pn - s->nodes) < i ||
 			    (pn == n && me->peer_port < p))
 				continue;
-			fabtext_quote(qa, sizeof(qa), n->desc);
-			fabtext_quote(qb, sizeof(qb), pn->desc);
+			fabsnap_quote(qa, sizeof(qa), n->desc);
+			fabsnap_quote(qb, sizeof(qb), pn->desc);
 			put(t, "guid=0x%016" PRIx64 " port=%u node_desc=%s "
 			    "peer_guid=0x%016" PRIx64 " peer_port=%u peer_node_desc=%s "
 			    "width=%s speed=%s state=%s\n", n->guid, p, qa, pn->guid,
@@ -337,13 +325,6 @@ static void prom_escape(char *buf, size_t cap, const char *s)
 	buf[o] = '\0';
 }
 
-const char *fabtext_node_type(unsigned type)
-{
-	static const char *const names[] = { "unknown", "ca", "switch", "router" };
-
-	return names[type < 4 ? type : 0];
-}
-
 /* A port's labels, in braces and followed by a space: their length.  Only
  * what a port keeps while it is there (its peer is umadfs_link_info's),
  * so that its series stay the same series across link changes. */
@@ -356,7 +337,7 @@ static size_t port_labels(char *buf, size_t cap, const struct fab_node *n,
 	prom_escape(d, sizeof(d), n->desc);
 	len = snprintf(buf, cap, "{guid=\"0x%016" PRIx64 "\",node_desc=\"%s\","
 		       "node_type=\"%s\",port=\"%u\"} ", n->guid, d,
-		       fabtext_node_type(n->type), p);
+		       fabsnap_type_name(n->type), p);
 	return len > 0 && (size_t)len < cap ? (size_t)len : 0;
 }
 
@@ -548,7 +529,7 @@ static void prom_nodes(struct text *t, const struct fab_snap *s)
 
 		prom_escape(d, sizeof(d), n->desc);
 		put(t, "umadfs_node_up{guid=\"0x%016" PRIx64 "\",node_desc=\"%s\","
-		    "node_type=\"%s\"} 1\n", n->guid, d, fabtext_node_type(n->type));
+		    "node_type=\"%s\"} 1\n", n->guid, d, fabsnap_type_name(n->type));
 	}
 	for (size_t i = 0; i < s->nproblems; i++) {
 		const struct fab_problem *p = &s->problems[i];
@@ -558,7 +539,7 @@ static void prom_nodes(struct text *t, const struct fab_snap *s)
 			continue;
 		prom_escape(d, sizeof(d), p->node_desc);
 		put(t, "umadfs_node_up{guid=\"0x%016" PRIx64 "\",node_desc=\"%s\","
-		    "node_type=\"%s\"} 0\n", p->guid, d, fabtext_node_type(p->node_type));
+		    "node_type=\"%s\"} 0\n", p->guid, d, fabsnap_type_name(p->node_type));
 	}
 }
 

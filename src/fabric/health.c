@@ -17,7 +17,6 @@
 #include <infiniband/mad.h>
 
 #include "umadfs/device/sysfmt.h"
-#include "umadfs/fabric/fabtext.h"
 #include "umadfs/fabric/health.h"
 #include "umadfs/fabric/thresholds.h"
 
@@ -939,7 +938,7 @@ static void key_desc(char *buf, size_t cap, size_t *o, const char *key,
 {
 	char q[4 * FAB_DESC_LEN + 3];
 
-	fabtext_quote(q, sizeof(q), desc);
+	fabsnap_quote(q, sizeof(q), desc);
 	keyf(buf, cap, o, " %s=%s", key, q);
 }
 
@@ -959,7 +958,7 @@ size_t health_problem_keys(const struct fab_problem *p, char *buf, size_t cap)
 	if (p->guid && p->kind != PROBLEM_SM_STALLED)
 		key_desc(buf, cap, &o, "node_desc", p->node_desc);
 	if (p->kind == PROBLEM_NODE_MISSING)
-		keyf(buf, cap, &o, " node_type=%s", fabtext_node_type(p->node_type));
+		keyf(buf, cap, &o, " node_type=%s", fabsnap_type_name(p->node_type));
 	if (p->peer_guid) {
 		keyf(buf, cap, &o, " peer_guid=0x%016" PRIx64 " peer_port=%u",
 		     p->peer_guid, p->peer_port);
@@ -1012,7 +1011,7 @@ size_t health_problem_keys(const struct fab_problem *p, char *buf, size_t cap)
 	case PROBLEM_SWEEP_FAILED: {
 		char q[2 * sizeof(p->found) + 3];
 
-		fabtext_quote(q, sizeof(q), p->found);
+		fabsnap_quote(q, sizeof(q), p->found);
 		keyf(buf, cap, &o, " reason=%s", q);
 		break;
 	}

@@ -87,7 +87,7 @@ static void test_quote(void)
 {
 	char b[64];
 
-	CHECK_INT(fabtext_quote(b, sizeof(b), "a\"b\\c\x01"), 13);
+	CHECK_INT(fabsnap_quote(b, sizeof(b), "a\"b\\c\x01"), 13);
 	CHECK_STR(b, "\"a\\\"b\\\\c\\x01\"");
 }
 

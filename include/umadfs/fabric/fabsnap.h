@@ -133,5 +133,12 @@ const struct fab_port *fabsnap_peer(const struct fab_snap *s,
 				    const struct fab_node **peer_node);
 /* Counts nodes by type, links and ports into s->stats. */
 void fabsnap_count(struct fab_snap *s);
+/* "ca", "switch", "router" ("unknown" otherwise): the type as the files
+ * and metrics name it. */
+const char *fabsnap_type_name(unsigned type);
+/* s (a description) quoted by the MAD text format's rule (madtext_quote),
+ * NUL-terminated; returns the length written (cap >= 4 * strlen(s) + 3
+ * for all of s). */
+size_t fabsnap_quote(char *buf, size_t cap, const char *s);
 
 #endif

@@ -25,10 +25,5 @@ void fabtext_make_ahead(struct fab_snap *snap, struct fab_snap *old);
 int fabtext_sweep(const struct fab_snap *snap, char *buf, size_t cap);
 /* t as the sweep file and events write it: 2026-11-23T10:02:11Z. */
 void fabtext_iso_time(char *buf, size_t cap, const struct timespec *t);
-/* "ca", "switch", "router" ("unknown" otherwise): events and metrics. */
-const char *fabtext_node_type(unsigned type);
-/* s quoted by the MAD text format's rule (madtext_quote), NUL-terminated;
- * returns the length written (cap >= 4 * strlen(s) + 3 for all of s). */
-size_t fabtext_quote(char *buf, size_t cap, const char *s);
 
 #endif
