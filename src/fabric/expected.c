@@ -1,5 +1,5 @@
-/* The expected topology (expected.h): parsed from ibnetdiscover's format,
- * fabric/expected, and the first complete sweep as the default. */
+/* The expected topology (expected.h): fabric/expected, and the first
+ * complete sweep as the default (its snapshots: topofile.c). */
 #include <errno.h>
 #include <stddef.h>
 
@@ -26,17 +26,6 @@ void expected_offer(struct fab_snap *snap)
 struct fab_snap *expected_get(void)
 {
 	return NULL;
-}
-
-int expected_parse(const char *text, size_t len, struct fab_snap **out,
-		   char *why, size_t cap)
-{
-	(void)text;
-	(void)len;
-	(void)why;
-	(void)cap;
-	*out = NULL;
-	return -EINVAL;
 }
 
 void expected_close(void)
