@@ -28,6 +28,7 @@ struct link_ref {
 	uint32_t line, col, port_col; /* of the peer's name and its [port] */
 	uint8_t name_len, port, peer_port;
 	uint8_t width, speed, ext_speed;
+	uint16_t peer_lid;       /* "lid N" after its description, 0 if none */
 };
 
 /* A node's name and where it was given. */
@@ -315,7 +316,8 @@ static bool looks_like_link(const char *w, size_t len)
 	return i > 0 && i < len && (w[i] == 'x' || w[i] == 'X');
 }
 
-/* "lid N" and "lmc M" among the words of [s, end), each where given. */
+/* "lid N" and "lmc M" (lmc not NULL) among the words of [s, end), each
+ * where given. */
 static int parse_lid_lmc(struct parse *ps, const char *s, const char *end,
 			 uint16_t *lid, uint8_t *lmc)
 {
@@ -327,7 +329,7 @@ static int parse_lid_lmc(struct parse *ps, const char *s, const char *end,
 		const char *v, *at;
 		unsigned n;
 
-		if (!is_lid && !word_is(w, len, "lmc"))
+		if (!is_lid && (!lmc || !word_is(w, len, "lmc")))
 			continue;
 		at = next_word(&s, end, &v, &len) ? v : w;
 		if (!len || scan_dec(&v, v + len, is_lid ? 0xffff : 7, &n) < 0 ||
@@ -399,6 +401,9 @@ static int port_comment(struct parse *ps, struct fab_node *n, unsigned port,
 		if (err)
 			return err;
 	}
+	/* "lid N" after the description is the peer's (a switch's: port 0's) */
+	if (q1 && (err = parse_lid_lmc(ps, after, end, &r->peer_lid, NULL)) < 0)
+		return err;
 	for (s = after; next_word(&s, end, &w, &len);)
 		if (looks_like_link(w, len))
 			return parse_link(ps, w, len, r);
@@ -828,6 +833,8 @@ static int resolve_ref(struct parse *ps, const struct link_ref *r)
 	pa->ext_speed = r->ext_speed;
 	if (nb->type != FAB_SWITCH && !pb->port_guid)
 		pb->port_guid = r->peer_port_guid;
+	if (!pb->lid)
+		pb->lid = r->peer_lid;
 	return 0;
 }
 
@@ -947,9 +954,10 @@ struct fab_snap *expected_topology_of(const struct fab_snap *s)
 				peer = NULL;
 			if (n->type == FAB_SWITCH ? !p : peer != NULL) {
 				cp->port_guid = sp->port_guid;
-				cp->lid = sp->lid;
 				cp->lmc = sp->lmc;
 			}
+			if (!p || peer)
+				cp->lid = sp->lid;
 			if (!peer)
 				continue;
 			set_link(cp, pn, sp->peer_port);

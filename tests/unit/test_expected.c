@@ -119,6 +119,10 @@ static void test_two_switch(const char *file)
 	CHECK_STR(hca1->desc, "umadfs-node1 HCA-1");
 	CHECK(hca1->ports[1].port_guid == 0x100001);
 	CHECK_INT(hca1->ports[1].lid, 3);
+	/* a switch port's LID: the one its peers' lines give (port 0's) */
+	CHECK_INT(sw1->ports[1].lid, 2);
+	CHECK_INT(sw1->ports[7].lid, 2);
+	CHECK_INT(sw2->ports[8].lid, 4);
 	CHECK(linked(s, 0x200000, 1, 0x100000, 1));
 	CHECK(linked(s, 0x200000, 2, 0x100002, 1));
 	CHECK(linked(s, 0x200000, 7, 0x200001, 7));
@@ -211,10 +215,10 @@ static void check_same(const struct fab_snap *a, const struct fab_snap *b)
 			CHECK_INT(pa->speed, pb->speed);
 			CHECK_INT(pa->ext_speed, pb->ext_speed);
 			CHECK_INT(pa->state, pb->state);
+			CHECK_INT(pa->lid, pb->lid);
 			if (na->type == FAB_SWITCH && p)
 				continue;
 			CHECK(pa->port_guid == pb->port_guid);
-			CHECK_INT(pa->lid, pb->lid);
 			CHECK_INT(pa->lmc, pb->lmc);
 		}
 	}
@@ -295,6 +299,7 @@ static void test_names_and_one_end(void)
 	CHECK_INT(h->ports[2].width, 1);
 	CHECK_INT(h->ports[2].speed, 4);
 	CHECK(h->ports[2].port_guid == 0x22);
+	CHECK_INT(h->ports[2].lid, 7);
 	CHECK_INT(r->ports[1].width, 8);
 	CHECK_INT(r->ports[1].ext_speed, 4);
 	CHECK_INT(sw->ports[4].width, 0);
