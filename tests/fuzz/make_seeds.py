@@ -249,6 +249,8 @@ OPTIONS = {
     "bad-group-number": "allow_other,mad_group=12x",
     "bad-attrs": "attrs=",
     "bad-fabric": "fabric=maybe",
+    "bad-expected-dir": "fabric_expected=/",
+    "bad-expected-missing-dir": "fabric_expected=/nonexistent-umadfs/expected",
 }
 
 # fuzz_expected: texts written to fabric/expected (docs/files.md): the real

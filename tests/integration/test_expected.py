@@ -287,6 +287,22 @@ def test_option_loads_and_saves(fabric, mount, tmp_path):
     assert read(m3, "expected") == read(m3, "topology")
 
 
+def test_option_save_failure_changes_nothing(fabric, mount, tmp_path):
+    """A write that cannot be saved to PATH (its directory gone) fails at
+    close() with that errno and the reason, and is not taken."""
+    d = tmp_path / "gone"
+    d.mkdir()
+    path = d / "expected.topo"
+    m = mount("Hca1", options=("fabric_expected=%s" % path,))
+    old = read(m, "expected")
+    d.rmdir()
+    expect_errno(errno.ENOENT, write_text, m.path("fabric", "expected"),
+                 foreign_fabric(2, 8, 2))
+    assert last_error(m) == ("expected: saving %s: No such file or directory\n"
+                             % path)
+    assert read(m, "expected") == old
+
+
 def run_umadfs(opt, mnt):
     try:
         return subprocess.run([fab.umadfs_bin(), "-f", "-o", opt, str(mnt)],
