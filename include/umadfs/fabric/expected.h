@@ -4,10 +4,11 @@
  * unreachable).  It is kept as a snapshot that never changes once
  * published: nodes with their GUID, type, number of ports, description,
  * system image GUID, vendor and device IDs; a switch's port 0 GUID, LID
- * and LMC; a CA's or router's linked ports' GUIDs, LIDs and LMCs; and each
- * linked port's peer_guid/peer_port (both ends), state 4 (Active) and
+ * and LMC; a CA's or router's linked ports' GUIDs and LMCs; and each
+ * linked port's peer_guid/peer_port (both ends), LID (a switch port's is
+ * the one its peer's line gives, port 0's), state 4 (Active) and
  * phys_state 5 (LinkUp), and width/speed/ext_speed in PortInfo's encodings
- * when the line's comment gives them (`4xEDR`: width 2, ext_speed 2), else
+ * when a line's comment gives them (`4xEDR`: width 2, ext_speed 2), else
  * 0.  Unlinked ports are all zeros; no port has_info or counters. */
 #ifndef UMADFS_EXPECTED_H
 #define UMADFS_EXPECTED_H
@@ -19,8 +20,8 @@ struct node;
 struct fab_snap;
 
 /* What a text may hold: the bytes of one text (a write, or PATH), its
- * nodes, and their ports (NumPorts + 1 each, the sum), 46 MB of
- * snapshot at most. */
+ * nodes, and their ports (NumPorts + 1 each, the sum): a snapshot of 54 MB
+ * at most (184 bytes a node, 160 a port). */
 #define EXPECTED_TEXT_MAX (64u << 20)
 #define EXPECTED_NODES_MAX 65536u
 #define EXPECTED_PORTS_MAX 262144u
