@@ -26,18 +26,18 @@ TOTAL_SECONDS=${1:-60}
 [[ $TOTAL_SECONDS =~ ^[1-9][0-9]*$ ]] ||
 	die "usage: ${0##*/} [SECONDS] [TARGET...] (SECONDS a positive whole number)"
 BUILD=${UMADFS_FUZZ_BUILD:-$UMADFS_REPO/build-fuzz}
-ALL_TARGETS=(madtext umadframe madformat register number options)
+ALL_TARGETS=(madtext umadframe madformat register number options expected)
 # Inputs each target takes: what exercises it at its full rate.  madtext and
 # umadframe keep to about one MAD (1 KiB: a send line with mad= of one MAD
 # and its keys, a frame of a few RMPP segments); madformat has the big
 # frames, a little over the 64 KiB a umad write may hold.  A register line
 # stops at 511 bytes, a number at 32 (a settings file's), an -o value is
-# short.
+# short; an expected topology of a few nodes (the seeds: 1-5 KiB) is 8 KiB.
 declare -A MAX_LEN=([madtext]=1024 [umadframe]=1024 [madformat]=66000
-	[register]=600 [number]=64 [options]=256)
+	[register]=600 [number]=64 [options]=256 [expected]=8192)
 # Shares of SECONDS.
 declare -A WEIGHT=([madtext]=3 [umadframe]=3 [madformat]=2
-	[register]=1 [number]=1 [options]=1)
+	[register]=1 [number]=1 [options]=1 [expected]=1)
 if (($# > 1)); then
 	TARGETS=("${@:2}")
 	for t in "${TARGETS[@]}"; do

@@ -6,7 +6,7 @@ Run from anywhere; rewrites the seed-* files and leaves everything else
 realistic lines from docs/text-format.md and tests/unit/test_madtext.c,
 some bad ones, a few binary umad frames, and received frames whose
 attributes have named fields, up to 64 KiB SA responses; register lines,
-numbers with their ranges and -o values.
+numbers with their ranges, -o values, and expected topologies.
 """
 import struct
 from pathlib import Path
@@ -249,13 +249,39 @@ OPTIONS = {
     "bad-group-number": "allow_other,mad_group=12x",
     "bad-attrs": "attrs=",
     "bad-fabric": "fabric=maybe",
+    "bad-expected-dir": "fabric_expected=/",
+    "bad-expected-missing-dir": "fabric_expected=/nonexistent-umadfs/expected",
 }
+
+# fuzz_expected: texts written to fabric/expected (docs/files.md): the real
+# ibnetdiscover output the unit test keeps, ibsim-style names with GUID
+# lines, link comments of every width and speed, and bad ones.
+IBND = HERE.parent / "unit" / "ibnetdiscover"
+EXPECTED = {f.stem: f.read_bytes() for f in sorted(IBND.glob("*.txt"))}
+EXPECTED.update({
+    "ibsim-names": 'switchguid=0x10(10)\nSwitch 4 "sw1" # "s" enhanced port 0 '
+                   'lid 9 lmc 1\n[1] "h1"[2](22) # "h" lid 7 1xQDR\n'
+                   '[2][ext 3]\t"r1"[1][ext 1] # "r" lid 0 12xHDR\n[4] "sw1"[3]\n\n'
+                   'caguid=0x20\nHca 2 "h1" # "h"\r\nrtguid=0x30\nRt 1 "r1"\n',
+    "speeds": "".join('Switch 2 "S-%x"\n[1] "H-%x"[1](3) # "x" lid 1 %s\n'
+                      'Ca 1 "H-%x"\n' % (i + 1, i + 100, w, i + 100)
+                      for i, w in enumerate(("8xFDR", "2xEDR", "4xNDR", "4xXDR",
+                                             "4xFDR10", "??", "4x???", "1xDDR"))),
+    "empty": "",
+    "comments": "# only\n\n\t# comments\n",
+    "bad-inconsistent": 'Switch 2 "S-1"\n[1] "H-2"[1]\nCa 1 "H-2"\n[1] "S-1"[2]\n',
+    "bad-unknown-peer": 'Switch 2 "S-1"\n[1] "H-9"[1]\n',
+    "bad-speed": 'Switch 2 "S-1"\n[1] "H-2"[1] # "d" lid 1 4xSDQ\nCa 1 "H-2"\n',
+    "bad-header": "vendid=0x2c9\nvendid=1\n",
+    "bad-ports": 'Switch 255 "S-1"\n',
+})
 
 
 def main():
     for name, d in (("madtext", TEXT), ("umadframe", FRAMES),
                     ("madformat", MADFORMAT), ("register", REGISTER),
-                    ("number", NUMBER), ("options", OPTIONS)):
+                    ("number", NUMBER), ("options", OPTIONS),
+                    ("expected", EXPECTED)):
         out = HERE / "corpus" / name
         out.mkdir(parents=True, exist_ok=True)
         for old in out.glob("seed-*"):
