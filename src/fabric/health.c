@@ -468,8 +468,8 @@ void health_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		.snap = snap,
 		.last = prev && prev->ok ? prev : NULL,
 		.expected = expected,
-		/* A given text sent no MADs; a sweep (the default) did. */
-		.expected_speeds = expected && !expected->stats.mads,
+		/* A given text's widths, not the first sweep's (the default). */
+		.expected_speeds = expected && !expected->from_sweep,
 	};
 
 	if (!snap->ok) {

@@ -4,7 +4,7 @@
  * link_unexpected).
  *
  * The expected topology's link widths and speeds count only when it was
- * given (fabric/expected written or loaded: a text, which sent no MADs);
+ * given (fabric/expected written or loaded);
  * the first complete sweep, the default expectation, gives links and
  * nodes but not speeds, which are then judged against the fabric's own
  * majority. */

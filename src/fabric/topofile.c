@@ -929,6 +929,8 @@ struct fab_snap *expected_topology_of(const struct fab_snap *s)
 {
 	struct fab_snap *e = fabsnap_new();
 
+	if (e)
+		e->from_sweep = true;
 	for (size_t i = 0; e && i < s->nnodes; i++) {
 		const struct fab_node *n = &s->nodes[i];
 		struct fab_node *c = fabsnap_add(e, n->guid, n->nports);

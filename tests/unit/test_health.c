@@ -214,7 +214,6 @@ static void test_expected(void)
 	struct fab_node *sw = fabsnap_find(s, 0x100);
 	char line[1024];
 
-	exp->stats.mads = 0; /* as a text gives it */
 	exp->nodes[1].ports[1].width = 8; /* hca0's link: 12x expected */
 	exp->nodes[0].ports[1].width = 8;
 	/* hca1 moved from port 2 to port 6; hca2's link is gone (its port
@@ -241,13 +240,19 @@ static void test_expected(void)
 	CHECK(first(s, PROBLEM_LINK_DEGRADED) &&
 	      !strcmp(first(s, PROBLEM_LINK_DEGRADED)->expected, "12xSDR"));
 	CHECK_INT((int)count(s, PROBLEM_LINK_UNEXPECTED), 0);
+	/* The first sweep as the expectation: its widths are not wanted. */
+	exp->from_sweep = true;
+	fabsnap_put(s);
+	s = star(4, 10, 2000);
+	health_judge(NULL, s, exp);
+	CHECK_INT((int)count(s, PROBLEM_LINK_DEGRADED), 0);
+	exp->from_sweep = false;
 	fabsnap_put(s);
 
 	/* Another fabric entirely: every expected node missing, each once;
 	 * its links are theirs. */
 	fabsnap_put(exp);
 	exp = star(30, 10, 1000);
-	exp->stats.mads = 0;
 	s = star_at(0x10000, 2, 10, 2000);
 	health_judge(NULL, s, exp);
 	CHECK_INT((int)count(s, PROBLEM_NODE_MISSING), 31);

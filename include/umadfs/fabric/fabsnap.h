@@ -93,6 +93,8 @@ struct fab_snap {
 	unsigned duration_ms;
 	char via[48];           /* "CA/port" the sweep went out of */
 	bool ok;
+	bool from_sweep;        /* an expectation copied from a sweep (its
+				 * widths are what ran, not what should) */
 	char error[128];        /* why not ok */
 	struct fab_stats stats;
 	uint64_t local_guid, local_port_guid; /* where the sweep started */
