@@ -191,6 +191,10 @@ def _systemd_unitdir():
     return cp.stdout.strip() if cp.returncode == 0 else ""
 
 
+# The alerting rules and their promtool tests (packaging/prometheus/).
+RULES = ("umadfs-alerts.test.yml", "umadfs-alerts.yml")
+
+
 def test_meson_install_destdir(tmp_path):
     need("meson", "ninja")
     t0 = time.monotonic()
@@ -198,7 +202,8 @@ def test_meson_install_destdir(tmp_path):
     dest = tmp_path / "dest"
     files = _meson_install(b, dest)
     unitdir = _systemd_unitdir()
-    want = ["usr/sbin/umadfs", "usr/share/man/man8/umadfs.8"]
+    want = ["usr/sbin/umadfs", "usr/share/man/man8/umadfs.8"] + [
+        "usr/share/umadfs/prometheus/" + r for r in RULES]
     if unitdir:
         want.append(unitdir.lstrip("/") + "/umadfs.service")
     assert files == sorted(want)
@@ -214,10 +219,10 @@ def test_meson_install_destdir(tmp_path):
     # systemdunitdir=DIR puts the unit there; "no" installs none.
     _reconfigure(b, "-Dsystemdunitdir=/opt/units")
     files = _meson_install(b, dest)
-    assert files == sorted(want[:2] + ["opt/units/umadfs.service"])
+    assert files == sorted(want[:4] + ["opt/units/umadfs.service"])
     _reconfigure(b, "-Dsystemdunitdir=no")
     files = _meson_install(b, dest)
-    assert files == sorted(want[:2])
+    assert files == sorted(want[:4])
     print("meson setup + build + 3 installs: %.1fs" % (time.monotonic() - t0))
 
 
@@ -644,7 +649,8 @@ def test_debian_package(tmp_path, fabric, monkeypatch):
     unitdir = _systemd_unitdir() or "/lib/systemd/system"
     for p in ("/usr/sbin/umadfs", "/usr/share/man/man8/umadfs.8.gz",
               unitdir + "/umadfs.service", "/etc/default/umadfs",
-              "/usr/share/doc/umadfs/copyright"):
+              "/usr/share/doc/umadfs/copyright",
+              *("/usr/share/umadfs/prometheus/" + r for r in RULES)):
         assert p in paths, listing
     fields = subprocess.run(["dpkg-deb", "-f", str(deb), "Depends",
                              "Package"], capture_output=True, text=True,
