@@ -109,6 +109,24 @@ static struct node *get_populated(fuse_ino_t ino)
 	return tree_get(ino);
 }
 
+/* A child that the directory makes per lookup (dir_ops.lookup), called
+ * with the read lock held, which it releases: 0 with *out and the read
+ * lock held again, or -errno without it. */
+static int lookup_made(fuse_ino_t parent, const char *name, struct node **out)
+{
+	struct node *dir;
+	int r;
+
+	tree_unlock();
+	tree_wrlock();
+	dir = tree_get(parent);
+	r = dir ? dir->dops->lookup(dir, name, out) : -ENOENT;
+	tree_unlock();
+	if (r == 0)
+		tree_rdlock(); /* *out has no other user: nobody knows its ino */
+	return r;
+}
+
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct node *dir, *n;
@@ -120,6 +138,14 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	n = tree_child(dir, name);
+	if (!n && dir->dops && dir->dops->lookup) {
+		int r = lookup_made(parent, name, &n);
+
+		if (r < 0) {
+			fuse_reply_err(req, -r);
+			return;
+		}
+	}
 	if (!n) {
 		tree_unlock();
 		fuse_reply_err(req, ENOENT);

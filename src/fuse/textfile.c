@@ -177,6 +177,23 @@ void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 	open_copy(req, n, fi, show, false);
 }
 
+void textfile_open_text(fuse_req_t req, struct fuse_file_info *fi,
+			const char *text, size_t len)
+{
+	struct text_copy *s;
+
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	s = text_copy_new(text, len);
+	if (!s) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	reply_open(req, fi, s);
+}
+
 void textfile_open_late(fuse_req_t req, struct node *n,
 			struct fuse_file_info *fi, textfile_show_fn show)
 {
@@ -220,7 +237,7 @@ void textfile_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
 	struct text_copy *s = (struct text_copy *)(uintptr_t)fi->fh;
-	char copy[TEXTFILE_MAX];
+	char stack[TEXTFILE_MAX], *copy = stack;
 
 	if (!s || s->for_writing) {
 		fuse_reply_err(req, EBADF); /* opened for writing */
@@ -239,9 +256,16 @@ void textfile_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 		size = s->len - (size_t)off;
 	/* Reply from a copy: once the kernel has the reply, the reader may
 	 * close and our release free the copy before writev() has even
-	 * returned here (ASan's writev check runs after the call). */
+	 * returned here (ASan's writev check runs after the call).  Texts
+	 * over a page (textfile_open_text) are copied to the heap. */
+	if (size > sizeof(stack) && !(copy = malloc(size))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
 	memcpy(copy, s->text + off, size);
 	fuse_reply_buf(req, copy, size);
+	if (copy != stack)
+		free(copy);
 }
 
 void textfile_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)

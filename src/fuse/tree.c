@@ -10,6 +10,10 @@
 static pthread_rwlock_t tree_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct node **nodes; /* nodes[ino - 1]; guarded by tree_lock */
 static size_t nodes_len, nodes_cap;
+/* Slots of freed nodes, for new ones: the kernel names an inode no more
+ * once it has forgotten it.  Guarded by tree_lock. */
+static size_t *free_slots;
+static size_t free_len, free_cap;
 
 void tree_rdlock(void)
 {
@@ -32,7 +36,7 @@ static struct node *node_new(struct node *parent, const char *name,
 {
 	struct node *n;
 
-	if (nodes_len == nodes_cap) {
+	if (!free_len && nodes_len == nodes_cap) {
 		size_t cap = nodes_cap ? nodes_cap * 2 : 256;
 		struct node **bigger = realloc(nodes, cap * sizeof(*nodes));
 
@@ -54,9 +58,13 @@ static struct node *node_new(struct node *parent, const char *name,
 	n->ops = ops;
 	n->owner = owner;
 	n->file = which; /* one int: attr and pkey too */
-	/* Reuse is not worth it: the table only grows with mkdir. */
-	nodes[nodes_len++] = n;
-	n->ino = nodes_len;
+	if (free_len) {
+		n->ino = free_slots[--free_len] + 1;
+	} else {
+		nodes_len++;
+		n->ino = nodes_len;
+	}
+	nodes[n->ino - 1] = n;
 	return n;
 }
 
@@ -89,6 +97,9 @@ void tree_destroy(void)
 	free(nodes);
 	nodes = NULL;
 	nodes_len = nodes_cap = 0;
+	free(free_slots);
+	free_slots = NULL;
+	free_len = free_cap = 0;
 }
 
 struct node *tree_root(void)
@@ -137,6 +148,16 @@ struct node *tree_add(struct node *dir, const char *name, mode_t mode,
 	return n;
 }
 
+struct node *tree_add_detached(const char *name, mode_t mode,
+			       const struct node_ops *ops, void *owner, int which)
+{
+	struct node *n = node_new(NULL, name, mode, ops, owner, which);
+
+	if (n)
+		n->unlinked = true;
+	return n;
+}
+
 struct node *tree_add_symlink(struct node *dir, const char *name,
 			      const char *target)
 {
@@ -166,12 +187,28 @@ void tree_ref(struct node *n)
 	__atomic_add_fetch(&n->nlookup, 1, __ATOMIC_RELAXED);
 }
 
+/* Keeps slot i for a new node (when there is no room, it stays unused). */
+static void slot_free(size_t i)
+{
+	if (free_len == free_cap) {
+		size_t cap = free_cap ? free_cap * 2 : 64;
+		size_t *bigger = realloc(free_slots, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return;
+		free_slots = bigger;
+		free_cap = cap;
+	}
+	free_slots[free_len++] = i;
+}
+
 static void node_free_if_forgotten(struct node *n)
 {
 	if (!n->unlinked || __atomic_load_n(&n->nlookup, __ATOMIC_RELAXED) ||
 	    n->children)
 		return;
 	nodes[n->ino - 1] = NULL;
+	slot_free(n->ino - 1);
 	if (n->on_free)
 		n->on_free(n);
 	node_free(n);

@@ -28,6 +28,11 @@ void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
  * open, fails with EOPNOTSUPP or EINVAL). */
 void textfile_open_late(fuse_req_t req, struct node *n,
 			struct fuse_file_info *fi, textfile_show_fn show);
+/* An open of a text the caller made (of any length: over TEXTFILE_MAX
+ * too), served by textfile_read and textfile_release; EACCES unless the
+ * open is read-only. */
+void textfile_open_text(fuse_req_t req, struct fuse_file_info *fi,
+			const char *text, size_t len);
 /* For files that are also written (settings, register): a read-only open
  * gets a copy; an open for writing none (EACCES without a write bit),
  * but judge's verdict on the opener (if judge) is kept for the write

@@ -5,7 +5,8 @@
  * indexes into the table plus one, so the root is FUSE_ROOT_ID.  Nodes of
  * the CA tree live as long as the mount; nodes added later (channels,
  * receive queues) are unlinked with tree_unlink and freed once the kernel
- * has forgotten them. */
+ * has forgotten them, as are those a directory makes per lookup
+ * (detached), and their inode numbers then serve new nodes. */
 #ifndef UMADFS_TREE_H
 #define UMADFS_TREE_H
 
@@ -55,6 +56,12 @@ struct dir_ops {
 	 * first lookup or readdir (tree write lock held): a large tree costs
 	 * memory only where it is read.  0 or -errno. */
 	int (*populate)(struct node *dir);
+	/* Makes the child name of a directory whose children are made per
+	 * lookup and never listed (fabric/routes/): a node of
+	 * tree_add_detached() in *out, or -errno (ENOENT: no such name).
+	 * Called for a name that is not among its children, with the tree
+	 * write lock held. */
+	int (*lookup)(struct node *dir, const char *name, struct node **out);
 };
 
 struct node {
@@ -95,6 +102,11 @@ bool tree_user_name_ok(const char *name);
  * directory).  NULL on ENOMEM or a duplicate name. */
 struct node *tree_add(struct node *dir, const char *name, mode_t mode,
 		      const struct node_ops *ops, void *owner, int which);
+/* A node for dir_ops.lookup: in no directory's children (readdir lists
+ * it nowhere, and no parent points to it), freed once the kernel forgets
+ * it.  NULL on ENOMEM.  Caller holds the write lock. */
+struct node *tree_add_detached(const char *name, mode_t mode,
+			       const struct node_ops *ops, void *owner, int which);
 /* Adds a symbolic link name -> target (S_IFLNK | 0777).  NULL on ENOMEM
  * or a duplicate name. */
 struct node *tree_add_symlink(struct node *dir, const char *name,
