@@ -24,8 +24,10 @@
 /* PMA ClassPortInfo CapabilityMask bits (IBA 16.1.3.1, as perfquery). */
 #define PM_EXT_WIDTH_SUPPORTED 0x0200
 #define PM_EXT_WIDTH_NOIETF    0x0400
+#define LFT_TOP_MAX 0xbfff /* the highest unicast LID */
 
 enum req_kind { REQ_NODE_INFO, REQ_NODE_DESC, REQ_PORT_INFO, REQ_SWITCH_INFO,
+		REQ_LFT, /* SMPs above, PMA below */
 		REQ_PMA_CPI, REQ_PORT_COUNTERS, REQ_PORT_COUNTERS_EXT };
 
 struct req {
@@ -34,6 +36,7 @@ struct req {
 	uint8_t hops;   /* SMPs: the directed route, path[1..hops] */
 	uint32_t node;  /* the node asked, or (NodeInfo) the one it leaves: NO_NODE */
 	uint32_t next_free;
+	uint16_t block;  /* LinearForwardingTable: the block asked */
 	uint8_t path[FAB_PATH_MAX];
 };
 
@@ -218,6 +221,9 @@ static void build(struct discover *d, uint32_t i, uint8_t *frame)
 	case REQ_SWITCH_INFO:
 		smp_frame(r, frame, IB_ATTR_SWITCH_INFO, 0);
 		break;
+	case REQ_LFT:
+		smp_frame(r, frame, IB_ATTR_LINEARFORWTBL, r->block);
+		break;
 	default:
 		pma_frame(d, r, frame);
 		break;
@@ -272,6 +278,59 @@ static int ask_node(struct discover *d, uint32_t ni)
 		r = enqueue(d, REQ_PORT_INFO, ni, p, n->hops, n->path);
 	}
 	return r;
+}
+
+/* fabric_routes: whether sweeps read forwarding tables.  Set before the
+ * sweep thread starts, then only read. */
+static bool lfts_wanted = true;
+
+void discover_set_routes(bool on)
+{
+	lfts_wanted = on;
+}
+
+/* A switch's LinearForwardingTable: blocks 0 .. top / 64 (SwitchInfo
+ * LinearFDBTop), into n->lft, 255 until answered. */
+static int ask_lft(struct discover *d, uint32_t ni, unsigned top)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+	unsigned blocks;
+	int r = 0;
+
+	if (!lfts_wanted || n->lft)
+		return 0;
+	if (top > LFT_TOP_MAX)
+		top = LFT_TOP_MAX;
+	blocks = top / IB_SMP_DATA_SIZE + 1;
+	n->lft = malloc((size_t)blocks * IB_SMP_DATA_SIZE);
+	if (!n->lft)
+		return -ENOMEM;
+	memset(n->lft, 0xff, (size_t)blocks * IB_SMP_DATA_SIZE);
+	n->lft_top = (uint16_t)top;
+	for (unsigned b = 0; r == 0 && b < blocks; b++) {
+		r = enqueue(d, REQ_LFT, ni, 0, n->hops, n->path);
+		if (r == 0)
+			d->reqs[d->queue[(d->qhead + d->qlen - 1) % d->qcap]].block =
+				(uint16_t)b;
+	}
+	return r;
+}
+
+/* A block of it answered; or (data NULL) lost: no table then. */
+static void lft_block(struct discover *d, const struct req *r, uint8_t *data)
+{
+	struct fab_node *n = &d->snap->nodes[r->node];
+
+	if (!n->lft)
+		return;
+	if (data) {
+		mad_get_array(data, 0, IB_LINEAR_FORW_TBL_F,
+			      n->lft + (size_t)r->block * IB_SMP_DATA_SIZE);
+		return;
+	}
+	free(n->lft);
+	n->lft = NULL;
+	n->lft_top = 0;
 }
 
 static struct fab_node *new_node(struct discover *d, const struct req *r,
@@ -418,9 +477,13 @@ static int answered(struct discover *d, const struct req *r, uint8_t *mad)
 		memcpy(n->ports[r->port].ext, pma, FAB_PCX_LEN);
 		n->ports[r->port].has_ext = true;
 		return 0;
+	case REQ_LFT:
+		lft_block(d, r, smp);
+		return 0;
 	default: /* SwitchInfo */
 		n->enhanced_port0 = mad_get_field(smp, 0, IB_SW_ENHANCED_PORT0_F);
-		return 0;
+		return ask_lft(d, r->node,
+			       mad_get_field(smp, 0, IB_SW_LINEAR_FDB_TOP_F));
 	}
 }
 
@@ -441,6 +504,8 @@ static int handle_one(struct discover *d, uint32_t i, uint8_t *frame,
 		return answered(d, &r, mad);
 	if (r.kind == REQ_NODE_INFO && r.node != NO_NODE)
 		d->snap->stats.unreachable++;
+	if (r.kind == REQ_LFT)
+		lft_block(d, &r, NULL);
 	return 0;
 }
 

@@ -1,10 +1,12 @@
 /* One sweep of the fabric through a port's MAD engine: directed-route
  * discovery (NodeInfo, NodeDescription, PortInfo of every port,
- * SwitchInfo), then the PMA counters of every connected port, with many
- * requests in flight.  Timeouts and unreachable nodes are counted, never
- * fatal. */
+ * SwitchInfo and LinearForwardingTable), then the PMA counters of every
+ * connected port, with many requests in flight.  Timeouts and
+ * unreachable nodes are counted, never fatal. */
 #ifndef UMADFS_DISCOVER_H
 #define UMADFS_DISCOVER_H
+
+#include <stdbool.h>
 
 struct discover;
 struct fab_snap;
@@ -12,6 +14,9 @@ struct mad_engine;
 
 #define DISCOVER_WINDOW 512 /* requests in flight */
 
+/* fabric_routes=: whether sweeps read each switch's LinearForwardingTable
+ * (default on).  Before the first sweep. */
+void discover_set_routes(bool on);
 struct discover *discover_new(void);
 void discover_free(struct discover *d);
 /* Sweeps out of engine into snap (nodes, links, counters and its mads,
