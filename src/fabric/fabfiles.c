@@ -15,6 +15,7 @@
 #include "umadfs/fabric/fabfiles.h"
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/fabtext.h"
+#include "umadfs/fabric/routefiles.h"
 #include "umadfs/fabric/sweeper.h"
 #include "umadfs/fuse/stream.h"
 #include "umadfs/fuse/textfile.h"
@@ -410,7 +411,7 @@ static int port_populate(struct node *dir)
 	for (struct node *c = dir->children; c; c = c->next_sibling)
 		if (!S_ISLNK(c->mode))
 			tree_hold_owner(c, nodedir_get, nodedir_put);
-	return 0;
+	return routefiles_port(dir, nd->guid, p);
 }
 
 static const struct dir_ops port_dir_ops = { .populate = port_populate };
@@ -472,6 +473,7 @@ static struct fab_nodedir *add_node_dir(const struct fab_node *fn)
 	/* From now on the subtree holds nd; the links hold nothing.  (Port
 	 * directories come with sync_port_dirs, each taking its hold.) */
 	tree_hold_owner(nd->dir, nodedir_get, nodedir_put);
+	routefiles_node(nd->dir, fn);
 	snprintf(target, sizeof(target), "../../nodes/%s", name);
 	/* The node directory and this link keep the kernel's name cache (1 s
 	 * at most after a node goes): every path into the fabric's sysfs

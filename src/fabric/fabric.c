@@ -9,20 +9,24 @@
 #include <time.h>
 
 #include "umadfs/base/number.h"
+#include "umadfs/fabric/discover.h"
 #include "umadfs/fabric/expected.h"
 #include "umadfs/fabric/fabevents.h"
 #include "umadfs/fabric/fabfiles.h"
 #include "umadfs/fabric/fabric.h"
 #include "umadfs/fabric/health.h"
+#include "umadfs/fabric/routefiles.h"
 #include "umadfs/fabric/sweeper.h"
 
 #define INTERVAL_MAX_MS SWEEPER_INTERVAL_MAX_MS
 #define PORT_CA_MAX 64
 
 static bool off; /* fabric=off: set once by fabric_parse_options */
+static bool routes_off; /* fabric_routes=off: likewise */
 
 struct fabric_opts {
 	char *interval, *interval_min, *port, *off, *expected, *thresholds;
+	char *routes;
 };
 
 #define FABRIC_OPT(t, p) { t, offsetof(struct fabric_opts, p), 1 }
@@ -34,6 +38,7 @@ static const struct fuse_opt fabric_opts[] = {
 	FABRIC_OPT("fabric=%s", off),
 	FABRIC_OPT("fabric_expected=%s", expected),
 	FABRIC_OPT("fabric_thresholds=%s", thresholds),
+	FABRIC_OPT("fabric_routes=%s", routes),
 	FUSE_OPT_END
 };
 
@@ -75,6 +80,13 @@ static int check_options(const struct fabric_opts *o)
 		return -EINVAL;
 	}
 	off = o->off && !strcmp(o->off, "off");
+	if (o->routes && strcmp(o->routes, "off") && strcmp(o->routes, "on")) {
+		fprintf(stderr, "umadfs: fabric_routes=%s: expected off or on\n",
+			o->routes);
+		return -EINVAL;
+	}
+	routes_off = o->routes && !strcmp(o->routes, "off");
+	discover_set_routes(!routes_off);
 	if (parse_ms("fabric_interval", o->interval, &v) < 0 ||
 	    parse_ms("fabric_interval_min", o->interval_min, &min) < 0)
 		return -EINVAL;
@@ -108,6 +120,7 @@ int fabric_parse_options(struct fuse_args *args)
 	free(o.off);
 	free(o.expected);
 	free(o.thresholds);
+	free(o.routes);
 	return r;
 }
 
@@ -149,6 +162,8 @@ int fabric_add_dir(struct node *root, const gid_t *group, sweeper_ports_fn ports
 		r = fabevents_add(dir);
 	if (r == 0)
 		r = expected_add(dir, group);
+	if (r == 0)
+		r = routefiles_add(dir, !routes_off);
 	if (r == 0)
 		r = sweeper_start(on_judge, on_swap, ports);
 	return r;

@@ -11,6 +11,7 @@
 #include "umadfs/device/sysfmt.h"
 #include "umadfs/fabric/fabtext.h"
 #include "umadfs/fabric/health.h"
+#include "umadfs/fabric/routes.h"
 #include "umadfs/mad/madtext.h"
 #include "umadfs/mad/pmacounters.h"
 
@@ -509,7 +510,10 @@ static void prom_problems(struct text *t, const struct fab_snap *s)
 		if (p->peer_guid)
 			put(t, ",peer_guid=\"0x%016" PRIx64 "\",peer_port=\"%u\"",
 			    p->peer_guid, p->peer_port);
-		if (p->lid && p->kind == PROBLEM_DUPLICATE_LID)
+		if (p->lid && (p->kind == PROBLEM_DUPLICATE_LID ||
+			       p->kind == PROBLEM_ROUTE_MISSING ||
+			       p->kind == PROBLEM_ROUTE_LOOP ||
+			       p->kind == PROBLEM_ROUTE_DEAD_END))
 			put(t, ",lid=\"%u\"", p->lid);
 		put(t, "} 1\n");
 	}
@@ -543,6 +547,30 @@ static void prom_nodes(struct text *t, const struct fab_snap *s)
 	}
 }
 
+/* umadfs_port_routed_lids: the ports of every switch whose table the
+ * sweep read (none with fabric_routes=off). */
+static void prom_routed(struct text *t, const struct prom_port *pp, size_t np)
+{
+	const struct fab_node *last = NULL;
+	unsigned counts[256];
+
+	for (size_t i = 0; i < np; i++) {
+		const struct fab_node *n = pp[i].n;
+
+		if (n->type != FAB_SWITCH || !n->lft)
+			continue;
+		if (!last)
+			prom_family(t, "port_routed_lids", "gauge", "LIDs the switch"
+				    " forwards out of this port (its forwarding table).");
+		if (n != last)
+			routes_port_lids(n, counts);
+		last = n;
+		put_mem(t, "umadfs_port_routed_lids", 23);
+		put_mem(t, pp[i].labels, pp[i].len);
+		put_u64_line(t, counts[pp[i].p]);
+	}
+}
+
 static void format_metrics(struct text *t, const struct fab_snap *s)
 {
 	size_t np;
@@ -563,6 +591,7 @@ static void format_metrics(struct text *t, const struct fab_snap *s)
 	prom_family(t, "port_rate_bytes_per_second", "gauge", "Port data rate.");
 	prom_ports(t, pp, np, "port_rate_bytes_per_second", 2, 0);
 	prom_links(t, s, pp, np);
+	prom_routed(t, pp, np);
 	for (size_t c = 0; c < sizeof(prom_counters) / sizeof(prom_counters[0]); c++) {
 		char name[96];
 

@@ -48,6 +48,9 @@ static const struct {
 	[PROBLEM_SM_MISSING] = { "sm_missing", SEVERITY_ERROR },
 	[PROBLEM_SM_STALLED] = { "sm_stalled", SEVERITY_WARNING },
 	[PROBLEM_NODE_UNRESPONSIVE] = { "node_unresponsive", SEVERITY_ERROR },
+	[PROBLEM_ROUTE_MISSING] = { "route_missing", SEVERITY_ERROR },
+	[PROBLEM_ROUTE_LOOP] = { "route_loop", SEVERITY_ERROR },
+	[PROBLEM_ROUTE_DEAD_END] = { "route_dead_end", SEVERITY_ERROR },
 	[PROBLEM_SWEEP_FAILED] = { "sweep_failed", SEVERITY_ERROR },
 };
 
@@ -482,6 +485,7 @@ void health_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		judge_descs(&j);
 		judge_guids(&j);
 		judge_speeds(&j);
+		judge_routes(&j);
 		if (expected)
 			judge_expected(&j);
 	}
@@ -584,6 +588,11 @@ size_t health_problem_keys(const struct fab_problem *p, char *buf, size_t cap)
 	case PROBLEM_NODE_UNRESPONSIVE:
 		keyf(buf, cap, &o, " sma_timeouts=%" PRIu64 " pma_timeouts=%" PRIu64,
 		     p->value, p->threshold);
+		break;
+	case PROBLEM_ROUTE_MISSING:
+	case PROBLEM_ROUTE_LOOP:
+	case PROBLEM_ROUTE_DEAD_END:
+		keyf(buf, cap, &o, " %s", p->found);
 		break;
 	case PROBLEM_SWEEP_FAILED: {
 		char q[2 * sizeof(p->found) + 3];

@@ -38,5 +38,8 @@ void judge_speeds(struct judge *j);
 /* Against the expected topology: node_missing, link_missing, link_moved,
  * link_unexpected. */
 void judge_expected(struct judge *j);
+/* The forwarding tables (routecheck.c): route_missing, route_loop,
+ * route_dead_end. */
+void judge_routes(struct judge *j);
 
 #endif
