@@ -2,14 +2,20 @@
 the same simulator, and ibsim's console setting what they then read.
 Shared by the test modules (a test module is never imported as a
 library): `tool`, `lid_of`, `perfquery`, `perf_set`, `active_fabric`,
-`quiet_fabric` and the PerfMgt counters' names and test values."""
+`quiet_fabric`, `fat_tree` and the PerfMgt counters' names and test
+values."""
 
+import os
 import re
+import subprocess
+import sys
 
 import fabric as fab
 import madtext as mt
 
 HOSTS = ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2")    # two-switch.net
+GEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench",
+                   "gen-fabric.py")
 
 
 def tool(fabric, sim_host, *argv, check=True):
@@ -35,6 +41,19 @@ def active_fabric(make_fabric, sm_host="Hca3"):
     f.start_opensm(sm_host)
     for h in HOSTS:
         f.wait_active(h, timeout=30)
+    return f
+
+
+def fat_tree(tmp_path, make_fabric, leaves, spines, hcas_per_leaf):
+    """A generated fat tree (tests/bench/gen-fabric.py), opensm on H0001,
+    H0002 (on leaf L001) ACTIVE."""
+    net = tmp_path / "fat.net"
+    subprocess.run([sys.executable, GEN, "--leaves", str(leaves), "--spines",
+                    str(spines), "--hcas-per-leaf", str(hcas_per_leaf), str(net)],
+                   check=True)
+    f = make_fabric(str(net))
+    f.start_opensm("H0001")
+    f.wait_active("H0002", timeout=30)
     return f
 
 

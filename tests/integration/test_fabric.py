@@ -11,7 +11,6 @@ import time
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-GEN = os.path.join(HERE, "..", "bench", "gen-fabric.py")
 
 
 def port_to_node(out):
@@ -140,20 +139,9 @@ def test_dual_homed_hca_peers(make_fabric, mount):
         assert peer.endswith("/ports/" + p)
 
 
-def fat_tree(tmp_path, make_fabric, leaves, spines, hcas_per_leaf):
-    """A generated fat tree, opensm on H0001, H0002 (on leaf L001) ACTIVE."""
-    net = tmp_path / "fat.net"
-    subprocess.run([sys.executable, GEN, "--leaves", str(leaves), "--spines",
-                    str(spines), "--hcas-per-leaf", str(hcas_per_leaf), str(net)],
-                   check=True)
-    f = make_fabric(str(net))
-    f.start_opensm("H0001")
-    f.wait_active("H0002", timeout=30)
-    return f
-
-
 def test_generated_fat_tree(tmp_path, make_fabric, mount):
-    f = fat_tree(tmp_path, make_fabric, 6, 3, 5)
+    import diags as tm
+    f = tm.fat_tree(tmp_path, make_fabric, 6, 3, 5)
     m = mount("H0002", fabric=f)
     check_against_ibnetdiscover(f, m, "H0002")
     assert check_peers(m) == 2 * (30 + 18)
@@ -795,7 +783,8 @@ def test_events_dropped_when_a_reader_falls_behind(tmp_path, make_fabric, mount)
     """A reader that reads nothing while more than 4096 lines come gets
     `event=dropped count=N` for what the ring lost, then the last 4096
     lines intact, as a reader that kept up saw them."""
-    f = fat_tree(tmp_path, make_fabric, 8, 4, 24)
+    import diags as tm
+    f = tm.fat_tree(tmp_path, make_fabric, 8, 4, 24)
     m = mount("H0002", fabric=f)
     assert sweep_kv(m)["nodes"] == "204"
     path = m.path("fabric", "events")
@@ -837,6 +826,8 @@ def test_events_dropped_when_a_reader_falls_behind(tmp_path, make_fabric, mount)
     ("fabric_interval_min=1x", "expected milliseconds"),
     ("fabric_port=ibsim0", "expected CA:PORT"),
     ("fabric=maybe", "expected off or on"),
+    ("fabric_routes=maybe", "fabric_routes=maybe: expected off or on"),
+    ("fabric_routes=", "fabric_routes=: expected off or on"),
 ])
 def test_bad_fabric_options(tmp_path, opt, msg):
     import fabric as fab

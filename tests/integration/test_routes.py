@@ -1,0 +1,354 @@
+"""Routing as files: each switch's `lft` against ibroute, the paths of
+routes/SRC/DST against ibtracert, entries broken by a LinearForwardingTable
+Set on the mount's own `send` (a loop, a down port, 255) seen by both and
+in `problems` until opensm puts them back, routed_lids against ibroute's
+counts, and bad names."""
+
+import errno
+import os
+import random
+import re
+import signal
+import time
+
+import diags as tm
+import madfiles as mf
+from checks import expect_errno
+
+KV = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
+SW1, SW2 = 0x200000, 0x200001          # two-switch.net's switches
+REPAIR_S = 60                          # opensm's repair, at most
+
+
+def sweep(m):
+    with open(m.path("fabric", "sweep"), "w") as f:
+        f.write("1\n")
+
+
+def problems(m, kind=None):
+    """fabric/problems as dicts, those of kind (or all)."""
+    out = []
+    for ln in open(m.path("fabric", "problems")).read().splitlines():
+        d = {k: v[1:-1] if v.startswith('"') else v for k, v in KV.findall(ln)}
+        if kind is None or d["problem"] == kind:
+            out.append(d)
+    return out
+
+
+def route_problems(m):
+    return [p for p in problems(m) if p["problem"].startswith("route_")]
+
+
+def switches(m):
+    """{switch GUID: its LID} of the snapshot."""
+    out = {}
+    nodes = m.path("fabric", "nodes")
+    for g in os.listdir(nodes):
+        if open(os.path.join(nodes, g, "node_type")).read().startswith("2"):
+            out[int(g, 16)] = int(open(os.path.join(nodes, g, "ports", "0", "lid")).read(), 16)
+    return out
+
+
+def lft(m, guid):
+    """A switch's lft file as {LID: port}, checking its order and form."""
+    text = open(m.path("fabric", "nodes", "0x%016x" % guid, "lft")).read()
+    pairs = [tuple(map(int, ln.split(" "))) for ln in text.splitlines()]
+    assert [p[0] for p in pairs] == sorted({p[0] for p in pairs}), text
+    assert all(p[1] != 255 for p in pairs)
+    return dict(pairs)
+
+
+def ibroute(f, host, lid):
+    """ibroute's table of the switch at lid: {LID: port}."""
+    out = tm.tool(f, host, "ibroute", str(lid)).stdout
+    return {int(a, 16): int(b) for a, b in re.findall(r"^(0x[0-9a-f]+) (\d+) ", out, re.M)}
+
+
+def route(m, src, dst):
+    """routes/SRC/DST as ([(guid, in, out)], {result keys})."""
+    text = open(m.path("fabric", "routes", str(src), str(dst))).read()
+    lines = text.splitlines()
+    hops = []
+    for ln in lines[:-1]:
+        kv = dict(KV.findall(ln))
+        hops.append((int(kv["guid"], 16), int(kv["in"]) if "in" in kv else None,
+                     int(kv["out"]) if "out" in kv else None))
+    return hops, dict(KV.findall(lines[-1]))
+
+
+def ibtracert(f, host, src, dst, *opts):
+    """ibtracert's path as [(node guid, in, out)] (a hop's port GUID made its
+    node's by the To line at the end), its exit status and output."""
+    r = tm.tool(f, host, "ibtracert", *opts, str(src), str(dst), check=False)
+    hops = []
+    for ln in r.stdout.splitlines():
+        mm = re.match(r"From \w+ \{0x([0-9a-f]+)\}", ln)
+        if mm:
+            hops.append([int(mm.group(1), 16), None, None])
+        mm = re.match(r"\[(\d+)\] -> \w+ port \{0x([0-9a-f]+)\}\[(\d+)\]", ln)
+        if mm:
+            hops[-1][2] = int(mm.group(1))
+            hops.append([int(mm.group(2), 16), int(mm.group(3)), None])
+        mm = re.match(r"To \w+ \{0x([0-9a-f]+)\}", ln)
+        if mm:
+            hops[-1][0] = int(mm.group(1), 16)
+    return [tuple(h) for h in hops], r.returncode, r.stdout + r.stderr
+
+
+def endpoints(f, host):
+    """Every endport as (node GUID, port GUID, LID), from ibnetdiscover:
+    switch ports 0 and CA ports."""
+    out, ends, ca = tm.tool(f, host, "ibnetdiscover").stdout, [], None
+    for ln in out.splitlines():
+        mm = re.match(r"switchguid=0x([0-9a-f]+)\(([0-9a-f]+)\)", ln)
+        if mm:
+            sw = (int(mm.group(1), 16), int(mm.group(2), 16))
+        mm = re.match(r'Switch\s.*\blid (\d+) lmc', ln)
+        if mm:
+            ends.append((sw[0], sw[1], int(mm.group(1))))
+        mm = re.match(r"caguid=0x([0-9a-f]+)", ln)
+        if mm:
+            ca = int(mm.group(1), 16)
+        mm = re.match(r"\[\d+\]\(([0-9a-f]+)\)\s.*# lid (\d+) lmc", ln)
+        if mm:
+            ends.append((ca, int(mm.group(1), 16), int(mm.group(2))))
+    return ends
+
+
+def check_lfts(f, m, host):
+    sweep(m)
+    sws = switches(m)
+    assert sws
+    for guid, lid in sws.items():
+        want = ibroute(f, host, lid)
+        assert want, "ibroute gave no table for %#x" % guid
+        assert lft(m, guid) == want, "switch %#x" % guid
+    return sws
+
+
+def test_lft_equals_ibroute(fabric, mount):
+    m = mount("Hca1")
+    sws = check_lfts(fabric, m, "Hca1")
+    assert set(sws) == {SW1, SW2}
+    # Only switches have one.
+    for g in os.listdir(m.path("fabric", "nodes")):
+        has = os.path.exists(m.path("fabric", "nodes", g, "lft"))
+        assert has == (int(g, 16) in sws)
+
+
+def test_lft_fat_tree(tmp_path, make_fabric, mount):
+    f = tm.fat_tree(tmp_path, make_fabric, 6, 3, 5)
+    m = mount("H0002", fabric=f)
+    assert len(check_lfts(f, m, "H0002")) == 9
+
+
+def test_routes_equal_ibtracert(tmp_path, make_fabric, mount):
+    """200 random pairs of endports, named by LID or by port GUID (the same
+    for both tools), switches' ports 0 among them."""
+    f = tm.fat_tree(tmp_path, make_fabric, 4, 2, 4)
+    m = mount("H0002", fabric=f)
+    sweep(m)
+    ends = endpoints(f, "H0002")
+    assert len(ends) == 4 * 4 + 6
+    rng = random.Random(22)
+    kinds = {"lid": 0, "guid": 0, "switch": 0}
+    for i in range(200):
+        a, b = rng.choice(ends), rng.choice(ends)
+        by_guid = i % 2 == 1
+        src, dst = ("0x%016x" % a[1], "0x%016x" % b[1]) if by_guid else (a[2], b[2])
+        ours, res = route(m, src, dst)
+        theirs, rc, text = ibtracert(f, "H0002", src, dst, *(("-G",) if by_guid else ()))
+        assert rc == 0, text
+        assert res == {"result": "ok", "hops": str(len(ours) - 1)}, (src, dst, res)
+        assert ours == theirs, (src, dst, ours, text)
+        kinds["guid" if by_guid else "lid"] += 1
+        kinds["switch"] += a[0] == a[1] or b[0] == b[1]
+    assert kinds["switch"] > 0
+
+
+def mount_sm_fabric(make_fabric, mount):
+    """A two-switch fabric of the test's own, opensm on Hca3, the mount on
+    Hca2: {name: LID} of the three HCAs and the switches."""
+    f = tm.active_fabric(make_fabric)
+    m = mount("Hca2", fabric=f)
+    sweep(m)
+    lids = {h: tm.lid_of(f, h) for h in ("Hca1", "Hca2", "Hca3")}
+    sws = switches(m)
+    lids["Switch1"], lids["Switch2"] = sws[SW1], sws[SW2]
+    return f, m, lids
+
+
+def set_entry(m, sw_guid, sw_lid, changes):
+    """LinearForwardingTable Set of block 0 of a switch through the mount's
+    own send, its entries as lft shows them with changes ({LID: port})
+    applied; the answer's status must be 0."""
+    block = [255] * 64
+    for lid, port in lft(m, sw_guid).items():
+        if lid < 64:
+            block[lid] = port
+    for lid, port in changes.items():
+        block[lid] = port
+    with mf.Recv(m) as rx:
+        mf.write_send(m, "class=smi method=set attr=0x0019 attrmod=0 lid=%d data=%s\n"
+                      % (sw_lid, bytes(block).hex()))
+        ans = rx.line()
+    assert ans["method"] == "getresp" and int(ans["status"], 16) == 0, ans
+    sweep(m)
+
+
+def repair(f, m, sw_name, sw_lid):
+    """opensm rewrites a switch's table only when it sees the switch change
+    (its SwitchInfo PortStateChange, which ibsim's Baselid raises) or on its
+    first sweep as master: raise the flag, ask for a heavy sweep (SIGHUP),
+    and wait for routes/ to be whole again."""
+    f.command('Baselid "%s"[0] %d' % (sw_name, sw_lid))
+    f.opensm["Hca3"][0].send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + REPAIR_S
+    while True:
+        sweep(m)
+        if not route_problems(m):
+            return
+        assert time.monotonic() < deadline, route_problems(m)
+        time.sleep(0.5)
+
+
+def test_dead_end(make_fabric, mount):
+    f, m, lids = mount_sm_fabric(make_fabric, mount)
+    set_entry(m, SW1, lids["Switch1"], {lids["Hca1"]: 3})   # port 3: no cable
+    hops, res = route(m, lids["Hca2"], lids["Hca1"])
+    assert res == {"result": "dead_end", "at": "0x%016x" % SW1}
+    assert hops[-1] == (SW1, 2, 3)
+    theirs, rc, text = ibtracert(f, "Hca2", lids["Hca2"], lids["Hca1"], "--force")
+    assert rc != 0 and theirs[-1][0] == SW1, text
+    assert "can't reach port" in text
+    got = route_problems(m)
+    assert [(p["problem"], p["guid"], p["port"], p["lid"], p["found"]) for p in got] == \
+        [("route_dead_end", "0x%016x" % SW1, "3", str(lids["Hca1"]), "Down")]
+    repair(f, m, "Switch1", lids["Switch1"])
+    assert route(m, lids["Hca2"], lids["Hca1"])[1]["result"] == "ok"
+    events = open(m.path("fabric", "events.log")).read()
+    assert "event=problem_cleared problem=route_dead_end" in events
+
+
+def test_unrouted(make_fabric, mount):
+    f, m, lids = mount_sm_fabric(make_fabric, mount)
+    set_entry(m, SW1, lids["Switch1"], {lids["Hca1"]: 255})
+    hops, res = route(m, lids["Hca2"], lids["Hca1"])
+    assert res == {"result": "unrouted", "at": "0x%016x" % SW1}
+    assert hops[-1] == (SW1, 2, None)
+    # ibtracert reads Switch1's entry before it prints Switch1's hop, and
+    # names the node before it (Hca2) in its message: it stops at Switch1.
+    theirs, rc, text = ibtracert(f, "Hca2", lids["Hca2"], lids["Hca1"], "--force")
+    assert rc != 0 and [h[0] for h in theirs] == [h[0] for h in hops[:-1]], text
+    assert re.search(r"Bad forwarding table entry found at: .* lid entry %d is 255"
+                     % lids["Hca1"], text), text
+    assert lids["Hca1"] not in lft(m, SW1)
+    got = route_problems(m)
+    assert [(p["problem"], p["guid"], p["lid"]) for p in got] == \
+        [("route_missing", "0x%016x" % SW1, str(lids["Hca1"]))]
+    repair(f, m, "Switch1", lids["Switch1"])
+    assert lft(m, SW1)[lids["Hca1"]] == 1
+
+
+def test_loop(make_fabric, mount):
+    """Switch1 sends Hca1's LID back up to Switch2, which sends it down to
+    Switch1: a loop of the two, found from Hca2 (on Switch1) at Switch1."""
+    f, m, lids = mount_sm_fabric(make_fabric, mount)
+    set_entry(m, SW1, lids["Switch1"], {lids["Hca1"]: 7})
+    hops, res = route(m, lids["Hca2"], lids["Hca1"])
+    assert res == {"result": "loop", "at": "0x%016x" % SW1}
+    assert [h[0] for h in hops] == [0x100002, SW1, SW2, SW1]
+    # ibtracert finds the destination by a LID-routed NodeInfo first, and
+    # ibsim hands a MAD that is still looping after 64 switches to the
+    # switch it is at: ibtracert then takes that switch of the loop for
+    # the destination, and stops there, short of Hca1.
+    theirs, rc, text = ibtracert(f, "Hca2", lids["Hca2"], lids["Hca1"], "--force")
+    assert theirs[-1][0] in (SW1, SW2) and 0x100000 not in [h[0] for h in theirs], text
+    got = route_problems(m)
+    assert sorted((p["problem"], p["guid"], p["lid"]) for p in got) == [
+        ("route_loop", "0x%016x" % SW1, str(lids["Hca1"])),
+        ("route_loop", "0x%016x" % SW2, str(lids["Hca1"]))]
+    metrics = open(m.path("fabric", "metrics.prom")).read()
+    assert 'umadfs_problem{kind="route_loop",severity="error",guid="0x%016x",' \
+        'node_desc="umadfs test switch one",lid="%d"} 1' % (SW1, lids["Hca1"]) in metrics
+    repair(f, m, "Switch1", lids["Switch1"])
+    assert route(m, lids["Hca2"], lids["Hca1"])[1] == {"result": "ok", "hops": "2"}
+
+
+def test_table_broken_wholesale(make_fabric, mount):
+    """Every entry of a switch gone: one line that counts them, not one per
+    LID."""
+    f, m, lids = mount_sm_fabric(make_fabric, mount)
+    set_entry(m, SW2, lids["Switch2"], {lid: 255 for lid in range(64)})
+    got = route_problems(m)
+    assert len(got) == 1, got
+    assert got[0]["problem"] == "route_missing" and got[0]["guid"] == "0x%016x" % SW2
+    assert "lid" not in got[0] and got[0]["lids"] == "5" and got[0]["lid_ranges"] == "1-5"
+    assert route(m, lids["Hca3"], lids["Hca1"])[1] == {
+        "result": "unrouted", "at": "0x%016x" % SW2}
+    repair(f, m, "Switch2", lids["Switch2"])
+
+
+def test_routed_lids(tmp_path, make_fabric, mount):
+    """A leaf's uplinks carry what the leaf forwards upward: routed_lids of
+    each port as ibroute's count, the uplinks' sum as its entries on them,
+    and metrics.prom the same."""
+    f = tm.fat_tree(tmp_path, make_fabric, 4, 2, 4)
+    m = mount("H0002", fabric=f)
+    sweep(m)
+    metrics = open(m.path("fabric", "metrics.prom")).read()
+    for guid, lid in switches(m).items():
+        table = ibroute(f, "H0002", lid)
+        d = m.path("fabric", "nodes", "0x%016x" % guid, "ports")
+        ports = sorted(int(p) for p in os.listdir(d))
+        for p in ports:
+            n = int(open(os.path.join(d, str(p), "routed_lids")).read())
+            assert n == sum(1 for v in table.values() if v == p), (guid, p)
+            assert re.search(r'^umadfs_port_routed_lids\{guid="0x%016x",[^}]*port="%d"\} %d$'
+                             % (guid, p, n), metrics, re.M), (guid, p)
+        if ports[-1] == 6:      # a leaf: HCAs on 1..4, spines on 5..6
+            up = sum(int(open(os.path.join(d, str(p), "routed_lids")).read())
+                     for p in (5, 6))
+            assert up == sum(1 for v in table.values() if v in (5, 6)) > 0
+    # CA ports have none.
+    cas = [e[0] for e in endpoints(f, "H0002") if e[0] != e[1]]
+    port = m.path("fabric", "nodes", "0x%016x" % cas[0], "ports", "1")
+    assert os.path.isdir(port) and not os.path.exists(os.path.join(port, "routed_lids"))
+
+
+def test_bad_names(fabric, mount):
+    m = mount("Hca1")
+    sweep(m)
+    routes = m.path("fabric", "routes")
+    assert os.listdir(routes) == []
+    lid3 = tm.lid_of(fabric, "Hca3")
+    assert os.listdir(os.path.join(routes, str(lid3))) == []
+    for bad in ("abc/1", "1/0xzz", "0/1", "1/0", "1/0xc000", "1/999",
+                "999/1", "1/0x0000000000999999", "1/-1", "1/1/2"):
+        expect_errno(errno.ENOENT if bad != "1/1/2" else errno.ENOTDIR,
+                     os.stat, os.path.join(routes, bad))
+    # A switch's port 0 by its GUID (its node's, in ibsim) or its LID, hex
+    # or decimal: both ways.
+    sw = "0x%016x" % SW2
+    hops, res = route(m, lid3, sw)
+    assert res["result"] == "ok" and hops[-1] == (SW2, 1, None)
+    hops, res = route(m, sw, "0x%x" % lid3)
+    assert res["result"] == "ok" and hops[0] == (SW2, None, 1)
+    # The file is read-only.
+    expect_errno(errno.EACCES, open, os.path.join(routes, str(lid3), sw), "w")
+
+
+def test_routes_off(fabric, mount):
+    on = mount("Hca1")
+    off = mount("Hca2", options=("fabric_routes=off",))
+    sweep(on)
+    sweep(off)
+    kv = [dict(ln.split(" ", 1) for ln in open(x.path("fabric", "sweep")).read().splitlines()
+               if " " in ln) for x in (on, off)]
+    assert kv[0]["nodes"] == kv[1]["nodes"]
+    assert int(kv[0]["mads"]) == int(kv[1]["mads"]) + 2    # one block per switch
+    assert not os.path.exists(off.path("fabric", "routes"))
+    g = "0x%016x" % SW1
+    assert not os.path.exists(off.path("fabric", "nodes", g, "lft"))
+    assert not os.path.exists(off.path("fabric", "nodes", g, "ports", "7", "routed_lids"))
+    assert "umadfs_port_routed_lids" not in open(off.path("fabric", "metrics.prom")).read()
