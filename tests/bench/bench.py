@@ -29,6 +29,12 @@ each row --reps times, interleaved (rep 1 of every row, then rep 2...):
      was read; above 32 MiB, at each open)
  11  one node_exporter scrape of fabric/ as its sysfs root (when
      prometheus-node-exporter is installed)
+ 13  `cat fabric/routes/SRC/DST` for 1,000 random pairs of LIDs (wall time
+     of each process, median), and ibtracert on the same pairs beside it
+     (repetition 1 only)
+
+Row 9 also sweeps a second mount of the same node, -o fabric_routes=off,
+right after the first: the sweep without the forwarding tables.
 
 Rows 2 and 5 also report the CPU time per MAD, daemon and client
 together (/proc and getrusage), against the direct client's (rows 1, 3),
@@ -38,7 +44,7 @@ Rows 9-11 need an SM: opensm runs on the fabric's last HCA, without
 periodic sweeps (-s 0), for the whole run when any of them is asked for.
 --fabric large sweeps the 3,984-node fat tree (gen-fabric.py --leaves 120
 --spines 24 --hcas-per-leaf 32, ibsim -N 5000 -S 200 -P 30000); it runs
-rows 8-10 unless --rows says otherwise.
+rows 8-10 and 13 unless --rows says otherwise.
 
 Prints the table (medians; ratios are medians of the per-repetition
 ratios, each taken between runs of the same repetition) and writes the raw
@@ -53,6 +59,7 @@ import resource
 import datetime
 import os
 import platform
+import random
 import re
 import shutil
 import statistics
@@ -121,6 +128,7 @@ class Bench:
         self.raw = []           # CSV rows
         self.fabric = None
         self.mount = None
+        self.mount_off = None   # row 9's second mount: fabric_routes=off
         self.port_dir = None
         self.rss_samples = []
         self.rows_asked = set()
@@ -154,6 +162,10 @@ class Bench:
         self.mount = fab.Mount(self.fabric, self.host, self.tmp / "mnt",
                                workdir=self.tmp)
         self.mount.start(timeout=30)
+        if 9 in self.rows_asked:
+            self.mount_off = fab.Mount(self.fabric, self.host, self.tmp / "mnt-off",
+                                       workdir=self.tmp, options=("fabric_routes=off",))
+            self.mount_off.start(timeout=30)
         mnt = self.mount.mountpoint
         ca = [c for c in sorted(os.listdir(mnt)) if c != "fabric"][0]
         self.port_dir = mnt / ca / "ports" / "1"
@@ -161,9 +173,12 @@ class Bench:
 
     def stop(self):
         problems = []
+        if self.mount_off is not None:
+            self.mount_off.unmount()
+            problems += self.mount_off.problems()
         if self.mount is not None:
             self.mount.unmount()
-            problems = self.mount.problems()
+            problems += self.mount.problems()
         if self.fabric is not None:
             self.fabric.stop()
         if problems:
@@ -348,8 +363,8 @@ class Bench:
             self.record(rep, 0, "daemon_vmhwm_kib", r["VmHWM"])
         self.fabric_rows(rep, rows)
 
-    def fabric_sweep(self):
-        fdir = self.mount.mountpoint / "fabric"
+    def fabric_sweep(self, mount=None):
+        fdir = (mount or self.mount).mountpoint / "fabric"
         t0 = time.monotonic()
         with open(fdir / "sweep", "w") as f:
             f.write("1\n")
@@ -401,8 +416,20 @@ class Bench:
             raise RuntimeError("node_exporter: the infiniband collector failed")
         return dt
 
+    def sweep_off(self, rep):
+        """Row 9's sweep of the second mount (fabric_routes=off)."""
+        dt, kv = self.fabric_sweep(self.mount_off)
+        self.record(rep, 9, "fabric_sweep_noroutes_s", dt)
+        self.record(rep, 9, "fabric_mads_noroutes", int(kv["mads"]))
+
     def fabric_rows(self, rep, rows):
+        if 13 in rows and not self.fabric_ran:
+            self.wait_routed()
         if 9 in rows:
+            # The sweep without tables first in every other repetition:
+            # the first sweep of a repetition runs slower.
+            if rep % 2 == 0:
+                self.sweep_off(rep)
             dt, kv = self.fabric_sweep()
             self.fabric_ran = True
             self.record(rep, 9, "fabric_sweep_s", dt)
@@ -416,6 +443,8 @@ class Bench:
                     self.record(rep, 8, "ibnetdiscover_" + k, c[k])
             self.record(rep, 9, "ibqueryerrors_s", self.ibqueryerrors())
             self.record(rep, 9, "daemon_vmrss_kib", self.rss()["VmRSS"])
+            if rep % 2 == 1:
+                self.sweep_off(rep)
         if 10 in rows:
             # To /dev/null: the file system's time, not a pipe's into us.
             t0 = time.monotonic()
@@ -429,10 +458,96 @@ class Bench:
             # right after their sweep, since the one before was read.
             self.record(rep, 10, "cat_metrics_first_s" if rep == 1 and 9 in rows
                         else "cat_metrics_s", dt)
+        if 13 in rows:
+            self.routes_row(rep)
         if 11 in rows:
             dt = self.node_exporter_scrape()
             if dt is not None:
                 self.record(rep, 11, "node_exporter_scrape_s", dt)
+
+    def wait_routed(self, timeout=300):
+        """Until the SM has set every switch's table: sweeps until no
+        route_* problem is left (on the large tree the ports are Active
+        before the last tables are written)."""
+        fdir = self.mount.mountpoint / "fabric"
+        deadline = time.monotonic() + timeout
+        self.fabric_ran = True
+        while True:
+            self.fabric_sweep()
+            if "problem=route_" not in (fdir / "problems").read_text():
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError("the SM did not set every forwarding table in %d s"
+                                   % timeout)
+            time.sleep(1)
+
+    def routes_row(self, rep):
+        """Row 13: `cat routes/SRC/DST` of 1,000 random pairs of LIDs (100
+        with --quick; switches' ports 0 and CA ports, from nodes/), each a
+        process; ibtracert on the same pairs in repetition 1."""
+        fdir = self.mount.mountpoint / "fabric"
+        n = 100 if self.quick else 1000
+        if not hasattr(self, "route_lids"):
+            lids = []
+            for g in os.listdir(fdir / "nodes"):
+                switch = (fdir / "nodes" / g / "node_type").read_text().startswith("2")
+                for p in ["0"] if switch else os.listdir(fdir / "nodes" / g / "ports"):
+                    lids.append(int((fdir / "nodes" / g / "ports" / p / "lid").read_text(), 16))
+            self.route_lids = sorted(lid for lid in lids if lid)
+        rng = random.Random(rep)
+        pairs = [(rng.choice(self.route_lids), rng.choice(self.route_lids))
+                 for _ in range(n)]
+        times, ok = [], 0
+        for a, b in pairs:
+            t0 = time.monotonic()
+            cp = subprocess.run(["cat", str(fdir / "routes" / str(a) / str(b))],
+                                capture_output=True, text=True, timeout=30)
+            times.append(time.monotonic() - t0)
+            ok += "result=ok" in cp.stdout
+        self.record(rep, 13, "route_cat_ms", 1e3 * statistics.median(times))
+        self.record(rep, 13, "route_ok", ok)
+        if rep != 1:
+            return
+        times = []
+        for a, b in pairs:
+            t0 = time.monotonic()
+            subprocess.run(["ibtracert", str(a), str(b)], env=self.sim_env(),
+                           cwd=self.fabric.clientdir, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=60)
+            times.append(time.monotonic() - t0)
+        self.record(rep, 13, "ibtracert_ms", 1e3 * statistics.median(times))
+
+    def routes_off_lines(self, L, ok):
+        """Row 9's sweep against the same without the forwarding tables."""
+        large = self.a.fabric == "large"
+        sw, off = self.med(9, "fabric_sweep_s"), self.med(9, "fabric_sweep_noroutes_s")
+        if sw is not None and off is not None:
+            r = self.ratio((9, "fabric_sweep_s"), (9, "fabric_sweep_noroutes_s"))
+            L.append("%-4s %-58s %12s %10s %10s %5s" % (
+                "", "the same sweep, -o fabric_routes=off (a second mount)",
+                "%.3f s" % off, "%.2fx" % r, "<= 1.15x" if not large else "",
+                "" if large else ok(r <= 1.15)))
+            L.append("%-4s   MADs with the tables %d, without %d" % (
+                "", self.med(9, "fabric_mads"), self.med(9, "fabric_mads_noroutes")))
+            if large:
+                rss = max(self.rows[(9, "daemon_vmrss_kib")]) / 1024
+                L.append("%-4s %-58s %12s %10s %10s %5s" % (
+                    "", "the sweep with the tables, and the daemon's RSS", "%.3f s"
+                    % sw, "%.1f MiB" % rss, "0.7 s, 80 MiB", ok(sw <= 0.7 and rss <= 80)))
+
+    def routes_table(self, L):
+        cat = self.med(13, "route_cat_ms")
+        if cat is not None:
+            tr = self.med(13, "ibtracert_ms")
+            n = 100 if self.quick else 1000
+            L.append("%-4s %-58s %12s %10s" % (
+                13, "cat fabric/routes/SRC/DST, %d random pairs (median ms)" % n,
+                "%.2f ms" % cat, "%.0fx" % (tr / cat) if tr else ""))
+            if tr:
+                L.append("%-4s %-58s %12s" % (
+                    "", "ibtracert SRC DST, the same pairs (median ms)", "%.2f ms" % tr))
+            L.append("%-4s   %d of %d paths result=ok" % (
+                "", min(self.rows[(13, "route_ok")]), n))
 
     def fabric_table(self, L, ok):
         sw = self.med(9, "fabric_sweep_s")
@@ -458,6 +573,7 @@ class Bench:
                      self.med(9, "fabric_ports"), self.med(9, "fabric_mads"),
                      sum(self.rows.get((9, "fabric_timeouts"), [])),
                      "identical" if same else "DIFFERENT"))
+        self.routes_off_lines(L, ok)
         rss = max(self.rows[(9, "daemon_vmrss_kib")]) / 1024
         L.append("%-4s %-58s %12s %10s %10s %5s" % (
             "", "daemon RSS after the sweeps (VmRSS)", "%.1f MiB" % rss, "",
@@ -586,6 +702,7 @@ class Bench:
                         self.med(8, "ibnetdiscover_links"),
                         "identical" if same else "DIFFERENT"))
         self.fabric_table(L, ok)
+        self.routes_table(L)
         peak = max(self.rows.get((0, "daemon_vmhwm_kib"), [0]))
         L.append("%-4s %-58s %12s %10s %10s %5s" % (
             "rss", "daemon peak RSS before the fabric rows (VmHWM)",
@@ -622,7 +739,7 @@ def main(argv):
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--rows", default=None,
-                    help="default 1-11; 8,9,10 with --fabric large")
+                    help="default 1-11 and 13; 8,9,10,13 with --fabric large")
     ap.add_argument("--fabric", choices=("default", "large"), default="default",
                     help="large: the 3,984-node fat tree")
     ap.add_argument("--direct-host", choices=("same", "other"), default="same",
@@ -633,7 +750,7 @@ def main(argv):
     if a.reps is None:
         a.reps = 1 if a.quick else 5
     if a.rows is None:
-        a.rows = "8,9,10" if a.fabric == "large" else "1,2,3,4,5,6,7,8,9,10,11"
+        a.rows = "8,9,10,13" if a.fabric == "large" else "1,2,3,4,5,6,7,8,9,10,11,13"
     rows = {int(x) for x in a.rows.split(",")}
     if not os.access(madbench_bin(), os.X_OK):
         sys.exit("bench: %s not built (ninja -C build)" % madbench_bin())
