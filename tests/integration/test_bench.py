@@ -51,6 +51,14 @@ def test_bench_quick(tmp_path):
     assert re.search(r"read -r l < recv \(ms/query\)\s+[\d.]+ ms\s+[\d.]+x\s+> 1x head\s+(pass|MISS)$",
                      out, re.M), out
     assert re.search(r"^8\s.*s\s+[\d.]+x\s+<= 0\.80x\s+(pass|MISS)$", out, re.M), out
+    # Row 9 without the forwarding tables, row 13 the routes.
+    assert re.search(r"-o fabric_routes=off \(a second mount\)\s+[\d.]+ s\s+[\d.]+x\s+"
+                     r"<= 1\.15x\s+(pass|MISS)$", out, re.M), out
+    m = re.search(r"MADs with the tables (\d+), without (\d+)$", out, re.M)
+    assert m and int(m.group(1)) > int(m.group(2)), out
+    assert re.search(r"^13\s+cat fabric/routes/SRC/DST, 100 random pairs \(median ms\)\s+"
+                     r"[\d.]+ ms\s+\d+x$", out, re.M), out
+    assert re.search(r"^\s+100 of 100 paths result=ok$", out, re.M), out
     assert re.search(r"^rss\s+daemon peak RSS before the fabric rows \(VmHWM\)\s+"
                      r"[\d.]+ MiB", out, re.M), out
 
