@@ -485,7 +485,7 @@ void health_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		judge_descs(&j);
 		judge_guids(&j);
 		judge_speeds(&j);
-		judge_routes(&j);
+		judge_routes(&j, sm_missing);
 		if (expected)
 			judge_expected(&j);
 	}

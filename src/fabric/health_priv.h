@@ -39,7 +39,8 @@ void judge_speeds(struct judge *j);
  * link_unexpected. */
 void judge_expected(struct judge *j);
 /* The forwarding tables (routecheck.c): route_missing, route_loop,
- * route_dead_end. */
-void judge_routes(struct judge *j);
+ * route_dead_end (not, with sm_missing, into a port that is LinkUp but
+ * Init or Armed: the SM's to bring up, as port_not_active). */
+void judge_routes(struct judge *j, bool sm_missing);
 
 #endif

@@ -13,7 +13,9 @@
 
 #include "health_priv.h"
 
-#define PORT_ACTIVE 4 /* PortInfo PortState */
+#define PORT_INIT 2   /* PortInfo PortState */
+#define PORT_ARMED 3
+#define PORT_ACTIVE 4
 #define NO_SWITCH UINT32_MAX
 #define LIDS_LISTED 4
 
@@ -22,6 +24,7 @@ struct beyond {
 	uint32_t sw;                /* the switch there (its number), or NO_SWITCH */
 	const struct fab_port *end; /* the endport there (a CA's), or NULL */
 	uint8_t state;              /* PortState, 0 without PortInfo */
+	bool awaits_sm;             /* LinkUp, Init or Armed, and no master SM */
 };
 
 /* One switch's entry for one LID that is wrong. */
@@ -34,6 +37,7 @@ struct finding {
 
 struct rcheck {
 	struct judge *judge;
+	bool sm_missing;
 	const struct fab_snap *s;
 	uint32_t *sw;      /* switch number -> node index (switches with a table) */
 	size_t nsw;
@@ -86,8 +90,12 @@ static int judge_switches(struct rcheck *j)
 			const struct fab_node *pn = NULL;
 			const struct fab_port *pp = p ? fabsnap_peer(s, &n->ports[p], &pn) : NULL;
 
+			const struct fab_port *fp = &n->ports[p];
+
 			j->beyond[b] = (struct beyond){ NO_SWITCH, NULL,
-				n->ports[p].has_info ? n->ports[p].state : 0 };
+				fp->has_info ? fp->state : 0,
+				j->sm_missing && fp->has_info && fp->phys_state == PHYS_LINKUP &&
+				(fp->state == PORT_INIT || fp->state == PORT_ARMED) };
 			if (pp && pn->type == FAB_SWITCH)
 				j->beyond[b].sw = swno[pn - s->nodes];
 			else if (pp)
@@ -150,6 +158,8 @@ static int judge_entry(struct rcheck *j, uint32_t k, unsigned lid, unsigned *por
 	if (!e || e > n->nports)
 		return PROBLEM_ROUTE_DEAD_END;
 	b = &j->beyond[j->first[k] + e];
+	if (b->awaits_sm)
+		return -1;
 	if (b->state != PORT_ACTIVE || (b->end && !routes_has_lid(b->end, lid)))
 		return PROBLEM_ROUTE_DEAD_END;
 	j->next[k] = b->sw;
@@ -270,9 +280,10 @@ static void check_free(struct rcheck *j)
 	free(j->f);
 }
 
-void judge_routes(struct judge *judge)
+void judge_routes(struct judge *judge, bool sm_missing)
 {
-	struct rcheck j = { .judge = judge, .s = judge->snap };
+	struct rcheck j = { .judge = judge, .sm_missing = sm_missing,
+			    .s = judge->snap };
 	int r = judge_switches(&j);
 
 	if (r == 0)
