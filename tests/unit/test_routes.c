@@ -1,0 +1,280 @@
+/* Routing on snapshots made by hand: names, paths (a ring of three
+ * switches, an LMC range), and the routing problems the judge finds -
+ * a loop of three, a dead end, a table broken wholesale counted in one
+ * line, and a port the missing SM has yet to bring up. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "snapbuild.h"
+#include "umadfs/fabric/fabsnap.h"
+#include "umadfs/fabric/health.h"
+#include "umadfs/fabric/routes.h"
+
+enum { S1 = 0x11, S2 = 0x12, S3 = 0x13, CA_A = 0xa0, CA_B = 0xb0, CA_C = 0xc0 };
+
+static void up(struct fab_port *p, uint16_t lid)
+{
+	p->has_info = true;
+	p->state = 4;
+	p->phys_state = 5;
+	p->lid = lid;
+}
+
+static struct fab_node *node(struct fab_snap *s, uint64_t guid, unsigned type,
+			     unsigned nports, const char *desc)
+{
+	struct fab_node *n = fabsnap_add(s, guid, nports);
+
+	n->type = (uint8_t)type;
+	strcpy(n->desc, desc);
+	return n;
+}
+
+/* A complete sweep with S1's SM the master at LID 1. */
+static void complete(struct fab_snap *s)
+{
+	s->ok = true;
+	s->sm_lid = 1;
+	s->sms = calloc(1, sizeof(*s->sms));
+	s->nsms = 1;
+	s->sms[0] = (struct fab_sm){ .guid = S1, .lid = 1, .state = 3 };
+	fabsnap_count(s);
+}
+
+/* A ring S1 -> S2 -> S3 -> S1 (port 1 to the next switch's port 2), a CA
+ * on port 3 of each (A LID 10, B 20, C 30 with LMC 1: 30-31), switches at
+ * LIDs 1-3; each table sends the others' LIDs on round the ring. */
+static struct fab_snap *ring(void)
+{
+	static const uint64_t sw[3] = { S1, S2, S3 }, ca[3] = { CA_A, CA_B, CA_C };
+	struct fab_snap *s = fabsnap_new();
+
+	for (unsigned i = 0; i < 3; i++) {
+		struct fab_node *n = node(s, sw[i], FAB_SWITCH, 5, "sw");
+
+		n->desc[2] = (char)('1' + i);
+		n->ports[0].port_guid = sw[i];
+		up(&n->ports[0], (uint16_t)(1 + i));
+		for (unsigned p = 1; p <= 5; p++) {
+			n->ports[p].has_info = true;
+			n->ports[p].state = 1;       /* Down */
+			n->ports[p].phys_state = 2;  /* Polling */
+		}
+		up(&n->ports[1], 0);
+		up(&n->ports[2], 0);
+		up(&n->ports[3], 0);
+		n->lft_top = 31;
+		n->lft = malloc(64);
+		memset(n->lft, 255, 64);
+	}
+	for (unsigned i = 0; i < 3; i++) {
+		struct fab_node *c = node(s, ca[i], FAB_CA, 1, "ca \"x\"");
+
+		c->ports[1].port_guid = ca[i] + 1;
+		up(&c->ports[1], (uint16_t)(10 * (i + 1)));
+		if (i == 2)
+			c->ports[1].lmc = 1;
+	}
+	for (unsigned i = 0; i < 3; i++) {
+		struct fab_node *n = fabsnap_find(s, sw[i]);
+		static const unsigned lids[] = { 1, 2, 3, 10, 20, 30, 31 };
+
+		link_ports(n, 1, fabsnap_find(s, sw[(i + 1) % 3]), 2);
+		link_ports(n, 3, fabsnap_find(s, ca[i]), 1);
+		for (unsigned k = 0; k < sizeof(lids) / sizeof(lids[0]); k++) {
+			unsigned owner = lids[k] < 10 ? lids[k] - 1 : lids[k] / 10 - 1;
+
+			n->lft[lids[k]] = owner != i ? 1 : lids[k] < 10 ? 0 : 3;
+		}
+	}
+	complete(s);
+	return s;
+}
+
+static void trace_text(const struct fab_snap *s, const char *src, const char *dst,
+		       const char *want)
+{
+	struct route_name a, b;
+	struct route_end ea, eb;
+	struct route r;
+	size_t len;
+	char *text;
+
+	CHECK(routes_parse_name(src, &a) == 0 && routes_resolve(s, &a, &ea) == 0);
+	CHECK(routes_parse_name(dst, &b) == 0 && routes_resolve(s, &b, &eb) == 0);
+	routes_trace(s, &ea, &eb, &r);
+	text = routes_text(&r, &len);
+	CHECK(text && len == strlen(text));
+	CHECK_STR(text ? text : "", want);
+	free(text);
+}
+
+static void test_names(void)
+{
+	struct fab_snap *s = ring();
+	struct route_name n;
+	struct route_end e;
+
+	CHECK(routes_parse_name("0x10", &n) == 0 && !n.is_guid && n.value == 16);
+	CHECK(routes_parse_name("0x00000000000000c1", &n) == 0 && n.is_guid &&
+	      n.value == CA_C + 1);
+	CHECK(routes_resolve(s, &n, &e) == 0 && e.node->guid == CA_C && e.port == 1 &&
+	      e.lid == 30);
+	CHECK(routes_parse_name("31", &n) == 0 && routes_resolve(s, &n, &e) == 0 &&
+	      e.node->guid == CA_C && e.lid == 31);          /* in the LMC range */
+	CHECK(routes_parse_name("0x00000000000000a0", &n) == 0 &&
+	      routes_resolve(s, &n, &e) == 0 && e.node->guid == CA_A && e.lid == 10);
+	CHECK(routes_parse_name("0x0000000000000012", &n) == 0 &&
+	      routes_resolve(s, &n, &e) == 0 && e.node->guid == S2 && e.port == 0);
+	CHECK(routes_parse_name("32", &n) == 0 && routes_resolve(s, &n, &e) == -ENOENT);
+	CHECK(routes_parse_name("0", &n) == -ENOENT);
+	CHECK(routes_parse_name("49152", &n) == -ENOENT);    /* multicast */
+	CHECK(routes_parse_name("0xzz", &n) == -ENOENT);
+	CHECK(routes_parse_name("abc", &n) == -ENOENT);
+	CHECK(routes_parse_name("", &n) == -ENOENT);
+	fabsnap_put(s);
+}
+
+static void test_paths(void)
+{
+	struct fab_snap *s = ring();
+	struct fab_node *s1;
+
+	trace_text(s, "10", "31",
+		   "guid=0x00000000000000a0 node_desc=\"ca \\\"x\\\"\" out=1\n"
+		   "guid=0x0000000000000011 node_desc=\"sw1\" in=3 out=1\n"
+		   "guid=0x0000000000000012 node_desc=\"sw2\" in=2 out=1\n"
+		   "guid=0x0000000000000013 node_desc=\"sw3\" in=2 out=3\n"
+		   "guid=0x00000000000000c0 node_desc=\"ca \\\"x\\\"\" in=1\n"
+		   "result=ok hops=4\n");
+	trace_text(s, "2", "2",
+		   "guid=0x0000000000000012 node_desc=\"sw2\"\nresult=ok hops=0\n");
+	trace_text(s, "20", "0x00000000000000b1",
+		   "guid=0x00000000000000b0 node_desc=\"ca \\\"x\\\"\"\nresult=ok hops=0\n");
+	/* S1 sends LID 20 out of a Down port, then has no entry for 10,
+	 * then no table. */
+	s1 = fabsnap_find(s, S1);
+	s1->lft[20] = 5;
+	trace_text(s, "10", "20",
+		   "guid=0x00000000000000a0 node_desc=\"ca \\\"x\\\"\" out=1\n"
+		   "guid=0x0000000000000011 node_desc=\"sw1\" in=3 out=5\n"
+		   "result=dead_end at=0x0000000000000011\n");
+	s1->lft[10] = 255;
+	trace_text(s, "3", "10",
+		   "guid=0x0000000000000013 node_desc=\"sw3\" out=1\n"
+		   "guid=0x0000000000000011 node_desc=\"sw1\" in=2\n"
+		   "result=unrouted at=0x0000000000000011\n");
+	free(s1->lft);
+	s1->lft = NULL;
+	trace_text(s, "20", "10",
+		   "guid=0x00000000000000b0 node_desc=\"ca \\\"x\\\"\" out=1\n"
+		   "guid=0x0000000000000012 node_desc=\"sw2\" in=3 out=1\n"
+		   "guid=0x0000000000000013 node_desc=\"sw3\" in=2 out=1\n"
+		   "guid=0x0000000000000011 node_desc=\"sw1\" in=2\n"
+		   "result=unreachable at=0x0000000000000011\n");
+	fabsnap_put(s);
+}
+
+/* The route problems of s as "kind guid port keys" lines. */
+static void route_problems(struct fab_snap *s, char *buf, size_t cap)
+{
+	size_t o = 0;
+
+	health_judge(NULL, s, NULL);
+	buf[0] = '\0';
+	for (size_t i = 0; i < s->nproblems; i++) {
+		const struct fab_problem *p = &s->problems[i];
+		char keys[1024];
+
+		if (p->kind < PROBLEM_ROUTE_MISSING || p->kind > PROBLEM_ROUTE_DEAD_END)
+			continue;
+		health_problem_keys(p, keys, sizeof(keys));
+		o += (size_t)snprintf(buf + o, cap - o, "%s\n", keys);
+	}
+}
+
+static void test_problems(void)
+{
+	struct fab_snap *s = ring();
+	char got[4096];
+
+	route_problems(s, got, sizeof(got));
+	CHECK_STR(got, "");
+	fabsnap_put(s);
+
+	/* S2 sends B's LID on instead of down to it: round all three. */
+	s = ring();
+	fabsnap_find(s, S2)->lft[20] = 1;
+	route_problems(s, got, sizeof(got));
+	CHECK_STR(got,
+		  "problem=route_loop severity=error guid=0x0000000000000011 node_desc=\"sw1\" lid=20\n"
+		  "problem=route_loop severity=error guid=0x0000000000000012 node_desc=\"sw2\" lid=20\n"
+		  "problem=route_loop severity=error guid=0x0000000000000013 node_desc=\"sw3\" lid=20\n");
+	fabsnap_put(s);
+
+	/* A dead end out of a Down port and one to a CA without the LID;
+	 * S3's table empty: seven LIDs, one line. */
+	s = ring();
+	fabsnap_find(s, S1)->lft[30] = 5;
+	fabsnap_find(s, S1)->lft[31] = 3;
+	fabsnap_find(s, S3)->lft_top = 0;
+	route_problems(s, got, sizeof(got));
+	CHECK_STR(got,
+		  "problem=route_dead_end severity=error guid=0x0000000000000011 port=3 node_desc=\"sw1\" lid=31 found=wrong_endport\n"
+		  "problem=route_dead_end severity=error guid=0x0000000000000011 port=5 node_desc=\"sw1\" lid=30 found=Down\n"
+		  "problem=route_missing severity=error guid=0x0000000000000013 node_desc=\"sw3\" lids=7 lid_ranges=1-3,10,20,30-31\n");
+	fabsnap_put(s);
+
+	/* Port 4 of S1 LinkUp but Init: a dead end while an SM is master,
+	 * the missing SM's to bring up (as port_not_active) when none is. */
+	s = ring();
+	s->nodes[0].ports[4].state = 2;
+	s->nodes[0].ports[4].phys_state = 5;
+	s->nodes[0].lft[20] = 4;
+	route_problems(s, got, sizeof(got));
+	CHECK_STR(got,
+		  "problem=route_dead_end severity=error guid=0x0000000000000011 port=4 node_desc=\"sw1\" lid=20 found=Init\n");
+	s->sm_lid = 0;
+	free(s->problems);
+	route_problems(s, got, sizeof(got));
+	CHECK_STR(got, "");
+	fabsnap_put(s);
+}
+
+/* Many LIDs broken apart: their ranges cut to fit the line. */
+static void test_ranges(void)
+{
+	static const char head[] = "problem=route_missing severity=error "
+		"guid=0x0000000000000011 node_desc=\"big\" lids=200 lid_ranges=2,4,6,8,";
+	struct fab_snap *s = fabsnap_new();
+	struct fab_node *sw = node(s, S1, FAB_SWITCH, 1, "big");
+	char got[4096];
+
+	up(&sw->ports[0], 1);
+	sw->lft_top = 1;
+	sw->lft = malloc(64);
+	memset(sw->lft, 255, 64);
+	sw->lft[1] = 0;
+	for (unsigned i = 0; i < 200; i++) {
+		struct fab_node *c = node(s, 0x1000 + i, FAB_CA, 1, "c");
+
+		up(&c->ports[1], (uint16_t)(2 + 2 * i)); /* 2, 4, 6...: no runs */
+	}
+	complete(s);
+	route_problems(s, got, sizeof(got));
+	CHECK(!strncmp(got, head, sizeof(head) - 1));
+	CHECK(strstr(got, ",...\n") && strlen(got) < 180);
+	fabsnap_put(s);
+}
+
+int main(void)
+{
+	test_names();
+	test_paths();
+	test_problems();
+	test_ranges();
+	return check_failures ? 1 : 0;
+}
