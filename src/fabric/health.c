@@ -415,7 +415,8 @@ static void sort_unique(struct judge *j)
 {
 	size_t o = 0;
 
-	qsort(j->list, j->n, sizeof(*j->list), problem_qsort_cmp);
+	if (j->n)
+		qsort(j->list, j->n, sizeof(*j->list), problem_qsort_cmp);
 	for (size_t i = 0; i < j->n; i++)
 		if (!o || health_problem_cmp(&j->list[o - 1], &j->list[i]))
 			j->list[o++] = j->list[i];
