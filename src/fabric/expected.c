@@ -19,6 +19,7 @@
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/fabtext.h"
 #include "umadfs/fabric/sweeper.h"
+#include "umadfs/fuse/stream.h"
 #include "umadfs/fuse/tree.h"
 
 struct exp_open;
@@ -451,13 +452,7 @@ static void exp_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 		fuse_reply_err(req, EBADF);
 		return;
 	}
-	if (off < 0 || (size_t)off >= o->len) {
-		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	if (size > o->len - (size_t)off)
-		size = o->len - (size_t)off;
-	fuse_reply_buf(req, o->text + off, size);
+	reply_text_slice(req, o->text, o->len, size, off);
 }
 
 /* Room for size more bytes of o's text (o->lock held): 0 or -errno, the

@@ -120,14 +120,8 @@ static void big_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 {
 	struct big_open *o = (struct big_open *)(uintptr_t)fi->fh;
 
-	if (off < 0 || (size_t)off >= o->len) {
-		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	if (size > o->len - (size_t)off)
-		size = o->len - (size_t)off;
 	/* The text lives as long as the snapshot we hold until release. */
-	fuse_reply_buf(req, o->text + off, size);
+	reply_text_slice(req, o->text, o->len, size, off);
 }
 
 static void big_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)

@@ -41,3 +41,15 @@ void *open_read_only(fuse_req_t req, const struct fuse_file_info *fi, size_t siz
 		fuse_reply_err(req, ENOMEM);
 	return state;
 }
+
+void reply_text_slice(fuse_req_t req, const char *text, size_t len,
+		      size_t size, off_t off)
+{
+	if (off < 0 || (size_t)off >= len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	if (size > len - (size_t)off)
+		size = len - (size_t)off;
+	fuse_reply_buf(req, text + off, size);
+}

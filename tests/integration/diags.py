@@ -119,3 +119,23 @@ def perfquery(f, host, *args):
     return {k: int(v, 0) for k, v in
             mt.parse_diag(tool(f, host, "perfquery", *args).stdout).items()
             if re.match(r"^(0x[0-9a-f]+|\d+)$", v)}
+
+
+def sweep(m):
+    """echo 1 > fabric/sweep: returns once a new sweep is complete."""
+    with open(m.path("fabric", "sweep"), "w") as f:
+        f.write("1\n")
+
+
+KV = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
+
+
+def problems(m, kind=None):
+    """fabric/problems as dicts (quotes kept off values), those of kind
+    (or all)."""
+    out = []
+    for ln in open(m.path("fabric", "problems")).read().splitlines():
+        d = {k: v[1:-1] if v.startswith('"') else v for k, v in KV.findall(ln)}
+        if kind is None or d["problem"] == kind:
+            out.append(d)
+    return out

@@ -10,22 +10,9 @@ import pytest
 import diags as tm
 
 GUID_SW1, GUID_SW2 = "0x0000000000200000", "0x0000000000200001"
-KV = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
 
 
-def sweep(m):
-    with open(m.path("fabric", "sweep"), "w") as f:
-        f.write("1\n")
-
-
-def problems(m, kind=None):
-    """fabric/problems as a list of dicts (quotes kept off values)."""
-    out = []
-    for ln in open(m.path("fabric", "problems")).read().splitlines():
-        d = {k: v[1:-1] if v.startswith('"') else v for k, v in KV.findall(ln)}
-        if kind is None or d["problem"] == kind:
-            out.append(d)
-    return out
+sweep, problems, KV = tm.sweep, tm.problems, tm.KV
 
 
 def ibqueryerrors(f, host, *args):

@@ -15,24 +15,11 @@ import diags as tm
 import madfiles as mf
 from checks import expect_errno
 
-KV = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
 SW1, SW2 = 0x200000, 0x200001          # two-switch.net's switches
 REPAIR_S = 60                          # opensm's repair, at most
 
 
-def sweep(m):
-    with open(m.path("fabric", "sweep"), "w") as f:
-        f.write("1\n")
-
-
-def problems(m, kind=None):
-    """fabric/problems as dicts, those of kind (or all)."""
-    out = []
-    for ln in open(m.path("fabric", "problems")).read().splitlines():
-        d = {k: v[1:-1] if v.startswith('"') else v for k, v in KV.findall(ln)}
-        if kind is None or d["problem"] == kind:
-            out.append(d)
-    return out
+sweep, problems, KV = tm.sweep, tm.problems, tm.KV
 
 
 def route_problems(m):

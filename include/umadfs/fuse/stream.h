@@ -27,4 +27,9 @@ int reply_open_lines(fuse_req_t req, struct fuse_file_info *fi);
  * zeroed bytes of per-open state.  NULL with the error replied. */
 void *open_read_only(fuse_req_t req, const struct fuse_file_info *fi, size_t size);
 
+/* Replies to a read of size bytes at off of text[0..len), which stays
+ * alive until the open's release: the bytes there, none past the end. */
+void reply_text_slice(fuse_req_t req, const char *text, size_t len,
+		      size_t size, off_t off);
+
 #endif
