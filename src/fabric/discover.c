@@ -1,7 +1,20 @@
 /* The sweep (discover.h): a table of requests, a queue of those not yet
  * sent, a window of those in flight, and what each answer teaches.  The
  * caller's thread sends and handles answers; the engine's receiver thread
- * only copies each answer into a ring. */
+ * only copies each answer into a ring.
+ *
+ * A node's PMA requests go out as soon as its PortInfo is in, beside the
+ * discovery still going on.  With a snapshot before it (prev), a sweep
+ * asks only what can change (docs/files.md, "What a sweep asks"):
+ * - a node of the same GUID and NodeInfo keeps its NodeDescription and
+ *   ClassPortInfo, and its SwitchInfo is not asked, until they are due
+ *   (STATIC_MAX_MS, spread by GUID) or, for a CA, its port was not Active;
+ * - a switch whose PMA sums its ports (AllPortSelect) and has
+ *   PortCountersExtended gets one PortCounters Get for all its ports; when
+ *   the sum's error counters are what its ports' in prev add up to (none
+ *   saturated), its ports keep prev's PortCounters, else each port's is
+ *   asked.  The data counters come from each port's PortCountersExtended. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -19,25 +32,52 @@
 
 #define NO_NODE UINT32_MAX
 #define SILENCE_MS 5000 /* beyond a request's own time: the engine is gone */
-#define PORT_STATE_DOWN 1 /* PortInfo PortState */
+#define PORT_STATE_DOWN 1   /* PortInfo PortState */
+#define PORT_STATE_ACTIVE 4
 #define MAX_HOPS (FAB_PATH_MAX - 1)
+#define ALL_PORTS 0xff      /* PortSelect: the sum over a switch's ports */
+#define SM_MAX 32           /* SMs asked for their SMInfo in one sweep */
+/* NodeDescription, SwitchInfo and ClassPortInfo are asked again at least
+ * this often; each node's due time is brought forward by up to half of it
+ * (by its GUID), so that a fabric found at once is not asked again at
+ * once. */
+#define STATIC_MAX_MS 300000
+/* PortInfo CapabilityMask bits (IBA 14.2.5.6). */
+#define CAP_IS_SM       (1u << 1)
+#define CAP_EXT_SPEEDS  (1u << 14)
+#define EXT_SPEED_NONE  30  /* LinkSpeedExtEnabled: extended speeds off */
 /* PMA ClassPortInfo CapabilityMask bits (IBA 16.1.3.1, as perfquery). */
+#define PM_ALL_PORT_SELECT     0x0100
 #define PM_EXT_WIDTH_SUPPORTED 0x0200
 #define PM_EXT_WIDTH_NOIETF    0x0400
 #define LFT_TOP_MAX 0xbfff /* the highest unicast LID */
 
 enum req_kind { REQ_NODE_INFO, REQ_NODE_DESC, REQ_PORT_INFO, REQ_SWITCH_INFO,
-		REQ_LFT, /* SMPs above, PMA below */
+		REQ_SM_INFO, REQ_LFT, /* SMPs above, PMA below */
 		REQ_PMA_CPI, REQ_PORT_COUNTERS, REQ_PORT_COUNTERS_EXT };
+
+/* Where a node's PMA ClassPortInfo stands in this sweep. */
+enum { CPI_NONE, CPI_ASKED, CPI_KNOWN, CPI_FAILED };
 
 struct req {
 	uint8_t kind;
 	uint8_t port;   /* NodeInfo: the port of node it leaves by; else the port asked */
 	uint8_t hops;   /* SMPs: the directed route, path[1..hops] */
+	uint16_t lid;   /* SMInfo: the LID asked */
 	uint32_t node;  /* the node asked, or (NodeInfo) the one it leaves: NO_NODE */
 	uint32_t next_free;
 	uint16_t block;  /* LinearForwardingTable: the block asked */
 	uint8_t path[FAB_PATH_MAX];
+};
+
+/* What the sweep keeps of a node of its snapshot, by index. */
+struct nstate {
+	const struct fab_node *was; /* prev's node of its GUID and NodeInfo */
+	uint16_t pi_pending;  /* a switch's PortInfo Gets not ended yet */
+	uint16_t sum_pending; /* a summed switch's sum and PCX Gets not ended */
+	uint8_t cpi;          /* CPI_* */
+	bool summed;          /* its ports' PortCounters may be prev's */
+	bool sum_matched;     /* the sum says they are */
 };
 
 struct answer {
@@ -51,11 +91,19 @@ struct discover {
 	struct fab_snap *snap;
 	int timeout_ms, retries;
 	/* The sweep thread's own: */
+	const struct fab_snap *prev;
+	int64_t now_ms;      /* CLOCK_MONOTONIC at the start */
 	struct req *reqs;
 	uint32_t nreqs, cap, free_head;
 	uint32_t *queue;     /* ring of request indexes not yet sent */
 	size_t qhead, qlen, qcap;
 	unsigned inflight;
+	struct nstate *ns;   /* [snap->nnodes] */
+	size_t ns_cap;
+	uint32_t local_node; /* the node the sweep starts at, and its port */
+	unsigned local_port;
+	uint16_t sm_lids[SM_MAX]; /* the LIDs asked for SMInfo */
+	unsigned nsm_lids;
 	bool nomem;          /* a request or node could not be stored */
 	/* Shared with the receiver thread: */
 	pthread_mutex_t lock;
@@ -103,6 +151,7 @@ void discover_free(struct discover *d)
 	pthread_mutex_destroy(&d->lock);
 	free(d->reqs);
 	free(d->queue);
+	free(d->ns);
 	free(d);
 }
 
@@ -114,10 +163,10 @@ void discover_abort(struct discover *d)
 	pthread_mutex_unlock(&d->lock);
 }
 
-/* A new request, queued, with the directed route hops/path (SMPs);
- * -ENOMEM. */
-static int enqueue(struct discover *d, enum req_kind kind, uint32_t node,
-		   unsigned port, unsigned hops, const uint8_t *path)
+/* A new request, queued, with the directed route hops/path (SMPs); NULL
+ * on ENOMEM.  The pointer is good until the next enqueue. */
+static struct req *enqueue(struct discover *d, enum req_kind kind, uint32_t node,
+			   unsigned port, unsigned hops, const uint8_t *path)
 {
 	uint32_t i;
 
@@ -126,7 +175,7 @@ static int enqueue(struct discover *d, enum req_kind kind, uint32_t node,
 		uint32_t *q = malloc(cap * sizeof(*q));
 
 		if (!q)
-			return -ENOMEM;
+			return NULL;
 		for (size_t k = 0; k < d->qlen; k++)
 			q[k] = d->queue[(d->qhead + k) % d->qcap];
 		free(d->queue);
@@ -140,7 +189,7 @@ static int enqueue(struct discover *d, enum req_kind kind, uint32_t node,
 			struct req *bigger = realloc(d->reqs, cap * sizeof(*bigger));
 
 			if (!bigger)
-				return -ENOMEM;
+				return NULL;
 			d->reqs = bigger;
 			d->cap = cap;
 		}
@@ -154,7 +203,14 @@ static int enqueue(struct discover *d, enum req_kind kind, uint32_t node,
 	if (path)
 		memcpy(d->reqs[i].path, path, FAB_PATH_MAX);
 	d->queue[(d->qhead + d->qlen++) % d->qcap] = i;
-	return 0;
+	return &d->reqs[i];
+}
+
+/* enqueue() for callers that need only whether it worked: 0 or -ENOMEM. */
+static int ask(struct discover *d, enum req_kind kind, uint32_t node,
+	       unsigned port, unsigned hops, const uint8_t *path)
+{
+	return enqueue(d, kind, node, port, hops, path) ? 0 : -ENOMEM;
 }
 
 static void req_free(struct discover *d, uint32_t i)
@@ -173,13 +229,33 @@ static void smp_frame(const struct req *r, uint8_t *frame, unsigned attr,
 	memcpy(mad + 128, r->path, FAB_PATH_MAX); /* Initial Path (IBA 14.2.1.2) */
 }
 
+/* SMInfo, LID-routed to the SM as sminfo asks it: the SM answers it, not
+ * the port's SMA. */
+/* SMInfo: by the directed route to the port where discovery found the
+ * SM (an SMP reaches it through ports not yet Active), else by LID. */
+static void sm_frame(const struct req *r, uint8_t *frame)
+{
+	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
+	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+
+	if (r->node != NO_NODE) {
+		smp_frame(r, frame, IB_ATTR_SMINFO, 0);
+		return;
+	}
+	getframe_smp(frame, IB_ATTR_SMINFO, 0);
+	hdr->addr.lid = htons(r->lid);
+	mad_set_field(mad, 0, IB_MAD_MGMTCLASS_F, IB_SMI_CLASS);
+	mad_set_field(mad, 0, IB_DRSMP_DRSLID_F, 0);
+	mad_set_field(mad, 0, IB_DRSMP_DRDLID_F, 0);
+}
+
 /* The LID node n's PMA answers on for port p (a switch's port 0's; a CA
  * port's own, or another port's when it has none), or 0 when none. */
 static unsigned pma_lid(const struct fab_node *n, unsigned p)
 {
 	if (n->type == FAB_SWITCH)
 		return n->ports[0].lid;
-	if (p && n->ports[p].lid)
+	if (p && p <= n->nports && n->ports[p].lid)
 		return n->ports[p].lid;
 	for (unsigned i = 1; i <= n->nports; i++)
 		if (n->ports[i].lid)
@@ -199,8 +275,7 @@ static void pma_frame(const struct discover *d, const struct req *r, uint8_t *fr
 
 	if (r->kind != REQ_PMA_CPI)
 		getframe_counters_select(data, attr[r->kind], r->port);
-	getframe_pma(frame, pma_lid(n, r->kind == REQ_PMA_CPI ? 0 : r->port),
-			attr[r->kind], data);
+	getframe_pma(frame, pma_lid(n, r->port), attr[r->kind], data);
 }
 
 /* Builds request i's frame. */
@@ -220,6 +295,9 @@ static void build(struct discover *d, uint32_t i, uint8_t *frame)
 		break;
 	case REQ_SWITCH_INFO:
 		smp_frame(r, frame, IB_ATTR_SWITCH_INFO, 0);
+		break;
+	case REQ_SM_INFO:
+		sm_frame(r, frame);
 		break;
 	case REQ_LFT:
 		smp_frame(r, frame, IB_ATTR_LINEARFORWTBL, r->block);
@@ -261,25 +339,6 @@ static void pump(struct discover *d)
 	}
 }
 
-
-/* A new node's description, SwitchInfo and (switch) every port's PortInfo,
- * by the route that found it. */
-static int ask_node(struct discover *d, uint32_t ni)
-{
-	struct fab_node *n = &d->snap->nodes[ni];
-	int r = enqueue(d, REQ_NODE_DESC, ni, 0, n->hops, n->path);
-
-	if (n->type != FAB_SWITCH)
-		return r;
-	if (r == 0)
-		r = enqueue(d, REQ_SWITCH_INFO, ni, 0, n->hops, n->path);
-	for (unsigned p = 0; r == 0 && p <= n->nports; p++) {
-		n->ports[p].asked = true;
-		r = enqueue(d, REQ_PORT_INFO, ni, p, n->hops, n->path);
-	}
-	return r;
-}
-
 /* fabric_routes: whether sweeps read forwarding tables.  Set before the
  * sweep thread starts, then only read. */
 static bool lfts_wanted = true;
@@ -288,6 +347,306 @@ void discover_set_routes(bool on)
 {
 	lfts_wanted = on;
 }
+
+/* -- what the snapshot before tells -------------------------------------- */
+
+static bool same_node_info(const struct fab_node *a, const struct fab_node *b)
+{
+	return a->type == b->type && a->nports == b->nports &&
+	       a->sys_guid == b->sys_guid && a->vendor_id == b->vendor_id &&
+	       a->device_id == b->device_id && a->revision == b->revision;
+}
+
+/* Whether was's NodeDescription and ClassPortInfo still stand for the node
+ * reached at its port lp: not due, and (a CA) that port was Active, since a
+ * host that booted since may have set another description. */
+static bool static_fresh(const struct discover *d, const struct fab_node *was,
+			 unsigned lp)
+{
+	uint64_t spread = (was->guid * 0x9e3779b97f4a7c15ull) >> 32;
+	int64_t due = was->static_ms + STATIC_MAX_MS -
+		      (int64_t)(spread % (STATIC_MAX_MS / 2));
+
+	if (d->now_ms >= due)
+		return false;
+	return was->type == FAB_SWITCH ||
+	       (lp <= was->nports && was->ports[lp].state == PORT_STATE_ACTIVE);
+}
+
+/* A new node's NodeDescription and SwitchInfo, or what prev has of them
+ * and of its ClassPortInfo. */
+static int ask_static(struct discover *d, uint32_t ni, unsigned lp)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+	const struct fab_node *was = d->ns[ni].was;
+	bool fresh = was && static_fresh(d, was, lp);
+
+	/* SwitchInfo: its LinearFDBTop (which grows with the LIDs the SM
+	 * hands out) for the forwarding table, read at every sweep with
+	 * fabric_routes; its EnhancedPort0 for the ports ibqueryerrors
+	 * checks. */
+	if (n->type == FAB_SWITCH && (!fresh || lfts_wanted) &&
+	    ask(d, REQ_SWITCH_INFO, ni, 0, n->hops, n->path) < 0)
+		return -ENOMEM;
+	if (!fresh) {
+		n->static_ms = d->now_ms;
+		return ask(d, REQ_NODE_DESC, ni, 0, n->hops, n->path);
+	}
+	n->static_ms = was->static_ms;
+	n->enhanced_port0 = was->enhanced_port0;
+	n->has_cpi = was->has_cpi;
+	n->pma_capmask = was->pma_capmask;
+	d->ns[ni].cpi = was->has_cpi ? CPI_KNOWN : CPI_NONE;
+	if (!was->has_desc)
+		return ask(d, REQ_NODE_DESC, ni, 0, n->hops, n->path);
+	memcpy(n->desc, was->desc, sizeof(n->desc));
+	n->has_desc = true;
+	return 0;
+}
+
+/* Whether the switch's ports may keep prev's PortCounters by its sum:
+ * its PMA sums (AllPortSelect), it has PortCountersExtended for the data
+ * counters, and prev has every port's PortCounters. */
+static bool can_sum(const struct fab_node *n, const struct fab_node *was)
+{
+	if (!was || !(n->pma_capmask & PM_ALL_PORT_SELECT) ||
+	    !(n->pma_capmask & (PM_EXT_WIDTH_SUPPORTED | PM_EXT_WIDTH_NOIETF)))
+		return false;
+	for (unsigned p = 0; p <= was->nports; p++)
+		if (!was->ports[p].has_counters)
+			return false;
+	return true;
+}
+
+/* The error counters of PortCounters, as ibqueryerrors checks them. */
+static const enum MAD_FIELDS error_fields[] = {
+	IB_PC_ERR_SYM_F, IB_PC_LINK_RECOVERS_F, IB_PC_LINK_DOWNED_F,
+	IB_PC_ERR_RCV_F, IB_PC_ERR_PHYSRCV_F, IB_PC_ERR_SWITCH_REL_F,
+	IB_PC_XMT_DISCARDS_F, IB_PC_ERR_XMTCONSTR_F, IB_PC_ERR_RCVCONSTR_F,
+	IB_PC_ERR_LOCALINTEG_F, IB_PC_ERR_EXCESS_OVR_F, IB_PC_VL15_DROPPED_F,
+	IB_PC_XMT_WAIT_F,
+};
+
+/* Whether the sum's error counters are what was's ports add up to, none
+ * at its field's maximum (a saturated sum says nothing of its ports).
+ * Counters only grow, so then no port's changed, unless one was cleared
+ * while others grew by exactly as much in every counter. */
+static bool sum_matches(const struct fab_node *was, uint8_t *sum)
+{
+	for (size_t i = 0; i < sizeof(error_fields) / sizeof(error_fields[0]); i++) {
+		enum MAD_FIELDS f = error_fields[i];
+		uint8_t ones[IB_PC_DATA_SZ] = { 0 };
+		uint64_t total = 0;
+		uint32_t max;
+
+		mad_set_field(ones, 0, f, UINT32_MAX);
+		max = mad_get_field(ones, 0, f);
+		if (mad_get_field(sum, 0, f) >= max)
+			return false;
+		for (unsigned p = 0; p <= was->nports; p++)
+			total += mad_get_field((void *)was->ports[p].basic, 0, f);
+		if (total != mad_get_field(sum, 0, f))
+			return false;
+	}
+	return true;
+}
+
+/* -- the PMA ------------------------------------------------------------- */
+
+static bool has_ext_counters(const struct fab_node *n)
+{
+	return n->pma_capmask & (PM_EXT_WIDTH_SUPPORTED | PM_EXT_WIDTH_NOIETF);
+}
+
+/* Port p's counters: PortCounters (unless basic is false) and
+ * PortCountersExtended where the PMA has them. */
+static int port_counters(struct discover *d, uint32_t ni, unsigned p, bool basic)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+
+	n->ports[p].pma_asked = true;
+	if (basic && ask(d, REQ_PORT_COUNTERS, ni, p, 0, NULL) < 0)
+		return -ENOMEM;
+	if (has_ext_counters(n) && ask(d, REQ_PORT_COUNTERS_EXT, ni, p, 0, NULL) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* A switch's counters: every port's (port 0 too, as its ports/0/counters/
+ * shows them), PortCounters by the sum where it can. */
+static int switch_counters(struct discover *d, uint32_t ni)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+	struct nstate *ns = &d->ns[ni];
+	int err = 0;
+
+	ns->summed = can_sum(n, ns->was);
+	for (unsigned p = 0; !err && p <= n->nports; p++) {
+		if (!n->ports[p].has_info || n->ports[p].pma_asked)
+			continue;
+		err = port_counters(d, ni, p, !ns->summed);
+		if (ns->summed)
+			ns->sum_pending++;
+	}
+	if (!err && ns->summed) {
+		ns->sum_pending++;
+		err = ask(d, REQ_PORT_COUNTERS, ni, ALL_PORTS, 0, NULL);
+	}
+	return err;
+}
+
+/* The counters of the node's ports whose PortInfo is in and not asked yet
+ * (its ClassPortInfo known). */
+static int node_counters(struct discover *d, uint32_t ni)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+	int err = 0;
+
+	if (n->type == FAB_SWITCH)
+		return switch_counters(d, ni);
+	for (unsigned p = 1; !err && p <= n->nports; p++)
+		if (n->ports[p].has_info && !n->ports[p].pma_asked && pma_lid(n, p))
+			err = port_counters(d, ni, p, true);
+	return err;
+}
+
+/* The node's PMA may be asked (through port p's LID): its counters, or
+ * its ClassPortInfo first. */
+static int pma_start(struct discover *d, uint32_t ni, unsigned p)
+{
+	switch (d->ns[ni].cpi) {
+	case CPI_KNOWN:
+		return node_counters(d, ni);
+	case CPI_NONE:
+		d->ns[ni].cpi = CPI_ASKED;
+		return ask(d, REQ_PMA_CPI, ni, p, 0, NULL);
+	default: /* asked: its answer asks the counters; failed: none */
+		return 0;
+	}
+}
+
+static int pma_class(struct discover *d, const struct req *r, uint8_t *data)
+{
+	struct fab_node *n = &d->snap->nodes[r->node];
+
+	n->pma_capmask = (uint16_t)mad_get_field(data, 0, IB_CPI_CAPMASK_F);
+	n->has_cpi = true;
+	d->ns[r->node].cpi = CPI_KNOWN;
+	return node_counters(d, r->node);
+}
+
+/* A summed switch's sum or PortCountersExtended Get ended; after the last,
+ * its ports keep prev's PortCounters or have theirs asked.  A port keeps
+ * them only with its PortCountersExtended in, whose data counters replace
+ * the old ones of PortCounters. */
+static int sum_ended(struct discover *d, uint32_t ni)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+	struct nstate *ns = &d->ns[ni];
+
+	if (--ns->sum_pending)
+		return 0;
+	for (unsigned p = 0; p <= n->nports; p++) {
+		struct fab_port *fp = &n->ports[p];
+
+		if (!fp->pma_asked)
+			continue;
+		if (ns->sum_matched && fp->has_ext) {
+			memcpy(fp->basic, ns->was->ports[p].basic, FAB_PC_LEN);
+			fp->has_counters = true;
+		} else if (ask(d, REQ_PORT_COUNTERS, ni, p, 0, NULL) < 0) {
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* -- SMInfo -------------------------------------------------------------- */
+
+/* SMInfo of the SM at lid, found at node's port by the directed route
+ * hops/path (or NO_NODE: by LID), once per LID and sweep, SM_MAX at
+ * most. */
+static int ask_sminfo(struct discover *d, unsigned lid, uint32_t node,
+		      unsigned port, unsigned hops, const uint8_t *path)
+{
+	struct req *r;
+
+	if (!lid || lid >= 0xc000 || d->nsm_lids == SM_MAX) /* unicast only */
+		return 0;
+	for (unsigned i = 0; i < d->nsm_lids; i++)
+		if (d->sm_lids[i] == lid)
+			return 0;
+	r = enqueue(d, REQ_SM_INFO, node, port, hops, path);
+	if (!r)
+		return -ENOMEM;
+	r->lid = (uint16_t)lid;
+	d->sm_lids[d->nsm_lids++] = (uint16_t)lid;
+	return 0;
+}
+
+static int sm_info(struct discover *d, const struct req *r, uint8_t *data)
+{
+	struct fab_snap *s = d->snap;
+	struct fab_sm *sm;
+
+	/* One per LID asked: SM_MAX at most. */
+	if (!s->sms && !(s->sms = calloc(SM_MAX, sizeof(*s->sms))))
+		return -ENOMEM;
+	sm = &s->sms[s->nsms++];
+	sm->guid = mad_get_field64(data, 0, IB_SMINFO_GUID_F);
+	sm->act_count = mad_get_field(data, 0, IB_SMINFO_ACT_F);
+	sm->priority = (uint8_t)mad_get_field(data, 0, IB_SMINFO_PRIO_F);
+	sm->state = (uint8_t)mad_get_field(data, 0, IB_SMINFO_STATE_F);
+	sm->lid = r->lid;
+	if (r->node != NO_NODE)
+		sm->port_guid = s->nodes[r->node].ports[r->port].port_guid;
+	return 0;
+}
+
+/* The port GUID of the endport at lid, or 0. */
+static uint64_t port_guid_of(const struct fab_snap *s, unsigned lid)
+{
+	for (size_t i = 0; i < s->nnodes; i++) {
+		const struct fab_node *n = &s->nodes[i];
+
+		for (unsigned p = n->type == FAB_SWITCH ? 0 : 1; p <= n->nports; p++) {
+			const struct fab_port *fp = &n->ports[p];
+
+			if (fp->has_info && fp->lid && lid >= fp->lid &&
+			    lid < fp->lid + (1u << fp->lmc))
+				return fp->port_guid;
+			if (n->type == FAB_SWITCH)
+				break;
+		}
+	}
+	return 0;
+}
+
+/* Sorting SMs: the master at the local port's MasterSMLID, other masters,
+ * the rest; then by LID. */
+static unsigned sm_rank(const struct fab_snap *s, const struct fab_sm *sm)
+{
+	return sm->state == 3 ? (sm->lid == s->sm_lid ? 0 : 1) : 2;
+}
+
+static void finish_sms(struct fab_snap *s)
+{
+	for (size_t i = 0; i < s->nsms; i++)
+		if (!s->sms[i].port_guid)
+			s->sms[i].port_guid = port_guid_of(s, s->sms[i].lid);
+	for (size_t i = 1; i < s->nsms; i++) { /* SM_MAX at most */
+		struct fab_sm sm = s->sms[i];
+		size_t j = i;
+
+		for (; j && (sm_rank(s, &s->sms[j - 1]) > sm_rank(s, &sm) ||
+			     (sm_rank(s, &s->sms[j - 1]) == sm_rank(s, &sm) &&
+			      s->sms[j - 1].lid > sm.lid)); j--)
+			s->sms[j] = s->sms[j - 1];
+		s->sms[j] = sm;
+	}
+}
+
+/* -- discovery ----------------------------------------------------------- */
 
 /* A switch's LinearForwardingTable: blocks 0 .. top / 64 (SwitchInfo
  * LinearFDBTop), into n->lft, 255 until answered. */
@@ -308,10 +667,12 @@ static int ask_lft(struct discover *d, uint32_t ni, unsigned top)
 	memset(n->lft, 0xff, (size_t)blocks * IB_SMP_DATA_SIZE);
 	n->lft_top = (uint16_t)top;
 	for (unsigned b = 0; r == 0 && b < blocks; b++) {
-		r = enqueue(d, REQ_LFT, ni, 0, n->hops, n->path);
-		if (r == 0)
-			d->reqs[d->queue[(d->qhead + d->qlen - 1) % d->qcap]].block =
-				(uint16_t)b;
+		struct req *q = enqueue(d, REQ_LFT, ni, 0, n->hops, n->path);
+
+		if (q)
+			q->block = (uint16_t)b;
+		else
+			r = -ENOMEM;
 	}
 	return r;
 }
@@ -337,11 +698,22 @@ static struct fab_node *new_node(struct discover *d, const struct req *r,
 				 uint8_t *data, uint64_t guid)
 {
 	unsigned lp = mad_get_field(data, 0, IB_NODE_LOCAL_PORT_F);
-	struct fab_node *n;
+	struct fab_node *n, *was;
+	size_t ni;
 
 	n = fabsnap_add(d->snap, guid, mad_get_field(data, 0, IB_NODE_NPORTS_F));
 	if (!n)
 		return NULL;
+	ni = (size_t)(n - d->snap->nodes);
+	if (ni >= d->ns_cap) {
+		size_t cap = d->ns_cap ? d->ns_cap * 2 : 256;
+		struct nstate *ns = realloc(d->ns, cap * sizeof(*ns));
+
+		if (!ns)
+			return NULL; /* the node stays, unasked: the sweep ends ENOMEM */
+		d->ns = ns;
+		d->ns_cap = cap;
+	}
 	n->type = (uint8_t)mad_get_field(data, 0, IB_NODE_TYPE_F);
 	n->sys_guid = mad_get_field64(data, 0, IB_NODE_SYSTEM_GUID_F);
 	n->vendor_id = mad_get_field(data, 0, IB_NODE_VENDORID_F);
@@ -350,7 +722,26 @@ static struct fab_node *new_node(struct discover *d, const struct req *r,
 	n->hops = r->hops;
 	n->entry_port = (uint8_t)(r->node == NO_NODE ? 0 : lp);
 	memcpy(n->path, r->path, FAB_PATH_MAX);
+	was = d->prev ? fabsnap_find(d->prev, guid) : NULL;
+	d->ns[ni] = (struct nstate){ .was = was && same_node_info(was, n) ? was : NULL };
 	return n;
+}
+
+/* A new node: its static attributes, and (a switch) every port's PortInfo
+ * by the route that found it. */
+static int ask_node(struct discover *d, uint32_t ni, unsigned lp)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+	int r = ask_static(d, ni, lp);
+
+	if (n->type != FAB_SWITCH)
+		return r;
+	d->ns[ni].pi_pending = (uint16_t)(n->nports + 1u);
+	for (unsigned p = 0; r == 0 && p <= n->nports; p++) {
+		n->ports[p].asked = true;
+		r = ask(d, REQ_PORT_INFO, ni, p, n->hops, n->path);
+	}
+	return r;
 }
 
 /* A node answered NodeInfo through the route of request r. */
@@ -368,7 +759,7 @@ static int node_info(struct discover *d, const struct req *r, uint8_t *data)
 		n = new_node(d, r, data, guid);
 		if (!n)
 			return -ENOMEM;
-		err = ask_node(d, (uint32_t)(n - s->nodes));
+		err = ask_node(d, (uint32_t)(n - s->nodes), lp);
 	}
 	ni = (uint32_t)(n - s->nodes);
 	if (lp > n->nports)
@@ -379,11 +770,13 @@ static int node_info(struct discover *d, const struct req *r, uint8_t *data)
 	if (r->node == NO_NODE) {
 		s->local_guid = guid;
 		s->local_port_guid = port_guid;
+		d->local_node = ni;
+		d->local_port = lp;
 	}
 	/* A CA's port is asked by the route that reached it. */
 	if (!err && n->type != FAB_SWITCH && !n->ports[lp].asked) {
 		n->ports[lp].asked = true;
-		err = enqueue(d, REQ_PORT_INFO, ni, lp, r->hops, r->path);
+		err = ask(d, REQ_PORT_INFO, ni, lp, r->hops, r->path);
 	}
 	if (r->node != NO_NODE) {
 		struct fab_node *from = &s->nodes[r->node];
@@ -396,53 +789,100 @@ static int node_info(struct discover *d, const struct req *r, uint8_t *data)
 	return err;
 }
 
-/* PortInfo of a port: kept; a switch's (or the local CA's) port that is
- * not Down is then followed to the node at its other end. */
+static void clear_ext_speeds(struct fab_port *p)
+{
+	p->ext_speed = p->ext_speed_enabled = p->ext_speed_supported = 0;
+}
+
+/* PortInfo's fields into p. */
+static void read_port_info(struct fab_port *p, uint8_t *data)
+{
+	p->has_info = true;
+	p->state = (uint8_t)mad_get_field(data, 0, IB_PORT_STATE_F);
+	p->phys_state = (uint8_t)mad_get_field(data, 0, IB_PORT_PHYS_STATE_F);
+	p->lid = (uint16_t)mad_get_field(data, 0, IB_PORT_LID_F);
+	p->lmc = (uint8_t)mad_get_field(data, 0, IB_PORT_LMC_F);
+	p->sm_lid = (uint16_t)mad_get_field(data, 0, IB_PORT_SMLID_F);
+	p->cap_mask = mad_get_field(data, 0, IB_PORT_CAPMASK_F);
+	p->width = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
+	p->width_enabled = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_ENABLED_F);
+	p->width_supported = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_SUPPORTED_F);
+	p->speed = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_ACTIVE_F);
+	p->speed_enabled = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_ENABLED_F);
+	p->speed_supported = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_SUPPORTED_F);
+	p->ext_speed = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
+	p->ext_speed_enabled = (uint8_t)mad_get_field(data, 0,
+						      IB_PORT_LINK_SPEED_EXT_ENABLED_F);
+	p->ext_speed_supported = (uint8_t)mad_get_field(data, 0,
+							IB_PORT_LINK_SPEED_EXT_SUPPORTED_F);
+	if (p->ext_speed_enabled == EXT_SPEED_NONE)
+		p->ext_speed_enabled = 0;
+}
+
+/* PortInfo of a port: kept; the local port names the master SM, a port
+ * with IsSM is asked for its SMInfo; a switch's (or the local CA's) port
+ * that is not Down is then followed to the node at its other end. */
 static int port_info(struct discover *d, const struct req *r, uint8_t *data)
 {
 	struct fab_node *n = &d->snap->nodes[r->node];
 	struct fab_port *p = &n->ports[r->port];
 	uint8_t path[FAB_PATH_MAX];
-
-	p->has_info = true;
-	p->state = (uint8_t)mad_get_field(data, 0, IB_PORT_STATE_F);
-	p->phys_state = (uint8_t)mad_get_field(data, 0, IB_PORT_PHYS_STATE_F);
-	p->width = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
-	p->speed = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_ACTIVE_F);
-	p->ext_speed = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
-	p->lid = (uint16_t)mad_get_field(data, 0, IB_PORT_LID_F);
-	p->lmc = (uint8_t)mad_get_field(data, 0, IB_PORT_LMC_F);
-	if (n->type == FAB_SWITCH && r->port) {
-		p->lid = n->ports[0].lid; /* a switch's ports share port 0's */
-		p->lmc = n->ports[0].lmc;
-	}
-	if (!r->port || p->state <= PORT_STATE_DOWN || p->peer_guid ||
-	    r->port == n->entry_port || n->hops >= MAX_HOPS ||
-	    (n->type != FAB_SWITCH && n->hops))
-		return 0;
-	memcpy(path, n->path, FAB_PATH_MAX);
-	path[n->hops + 1] = r->port;
-	return enqueue(d, REQ_NODE_INFO, r->node, r->port, n->hops + 1u, path);
-}
-
-/* PMA ClassPortInfo: which counters to ask of every port (a switch's
- * port 0 too, as its ports/0/counters/ shows them). */
-static int pma_class(struct discover *d, const struct req *r, uint8_t *data)
-{
-	struct fab_node *n = &d->snap->nodes[r->node];
 	int err = 0;
 
-	n->pma_capmask = (uint16_t)mad_get_field(data, 0, IB_CPI_CAPMASK_F);
-	for (unsigned p = n->type == FAB_SWITCH ? 0 : 1; !err && p <= n->nports; p++) {
-		if (!n->ports[p].has_info)
-			continue;
-		err = enqueue(d, REQ_PORT_COUNTERS, r->node, p, 0, NULL);
-		if (!err && (n->pma_capmask & (PM_EXT_WIDTH_SUPPORTED |
-					       PM_EXT_WIDTH_NOIETF)))
-			err = enqueue(d, REQ_PORT_COUNTERS_EXT, r->node, p, 0, NULL);
+	read_port_info(p, data);
+	if (n->type == FAB_SWITCH && r->port) {
+		p->lid = n->ports[0].lid; /* a switch's ports share port 0's */
+		p->lmc = n->ports[0].lmc; /* (set again once all are in) */
+	} else if (n->type != FAB_SWITCH && !(p->cap_mask & CAP_EXT_SPEEDS)) {
+		clear_ext_speeds(p); /* a switch's: by port 0's, once all are in */
 	}
-	return err;
+	if (r->node == d->local_node && r->port == d->local_port)
+		d->snap->sm_lid = p->sm_lid; /* asked by LID at the end if not found */
+	/* (IsSM is port 0's on a switch.) */
+	if ((p->cap_mask & CAP_IS_SM) && (n->type != FAB_SWITCH || !r->port))
+		err = ask_sminfo(d, p->lid, r->node, r->port, r->hops, r->path);
+	if (err || !r->port || p->state <= PORT_STATE_DOWN || p->peer_guid ||
+	    r->port == n->entry_port || n->hops >= MAX_HOPS ||
+	    (n->type != FAB_SWITCH && n->hops))
+		return err;
+	memcpy(path, n->path, FAB_PATH_MAX);
+	path[n->hops + 1] = r->port;
+	return ask(d, REQ_NODE_INFO, r->node, r->port, n->hops + 1u, path);
 }
+
+/* Every PortInfo of switch ni has ended: its ports take port 0's LID and
+ * extended speed capability, and its PMA is asked. */
+static int switch_ready(struct discover *d, uint32_t ni)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+	const struct fab_port *p0 = &n->ports[0];
+
+	for (unsigned p = 0; p <= n->nports; p++) {
+		struct fab_port *fp = &n->ports[p];
+
+		if (!fp->has_info)
+			continue;
+		fp->lid = p0->lid;
+		fp->lmc = p0->lmc;
+		if (!(p0->cap_mask & CAP_EXT_SPEEDS))
+			clear_ext_speeds(fp);
+	}
+	return p0->has_info && p0->lid ? pma_start(d, ni, 0) : 0;
+}
+
+/* A PortInfo Get ended, answered or not. */
+static int port_info_ended(struct discover *d, const struct req *r)
+{
+	struct fab_node *n = &d->snap->nodes[r->node];
+
+	if (n->type == FAB_SWITCH)
+		return --d->ns[r->node].pi_pending ? 0 : switch_ready(d, r->node);
+	if (!n->ports[r->port].has_info || !pma_lid(n, r->port))
+		return 0;
+	return pma_start(d, r->node, r->port);
+}
+
+/* -- answers ------------------------------------------------------------- */
 
 /* The MAD's status (a DR SMP's without the direction bit), 0 if good. */
 static unsigned mad_status(const struct req *r, uint8_t *mad)
@@ -457,6 +897,7 @@ static int answered(struct discover *d, const struct req *r, uint8_t *mad)
 	uint8_t *smp = mad + IB_SMP_DATA_OFFS;
 	uint8_t *pma = mad + IB_PC_DATA_OFFS;
 	struct fab_node *n = r->node == NO_NODE ? NULL : &d->snap->nodes[r->node];
+	int err;
 
 	switch (r->kind) {
 	case REQ_NODE_INFO:
@@ -464,19 +905,27 @@ static int answered(struct discover *d, const struct req *r, uint8_t *mad)
 	case REQ_NODE_DESC:
 		memcpy(n->desc, smp, FAB_DESC_LEN);
 		n->desc[FAB_DESC_LEN] = '\0';
+		n->has_desc = true;
 		return 0;
 	case REQ_PORT_INFO:
-		return port_info(d, r, smp);
+		err = port_info(d, r, smp);
+		return err ? err : port_info_ended(d, r);
+	case REQ_SM_INFO:
+		return sm_info(d, r, smp);
 	case REQ_PMA_CPI:
 		return pma_class(d, r, pma);
 	case REQ_PORT_COUNTERS:
+		if (r->port == ALL_PORTS) {
+			d->ns[r->node].sum_matched = sum_matches(d->ns[r->node].was, pma);
+			return sum_ended(d, r->node);
+		}
 		memcpy(n->ports[r->port].basic, pma, FAB_PC_LEN);
 		n->ports[r->port].has_counters = true;
 		return 0;
 	case REQ_PORT_COUNTERS_EXT:
 		memcpy(n->ports[r->port].ext, pma, FAB_PCX_LEN);
 		n->ports[r->port].has_ext = true;
-		return 0;
+		return d->ns[r->node].summed ? sum_ended(d, r->node) : 0;
 	case REQ_LFT:
 		lft_block(d, r, smp);
 		return 0;
@@ -487,26 +936,62 @@ static int answered(struct discover *d, const struct req *r, uint8_t *mad)
 	}
 }
 
+/* A request ended without a good answer. */
+static int failed(struct discover *d, const struct req *r)
+{
+	switch (r->kind) {
+	case REQ_NODE_INFO:
+		if (r->node != NO_NODE)
+			d->snap->stats.unreachable++;
+		return 0;
+	case REQ_PORT_INFO:
+		return port_info_ended(d, r);
+	case REQ_PMA_CPI:
+		d->ns[r->node].cpi = CPI_FAILED; /* no counters, as before */
+		return 0;
+	case REQ_PORT_COUNTERS:
+		return r->port == ALL_PORTS ? sum_ended(d, r->node) : 0;
+	case REQ_PORT_COUNTERS_EXT:
+		return d->ns[r->node].summed ? sum_ended(d, r->node) : 0;
+	case REQ_LFT:
+		lft_block(d, r, NULL);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* A request timed out: the sweep's count, and its node's (SMA or PMA).
+ * A NodeInfo's node is the one it leaves from, and an SM, not the SMA,
+ * answers SMInfo: neither counts against a node. */
+static void timed_out(struct discover *d, const struct req *r)
+{
+	struct fab_node *n;
+	uint16_t *count;
+
+	d->snap->stats.timeouts++;
+	if (r->node == NO_NODE || r->kind == REQ_NODE_INFO || r->kind == REQ_SM_INFO)
+		return;
+	n = &d->snap->nodes[r->node];
+	count = r->kind >= REQ_PMA_CPI ? &n->pma_timeouts : &n->sma_timeouts;
+	if (*count < UINT16_MAX)
+		(*count)++;
+}
+
 /* Request i ended: its answer, or (status set) the request given back. */
 static int handle_one(struct discover *d, uint32_t i, uint8_t *frame,
 		      size_t len)
 {
 	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+	unsigned status = (unsigned)((const struct ib_user_mad *)frame)->status;
 	struct req r = d->reqs[i];
-	bool ok;
 
 	req_free(d, i);
-	ok = !((const struct ib_user_mad *)frame)->status &&
-	     len >= IB_SMP_DATA_OFFS + IB_SMP_DATA_SIZE && !mad_status(&r, mad);
-	if (((const struct ib_user_mad *)frame)->status)
-		d->snap->stats.timeouts++;
-	if (ok)
+	if (status)
+		timed_out(d, &r);
+	if (!status && len >= IB_SMP_DATA_OFFS + IB_SMP_DATA_SIZE && !mad_status(&r, mad))
 		return answered(d, &r, mad);
-	if (r.kind == REQ_NODE_INFO && r.node != NO_NODE)
-		d->snap->stats.unreachable++;
-	if (r.kind == REQ_LFT)
-		lft_block(d, &r, NULL);
-	return 0;
+	return failed(d, &r);
 }
 
 static void handle(struct discover *d, uint32_t i, uint8_t *frame,
@@ -514,17 +999,6 @@ static void handle(struct discover *d, uint32_t i, uint8_t *frame,
 {
 	if (handle_one(d, i, frame, len) < 0)
 		d->nomem = true;
-}
-
-/* Discovery is over: the counters of every node that has a LID. */
-static int ask_counters(struct discover *d)
-{
-	int err = 0;
-
-	for (size_t i = 0; !err && i < d->snap->nnodes; i++)
-		if (pma_lid(&d->snap->nodes[i], 0))
-			err = enqueue(d, REQ_PMA_CPI, (uint32_t)i, 0, 0, NULL);
-	return err;
 }
 
 /* Waits for the next answer and handles it; -ECANCELED on abort,
@@ -564,26 +1038,33 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 		 const struct fab_snap *prev, struct fab_snap *snap,
 		 int timeout_ms, int retries)
 {
-	bool counting = false;
+	struct timespec now;
+	bool sm_by_lid = false;
 	int r = 0;
 
-	(void)prev;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	d->now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 	d->engine = engine;
 	d->snap = snap;
+	d->prev = prev;
 	d->timeout_ms = timeout_ms;
 	d->retries = retries;
 	d->nreqs = d->qlen = d->qhead = d->inflight = 0;
 	d->free_head = NO_NODE;
+	d->local_node = NO_NODE;
+	d->nsm_lids = 0;
 	d->nomem = false;
-	if (enqueue(d, REQ_NODE_INFO, NO_NODE, 0, 0, NULL) < 0)
+	if (!enqueue(d, REQ_NODE_INFO, NO_NODE, 0, 0, NULL))
 		return -ENOMEM;
 	while (!d->nomem) {
 		pump(d);
 		if (!d->inflight && !d->qlen) {
-			if (counting)
+			if (sm_by_lid)
 				break;
-			counting = true;
-			if (ask_counters(d) < 0)
+			/* Discovery over: the master by LID, unless found
+			 * with IsSM. */
+			sm_by_lid = true;
+			if (ask_sminfo(d, snap->sm_lid, NO_NODE, 0, 0, NULL) < 0)
 				d->nomem = true;
 			continue;
 		}
@@ -602,5 +1083,7 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	pthread_mutex_lock(&d->lock);
 	d->rhead = d->rlen = 0;
 	pthread_mutex_unlock(&d->lock);
+	finish_sms(snap);
+	d->prev = NULL;
 	return r < 0 ? r : d->nomem ? -ENOMEM : 0;
 }

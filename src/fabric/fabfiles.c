@@ -1,6 +1,6 @@
 /* The fabric/ tree (fabfiles.h): the top files (sweep, interval_ms,
- * last_error, topology, links, metrics.prom), nodes/0xGUID/ with ports/N/ and their
- * counters/, and the peer and class/infiniband links. */
+ * last_error, topology, links, sm, metrics.prom), nodes/0xGUID/ with
+ * ports/N/ and their counters/, and the peer and class/infiniband links. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -146,27 +146,42 @@ static const struct node_ops big_ops = {
 	.size = big_size, .mtime = snap_mtime,
 };
 
-static int sweep_show(struct node *n, char *buf, size_t cap)
+/* A small file's text made by text from the current snapshot (empty
+ * before the first). */
+static int snap_show(char *buf, size_t cap,
+		     int (*text)(const struct fab_snap *s, char *buf, size_t cap))
 {
 	struct fab_snap *s = sweeper_snapshot();
-	int len = s ? fabtext_sweep(s, buf, cap) : 0;
+	int len = s ? text(s, buf, cap) : 0;
 
 	fabsnap_put(s);
 	return len;
 }
 
-static void sweep_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+/* A reader's first open waits for a first sweep: false (EINTR replied)
+ * when interrupted meanwhile. */
+static bool first_sweep(fuse_req_t req)
 {
 	struct fab_snap *s = NULL;
 
-	/* A reader's first open waits for a first sweep; a writer asks. */
-	if ((fi->flags & O_ACCMODE) == O_RDONLY &&
-	    sweeper_first_snapshot(req, &s) < 0) {
+	if (sweeper_first_snapshot(req, &s) < 0) {
 		fuse_reply_err(req, EINTR);
-		return;
+		return false;
 	}
 	fabsnap_put(s);
-	textfile_open_settable(req, n, fi, sweep_show, NULL);
+	return true;
+}
+
+static int sweep_show(struct node *n, char *buf, size_t cap)
+{
+	return snap_show(buf, cap, fabtext_sweep);
+}
+
+static void sweep_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	/* A writer asks for a sweep, it does not wait for one. */
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || first_sweep(req))
+		textfile_open_settable(req, n, fi, sweep_show, NULL);
 }
 
 /* Why the last write under fabric/ was refused, "" if none. */
@@ -228,21 +243,78 @@ static void sweep_write(fuse_req_t req, struct node *n, const char *buf,
 	/* else answered when its sweep is complete */
 }
 
-/* Not textfile_size(): its value, handed to the next open, would be the
- * empty one of before the first sweep, which that open waits for. */
-static off_t sweep_size(struct node *n)
+/* A small file of the snapshot's (sweep, sm): not textfile_size(), whose
+ * value, handed to the next open, would be the empty one of before the
+ * first sweep, which that open waits for. */
+static off_t snap_size(struct node *n)
 {
-	struct fab_snap *s = sweeper_snapshot();
 	char buf[TEXTFILE_MAX];
-	int len = s ? fabtext_sweep(s, buf, sizeof(buf)) : 0;
+	int len = n->ops->show(n, buf, sizeof(buf));
 
-	fabsnap_put(s);
 	return len > 0 ? len : 0;
 }
 
 static const struct node_ops sweep_ops = {
 	.show = sweep_show, .open = sweep_open, .write = sweep_write,
-	.size = sweep_size, .mtime = snap_mtime,
+	.size = snap_size, .mtime = snap_mtime,
+};
+
+/* SMInfo SMState as fabric/sm words it (sminfo's SMINFO_* names). */
+static const char *sm_state(unsigned state)
+{
+	static const char *const names[] = { "notactive", "discovering",
+					     "standby", "master" };
+
+	return state < 4 ? names[state] : "unknown";
+}
+
+/* fabric/sm: the SM at the local port's MasterSMLID as key value lines,
+ * then one standby line per other SM that answered SMInfo. */
+static int sm_text(const struct fab_snap *s, char *buf, size_t cap)
+{
+	size_t len = 0;
+	int n;
+
+	for (size_t i = 0; s->sm_lid && i < s->nsms; i++) {
+		const struct fab_sm *sm = &s->sms[i];
+
+		if (sm->lid != s->sm_lid)
+			continue;
+		n = snprintf(buf, cap, "guid 0x%016" PRIx64 "\nlid %u\npriority %u\n"
+			     "state %s\nact_count %u\n", sm->guid, sm->lid,
+			     sm->priority, sm_state(sm->state), sm->act_count);
+		if (n < 0 || (size_t)n >= cap)
+			return -ENOSPC;
+		len = (size_t)n;
+	}
+	for (size_t i = 0; i < s->nsms; i++) {
+		const struct fab_sm *sm = &s->sms[i];
+
+		if (s->sm_lid && sm->lid == s->sm_lid)
+			continue;
+		n = snprintf(buf + len, cap - len, "standby guid=0x%016" PRIx64
+			     " lid=%u priority=%u state=%s act_count=%u\n", sm->guid,
+			     sm->lid, sm->priority, sm_state(sm->state), sm->act_count);
+		if (n < 0 || (size_t)n >= cap - len)
+			return -ENOSPC;
+		len += (size_t)n;
+	}
+	return (int)len;
+}
+
+static int sm_show(struct node *n, char *buf, size_t cap)
+{
+	return snap_show(buf, cap, sm_text);
+}
+
+static void sm_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	if (first_sweep(req))
+		textfile_open(req, n, fi, sm_show);
+}
+
+static const struct node_ops sm_ops = {
+	.show = sm_show, .open = sm_open, .size = snap_size, .mtime = snap_mtime,
 };
 
 static int interval_show(struct node *n, char *buf, size_t cap)
@@ -293,7 +365,8 @@ static const char *const node_files[] = {
 
 static const char *const port_files[] = {
 	"state", "phys_state", "rate", "link_width", "link_speed", "lid",
-	"lid_mask_count",
+	"lid_mask_count", "link_width_enabled", "link_width_supported",
+	"link_speed_enabled", "link_speed_supported",
 };
 
 static int node_value(const struct fab_node *fn, unsigned what, char *buf,
@@ -337,10 +410,15 @@ static int port_value(const struct fab_node *fn, const struct fab_port *p,
 	case 1: return sysfmt_phys_state(buf, cap, p->phys_state);
 	case 2: return sysfmt_rate(buf, cap, p->width, p->speed, p->ext_speed);
 	case 3: return snprintf(buf, cap, "%dX\n", sysfmt_width_lanes(p->width));
-	case 4: return snprintf(buf, cap, "%s\n", p->ext_speed ? "ext" :
-				p->speed == 4 ? "QDR" : p->speed == 2 ? "DDR" : "SDR");
+	case 4: return snprintf(buf, cap, "%s\n",
+				sysfmt_speed_name(p->speed, p->ext_speed));
 	case 5: return snprintf(buf, cap, "0x%x\n", p->lid);
-	default: return snprintf(buf, cap, "%u\n", p->lmc);
+	case 6: return snprintf(buf, cap, "%u\n", p->lmc);
+	case 7: return sysfmt_widths(buf, cap, p->width_enabled);
+	case 8: return sysfmt_widths(buf, cap, p->width_supported);
+	case 9: return sysfmt_speeds(buf, cap, p->speed_enabled, p->ext_speed_enabled);
+	default: return sysfmt_speeds(buf, cap, p->speed_supported,
+				      p->ext_speed_supported);
 	}
 }
 
@@ -610,6 +688,7 @@ int fabfiles_add(struct node *root, const gid_t *group, struct node **out)
 	    !tree_add(fabric, "topology", S_IFREG | 0444, &big_ops, NULL,
 		      FILE_TOPOLOGY) ||
 	    !tree_add(fabric, "links", S_IFREG | 0444, &big_ops, NULL, FILE_LINKS) ||
+	    !tree_add(fabric, "sm", S_IFREG | 0444, &sm_ops, NULL, 0) ||
 	    !tree_add(fabric, "metrics.prom", S_IFREG | 0444, &big_ops, NULL,
 		      FILE_METRICS) ||
 	    !tree_add(fabric, "problems", S_IFREG | 0444, &big_ops, NULL,

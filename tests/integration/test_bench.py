@@ -69,6 +69,23 @@ def test_bench_quick(tmp_path):
     assert m, out
     assert m.groups() == ("38", "6", "32", "40") * 2, out
 
+    # Row 9: the repeated sweep against ibqueryerrors (the median ratio and
+    # the least of any repetition), the first sweep apart, and the MADs of
+    # both: the repeated one asks no NodeDescription, SwitchInfo or
+    # ClassPortInfo, and one PortCounters per switch (its ports' sum),
+    # 38 + 6 + 38 + (4 x 11 + 2 x 5) - 6 = 130 fewer than the first's 382.
+    assert re.search(r"^9\s+fabric/: echo 1 > sweep, repeated.*\s[\d.]+ s\s+[\d.]+x\s+"
+                     r"<= 0\.15 s\s+(pass|MISS)$", out, re.M), out
+    assert re.search(r"^\s+ibqueryerrors, whole process .*\s[\d.]+ s\s+[\d.]+x min\s+"
+                     r">= 3x$", out, re.M), out
+    assert re.search(r"^\s+the first sweep, asking everything \(rep 1\)\s+[\d.]+ s$",
+                     out, re.M), out
+    m = re.search(r"MADs: first sweep (\d+), repeated (\d+)\s+([\d.]+)\s+<= 0\.80\s+"
+                  r"(pass|MISS)$", out, re.M)
+    assert m and m.groups() == ("382", "252", "0.660", "pass"), out
+    assert re.search(r"^\s+counts: 38 nodes \(6 switches, 32 CAs\), 40 links, 80 ports, "
+                     r"252 MADs, 0 timeouts in all; vs ibnetdiscover: identical$", out, re.M), out
+
     # The raw numbers: one row per measurement, at the path printed.
     m = re.search(r"^raw numbers: (\S+)$", out, re.M)
     assert m, out
@@ -83,7 +100,9 @@ def test_bench_quick(tmp_path):
                  (5, "round_trips_per_mad"), (7, "umadfs_shell_ms"), (7, "umadfs_read_ms"),
                  (7, "smpquery_shell_ms"), (8, "sweep_s"),
                  (8, "ibnetdiscover_s"), (8, "sweep_nodes"),
-                 (8, "ibnetdiscover_links"), (0, "daemon_vmhwm_kib")]:
+                 (8, "ibnetdiscover_links"), (0, "daemon_vmhwm_kib"),
+                 (9, "fabric_sweep_s"), (9, "fabric_first_sweep_s"),
+                 (9, "fabric_mads_first"), (9, "fabric_mads"), (9, "ibqueryerrors_s")]:
         assert want in metrics, (want, metrics)
     assert all(float(r["value"]) > 0 for r in rows), rows
     assert path.with_suffix(".txt").exists()

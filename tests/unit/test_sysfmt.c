@@ -64,5 +64,25 @@ int main(void)
 	/* Too small a buffer is refused, never truncated. */
 	CHECK_INT(sysfmt_port_state(b, 4, 4), -ENOSPC);
 	CHECK_INT(sysfmt_width_lanes(8), 12);
+
+	/* The bits of PortInfo's Enabled and Supported fields, as names. */
+	CHECK_INT(sysfmt_widths(b, sizeof(b), 1 | 2), 6);
+	CHECK_STR(b, "1X 4X\n");
+	sysfmt_widths(b, sizeof(b), 0x1f);
+	CHECK_STR(b, "1X 2X 4X 8X 12X\n");
+	CHECK_INT(sysfmt_widths(b, sizeof(b), 0), 1);
+	CHECK_STR(b, "\n");
+	sysfmt_speeds(b, sizeof(b), 7, 0);
+	CHECK_STR(b, "SDR DDR QDR\n");
+	sysfmt_speeds(b, sizeof(b), 1, 2 | 8);
+	CHECK_STR(b, "SDR EDR NDR\n");
+	sysfmt_speeds(b, sizeof(b), 7, 0x1f);
+	CHECK_STR(b, "SDR DDR QDR FDR EDR HDR NDR XDR\n");
+	CHECK_INT(sysfmt_speeds(b, 8, 7, 0), -ENOSPC);
+	CHECK_STR(sysfmt_speed_name(4, 0), "QDR");
+	CHECK_STR(sysfmt_speed_name(4, 2), "EDR");
+	CHECK_STR(sysfmt_speed_name(1, 8), "NDR");
+	CHECK_STR(sysfmt_speed_name(2, 3), "DDR"); /* no one speed: the basic one */
+	CHECK_STR(sysfmt_speed_name(0, 0), "SDR");
 	CHECK_DONE();
 }

@@ -31,5 +31,17 @@ int sysfmt_rate(char *buf, size_t cap, unsigned width, unsigned speed,
 		unsigned ext_speed);
 /* The width as a lane count (1, 2, 4, 8, 12), or -1 for an unknown code. */
 int sysfmt_width_lanes(unsigned width);
+/* The active speed's name as sysfmt_rate words it: "FDR" ... "XDR" when
+ * ext_speed is set, else "SDR", "DDR" or "QDR" ("SDR" for an unknown
+ * code, as the kernel). */
+const char *sysfmt_speed_name(unsigned speed, unsigned ext_speed);
+/* The widths whose bits are set in a LinkWidthEnabled or
+ * LinkWidthSupported, fewest lanes first: "1X 4X 12X\n" (an empty line
+ * for none). */
+int sysfmt_widths(char *buf, size_t cap, unsigned bits);
+/* The speeds set in LinkSpeed{Enabled,Supported} (bits) and
+ * LinkSpeedExt{Enabled,Supported} (ext_bits), slowest first:
+ * "SDR DDR QDR FDR EDR\n" (an empty line for none). */
+int sysfmt_speeds(char *buf, size_t cap, unsigned bits, unsigned ext_bits);
 
 #endif

@@ -27,13 +27,17 @@ struct fab_port {
 	bool has_counters;   /* PortCounters answered */
 	bool has_ext;        /* PortCountersExtended answered too */
 	bool asked;          /* sweep: its PortInfo was asked for */
+	bool pma_asked;      /* sweep: its counters were asked for */
 	uint8_t state, phys_state, width, speed, ext_speed, lmc;
 	uint16_t lid;
 	uint16_t sm_lid;     /* PortInfo MasterSMLID */
-	uint32_t cap_mask;   /* PortInfo CapabilityMask (bit 1: IsSM) */
+	uint32_t cap_mask;   /* PortInfo CapabilityMask (bit 1: IsSM); a
+			      * switch's is port 0's, its other ports' as
+			      * they give it (the IBA reserves it there) */
 	/* PortInfo LinkWidth and LinkSpeed (Ext) Enabled and Supported, the
-	 * bits as the port gives them; ext_ 0 when it has no extended speeds
-	 * (CapabilityMask bit 14 clear). */
+	 * bits as the port gives them; ext_ (and ext_speed) 0 when it has no
+	 * extended speeds (CapabilityMask bit 14 clear: a switch's port 0's,
+	 * as ibnetdiscover reads it). */
 	uint8_t width_enabled, width_supported;
 	uint8_t speed_enabled, speed_supported;
 	uint8_t ext_speed_enabled, ext_speed_supported;
@@ -50,7 +54,12 @@ struct fab_node {
 	uint32_t vendor_id, revision;
 	uint16_t device_id;
 	uint16_t pma_capmask; /* its PMA's ClassPortInfo CapabilityMask */
+	bool has_desc, has_cpi; /* NodeDescription, ClassPortInfo answered */
 	bool enhanced_port0;  /* SwitchInfo EnhancedPort0 */
+	/* When NodeDescription, SwitchInfo and ClassPortInfo were last asked
+	 * (CLOCK_MONOTONIC ms): later sweeps take them from the snapshot
+	 * before until they are due again (discover.c). */
+	int64_t static_ms;
 	/* Requests to it that timed out in this sweep (node_unresponsive). */
 	uint16_t sma_timeouts, pma_timeouts;
 	char desc[FAB_DESC_LEN + 1];
