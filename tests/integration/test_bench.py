@@ -71,9 +71,10 @@ def test_bench_quick(tmp_path):
 
     # Row 9: the repeated sweep against ibqueryerrors (the median ratio and
     # the least of any repetition), the first sweep apart, and the MADs of
-    # both: the repeated one asks no NodeDescription, SwitchInfo or
-    # ClassPortInfo, and one PortCounters per switch (its ports' sum),
-    # 38 + 6 + 38 + (4 x 11 + 2 x 5) - 6 = 130 fewer than the first's 382.
+    # both: the repeated one asks no NodeDescription or ClassPortInfo, and
+    # one PortCounters per switch (its ports' sum), 38 + 38 + (4 x 11 + 2 x
+    # 5) - 6 = 124 fewer than the first's 388 (SwitchInfo, for LinearFDBTop,
+    # and each switch's one block of forwarding table asked by both).
     assert re.search(r"^9\s+fabric/: echo 1 > sweep, repeated.*\s[\d.]+ s\s+[\d.]+x\s+"
                      r"<= 0\.15 s\s+(pass|MISS)$", out, re.M), out
     assert re.search(r"^\s+ibqueryerrors, whole process .*\s[\d.]+ s\s+[\d.]+x min\s+"
@@ -82,9 +83,11 @@ def test_bench_quick(tmp_path):
                      out, re.M), out
     m = re.search(r"MADs: first sweep (\d+), repeated (\d+)\s+([\d.]+)\s+<= 0\.80\s+"
                   r"(pass|MISS)$", out, re.M)
-    assert m and m.groups() == ("382", "252", "0.660", "pass"), out
+    assert m and m.groups() == ("388", "264", "0.680", "pass"), out
     assert re.search(r"^\s+counts: 38 nodes \(6 switches, 32 CAs\), 40 links, 80 ports, "
-                     r"252 MADs, 0 timeouts in all; vs ibnetdiscover: identical$", out, re.M), out
+                     r"264 MADs, 0 timeouts in all; vs ibnetdiscover: identical$", out, re.M), out
+    assert re.search(r"^\s+fabric/problems judged \(sweep's problems_us, ms\)\s+[\d.]+ ms"
+                     r"\s+<= 20 ms\s+(pass|MISS)$", out, re.M), out
 
     # The raw numbers: one row per measurement, at the path printed.
     m = re.search(r"^raw numbers: (\S+)$", out, re.M)
