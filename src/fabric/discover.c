@@ -773,10 +773,15 @@ static int node_info(struct discover *d, const struct req *r, uint8_t *data)
 		d->local_node = ni;
 		d->local_port = lp;
 	}
-	/* A CA's port is asked by the route that reached it. */
-	if (!err && n->type != FAB_SWITCH && !n->ports[lp].asked) {
-		n->ports[lp].asked = true;
-		err = ask(d, REQ_PORT_INFO, ni, lp, r->hops, r->path);
+	/* A CA's port is asked by the route that reached it; a remote CA's
+	 * other ports too (its SMA answers for each), so that one Down or
+	 * linked elsewhere is still listed.  Not the local CA's: the host
+	 * shows its own ports. */
+	for (unsigned p = 1; !err && n->type != FAB_SWITCH && p <= n->nports; p++) {
+		if (n->ports[p].asked || (p != lp && r->node == NO_NODE))
+			continue;
+		n->ports[p].asked = true;
+		err = ask(d, REQ_PORT_INFO, ni, p, r->hops, r->path);
 	}
 	if (r->node != NO_NODE) {
 		struct fab_node *from = &s->nodes[r->node];

@@ -280,3 +280,25 @@ def test_expected_of_another_fabric(tmp_path, make_fabric, mount):
     assert len(problems(m, "link_unexpected")) == 5, ps
     assert not problems(m, "link_missing") and not problems(m, "link_moved")
     assert len(ps) <= 5 + 5 + 2, ps
+
+
+def test_a_dual_hcas_down_port_stays_listed(make_fabric, mount):
+    """An HCA still found through one port keeps its other port, Down,
+    with its series, and that port's link is link_missing."""
+    f = make_fabric("dual-port-hca.net")
+    f.start_opensm("Hca2")
+    f.wait_active("Hca2", timeout=30)
+    m = mount("Hca2", fabric=f)
+    sweep(m)
+    dual = guid_of(f, "DualHca")
+    f.command('Unlink "DualHca"[2]')
+    sweep(m)
+    port2 = m.path("fabric", "nodes", dual, "ports", "2")
+    assert open(os.path.join(port2, "state")).read().startswith("1:")
+    assert not os.path.lexists(os.path.join(port2, "peer"))
+    metrics = open(m.path("fabric", "metrics.prom")).read()
+    assert re.search(r'^umadfs_port_state\{guid="%s",[^}]*port="2"\} 1$' % dual,
+                     metrics, re.M), metrics
+    missing = problems(m, "link_missing")
+    assert sorted((p["guid"], p["port"]) for p in missing) == sorted(
+        [(dual, "2"), (GUID_SW1, "2")]), problems(m)
