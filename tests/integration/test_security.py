@@ -506,16 +506,17 @@ def test_fabric_files_for_everyone_settings_for_the_group(ids, open_mount):
     fdir = m.path("fabric")
     assert mode_of(fdir / "sweep") == (0o664, 0, g)
     assert mode_of(fdir / "interval_ms") == (0o664, 0, g)
+    assert mode_of(fdir / "expected") == (0o664, 0, g)
     for name in ("topology", "links", "metrics.prom", "events", "events.log",
-                 "last_error"):
+                 "last_error", "problems", "sm"):
         assert mode_of(fdir / name) == (0o444, 0, 0)
     member = run_as(ids, m, FABRIC_CODE)
-    assert member["sweep_read"] == 15 and member["links"] == 5, member
+    assert member["sweep_read"] == 17 and member["links"] == 5, member
     assert member["metrics"] is True
     assert (member["sweep"], member["interval"]) == (2, 2), member
     assert member["topology"] == "EACCES"
     other = run_as(ids, m, FABRIC_CODE, member=False)
-    assert other["sweep_read"] == 15 and other["links"] == 5, other
+    assert other["sweep_read"] == 17 and other["links"] == 5, other
     assert (other["sweep"], other["interval"], other["topology"]) == \
         ("EACCES", "EACCES", "EACCES"), other
 
