@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <endian.h>
 #include <unistd.h>
 
 #include <infiniband/mad.h>
@@ -275,4 +276,53 @@ int engine_list_registrations(struct mad_engine *engine, struct mad_sink *sink,
 	}
 	pthread_mutex_unlock(&engine->lock);
 	return n;
+}
+
+bool engine_holds_issm(struct mad_engine *engine)
+{
+	bool held;
+
+	pthread_mutex_lock(&engine->lock);
+	held = engine->issm_fd >= 0;
+	pthread_mutex_unlock(&engine->lock);
+	return held;
+}
+
+/* An SMInfo Get that ibsim hands the issm holder (an SM polling the port
+ * whose IsSM the engine's issm set), answered as a port with no SM behind
+ * it: SMState NOTACTIVE, priority 0, so that an SM starting under the
+ * simulator does not wait for this port in its DISCOVERING state.  Under
+ * the simulator only; true when frame was such a Get (and is answered).
+ * Receiver thread. */
+bool agent_table_sim_answer(struct mad_engine *engine, uint8_t *frame)
+{
+	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
+	umad_port_t port;
+	uint64_t guid = 0;
+	int agent;
+
+	if (!mad_class_is_smi(mad[1]) || mad[3] != IB_MAD_METHOD_GET ||
+	    mad_get_field(mad, 0, IB_MAD_ATTRID_F) != IB_ATTR_SMINFO ||
+	    !engine_holds_issm(engine))
+		return false;
+	if (ibumad_get_port(engine->ca, engine->portnum, &port) == 0) {
+		guid = be64toh(port.port_guid);
+		ibumad_release_port(&port);
+	}
+	mad_set_field(mad, 0, IB_MAD_METHOD_F, IB_MAD_METHOD_GET_RESPONSE & 0x7f);
+	mad_set_field(mad, 0, IB_MAD_RESPONSE_F, 1);
+	if (mad[1] == IB_SMI_DIRECT_CLASS)
+		mad_set_field(mad, 0, IB_DRSMP_DIRECTION_F, 1);
+	memset(mad + IB_SMP_DATA_OFFS, 0, IB_SMP_DATA_SIZE);
+	mad_set_field64(mad + IB_SMP_DATA_OFFS, 0, IB_SMINFO_GUID_F, guid);
+	hdr->status = 0;
+	hdr->timeout_ms = 0;
+	hdr->retries = 0;
+	pthread_mutex_lock(&engine->lock);
+	agent = send_agent(engine, mad[1], mad[2], 0);
+	pthread_mutex_unlock(&engine->lock);
+	if (agent >= 0)
+		ibumad_send(engine->fd, agent, frame, MAD_SIZE, 0, 0);
+	return true;
 }

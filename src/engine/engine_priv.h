@@ -116,7 +116,16 @@ struct mad_sink *agent_table_sink(struct mad_engine *engine, const uint8_t *mad)
 int pending_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
 		 size_t mad_len, int timeout_ms, int retries, bool probe);
 bool pending_answer(struct mad_engine *engine, uint8_t *frame, size_t mad_len);
+/* Answers an SMInfo Get the simulator hands the engine's issm (true), as
+ * a port with no SM behind it (agent_table.c).  Receiver thread. */
+bool agent_table_sim_answer(struct mad_engine *engine, uint8_t *frame);
 unsigned pending_expire(struct mad_engine *engine, bool all);
+/* Ends (as timed out) every pending request of the sinks of ops: at the
+ * receiver's end, for engine_request()'s callers, who wait for nothing
+ * else.  Receiver thread. */
+void pending_end_requests(struct mad_engine *engine, const struct mad_sink_ops *ops);
+/* engine_request()'s sinks' ops (query.c). */
+extern const struct mad_sink_ops request_sink_ops;
 
 /* delivery.c, dispatch_lock held (delivery_release_held takes it). */
 void delivery_add(struct mad_engine *engine, struct mad_sink *sink, const void *frame,

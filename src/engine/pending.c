@@ -237,10 +237,12 @@ bool pending_answer(struct mad_engine *engine, uint8_t *frame, size_t mad_len)
 }
 
 /* Ends the next request from slot *next on that is past its deadline and
- * grace (all: any request), making its timeout item in frame; returns its
+ * grace (all: any request; only: of a sink with these ops), making its
+ * timeout item in frame; returns its
  * sink, NULL when none is left. */
 static struct mad_sink *expire_next(struct mad_engine *engine, bool all, int64_t now,
-				    uint32_t *next, uint8_t *frame)
+				    uint32_t *next, uint8_t *frame,
+				    const struct mad_sink_ops *only)
 {
 	struct mad_sink *sink = NULL;
 
@@ -248,7 +250,8 @@ static struct mad_sink *expire_next(struct mad_engine *engine, bool all, int64_t
 	for (; *next < PENDING_MAX && !sink; (*next)++) {
 		struct pending *e = &engine->pending[*next];
 
-		if (!e->sink || (!all && now <= e->deadline_ms + e->grace_ms))
+		if (!e->sink || (!all && now <= e->deadline_ms + e->grace_ms) ||
+		    (only && e->sink->ops != only))
 			continue;
 		memcpy(frame, e->head, sizeof(e->head));
 		((struct ib_user_mad *)frame)->status = ETIMEDOUT;
@@ -264,7 +267,8 @@ static struct mad_sink *expire_next(struct mad_engine *engine, bool all, int64_t
  * request's headers with status ETIMEDOUT, as the kernel's.  all: every
  * pending request, now (the transport went down).  Returns how many
  * requests other than the probe it ended.  Receiver thread. */
-unsigned pending_expire(struct mad_engine *engine, bool all)
+static unsigned expire(struct mad_engine *engine, bool all,
+		       const struct mad_sink_ops *only)
 {
 	uint8_t frame[UMAD_FRAME_HDR_SIZE + MAD_HDR_SIZE];
 	int64_t now = now_ms();
@@ -273,11 +277,21 @@ unsigned pending_expire(struct mad_engine *engine, bool all)
 	uint32_t next = 0;
 
 	pthread_mutex_lock(&engine->dispatch_lock);
-	while ((sink = expire_next(engine, all, now, &next, frame))) {
+	while ((sink = expire_next(engine, all, now, &next, frame, only))) {
 		ended += sink != &engine->probe_sink;
 		delivery_add(engine, sink, frame, MAD_HDR_SIZE);
 	}
 	delivery_flush(engine);
 	pthread_mutex_unlock(&engine->dispatch_lock);
 	return ended;
+}
+
+unsigned pending_expire(struct mad_engine *engine, bool all)
+{
+	return expire(engine, all, NULL);
+}
+
+void pending_end_requests(struct mad_engine *engine, const struct mad_sink_ops *ops)
+{
+	expire(engine, true, ops);
 }

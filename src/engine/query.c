@@ -2,6 +2,7 @@
  * request, and the daemon's own SMP and PMA Gets of its local port. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -164,4 +165,224 @@ int query_pma_get(struct mad_engine *engine, unsigned lid, unsigned attr_id,
 		return -ENETDOWN; /* no LID yet: the port is not configured */
 	getframe_pma(frame, lid, attr_id, data);
 	return local_get(engine, frame, &pma_get, data);
+}
+
+/* A one-shot sink for engine_request(): freed with its answer. */
+struct request_sink {
+	struct mad_sink sink;
+	engine_answer_fn fn;
+	void *ctx;
+};
+
+static void request_deliver(struct mad_sink *s, const void *frame, size_t mad_len)
+{
+	struct request_sink *rs = (struct request_sink *)s;
+
+	rs->fn(rs->ctx, frame, mad_len);
+	free(rs);
+}
+
+const struct mad_sink_ops request_sink_ops = { .deliver = request_deliver };
+
+int engine_request(struct mad_engine *engine, void *frame, size_t mad_len,
+		   int timeout_ms, int retries, engine_answer_fn fn, void *ctx)
+{
+	struct request_sink *rs = malloc(sizeof(*rs));
+	int r;
+
+	if (!rs)
+		return -ENOMEM;
+	if (engine->stopping) { /* its receiver would not end it */
+		free(rs);
+		return -ENODEV;
+	}
+	rs->sink.ops = &request_sink_ops;
+	rs->fn = fn;
+	rs->ctx = ctx;
+	r = engine_send(engine, &rs->sink, frame, mad_len, timeout_ms, retries);
+	if (r < 0)
+		free(rs);
+	return r;
+}
+
+/* -- the daemon's own Sets: chains of engine_request()s ------------------ */
+
+enum chain_step { STEP_PI_GET, STEP_PI_SET, STEP_CPI_GET, STEP_PC_SET, STEP_PCX_SET };
+
+static const char *const step_names[] = {
+	[STEP_PI_GET] = "PortInfo Get", [STEP_PI_SET] = "PortInfo Set",
+	[STEP_CPI_GET] = "PerfMgt ClassPortInfo Get",
+	[STEP_PC_SET] = "PortCounters Set", [STEP_PCX_SET] = "PortCountersExtended Set",
+};
+
+struct chain {
+	struct mad_engine *engine;
+	query_done_fn done;
+	void *ctx;
+	enum chain_step step;
+	unsigned port, phys_state, lid, capmask;
+	unsigned hops;
+	uint8_t path[64];
+};
+
+static void chain_answer(void *ctx, const uint8_t *frame, size_t mad_len);
+
+static int chain_send(struct chain *c, uint8_t *frame)
+{
+	return engine_request(c->engine, frame, MAD_SIZE, QUERY_TIMEOUT_MS,
+			      QUERY_RETRIES, chain_answer, c);
+}
+
+static void chain_end(struct chain *c, int err, const char *fmt, unsigned v)
+{
+	char why[160];
+
+	snprintf(why, sizeof(why), fmt, step_names[c->step], v);
+	c->done(c->ctx, err, err ? why : "");
+	free(c);
+}
+
+/* The errno a MAD status stands for (IBA 13.4.7). */
+static int status_errno(unsigned status)
+{
+	switch (status & 0x1c) {
+	case 0x08: /* method unsupported */
+	case 0x0c: /* method/attribute unsupported */
+		return -EOPNOTSUPP;
+	case 0x1c: /* an attribute or modifier value is invalid */
+		return -EINVAL;
+	default:
+		return -EIO;
+	}
+}
+
+#define PM_PORT_COUNTERS_EXT 0x0600 /* ExtendedWidth supported, or NOIETF */
+
+/* The next request of c after the answer in frame; 1 when c is done. */
+static int chain_next(struct chain *c, uint8_t *frame)
+{
+	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+	uint8_t data[IB_PC_DATA_SZ];
+
+	switch (c->step) {
+	case STEP_PI_GET: /* the Set carries the Get's PortInfo back */
+		c->step = STEP_PI_SET;
+		memcpy(data, mad + IB_SMP_DATA_OFFS, IB_SMP_DATA_SIZE);
+		getframe_smp_route(frame, IB_ATTR_PORT_INFO, c->port, c->hops, c->path);
+		getframe_to_set(frame);
+		getframe_portinfo_phys(data, c->phys_state);
+		memcpy(mad + IB_SMP_DATA_OFFS, data, IB_SMP_DATA_SIZE);
+		return chain_send(c, frame);
+	case STEP_CPI_GET:
+		c->capmask = mad_get_field(mad + IB_PC_DATA_OFFS, 0, IB_CPI_CAPMASK_F);
+		c->step = STEP_PC_SET;
+		getframe_counters_reset(data, IB_GSI_PORT_COUNTERS, c->port, c->capmask);
+		break;
+	case STEP_PC_SET: /* PortCountersExtended too: asked even where
+			   * CapabilityMask lacks its bits, as many PMAs have it */
+		c->step = STEP_PCX_SET;
+		getframe_counters_reset(data, IB_GSI_PORT_COUNTERS_EXT, c->port, c->capmask);
+		break;
+	default:
+		return 1;
+	}
+	getframe_pma(frame, c->lid, c->step == STEP_PC_SET ? IB_GSI_PORT_COUNTERS :
+		     IB_GSI_PORT_COUNTERS_EXT, data);
+	getframe_to_set(frame);
+	return chain_send(c, frame);
+}
+
+static void chain_answer(void *ctx, const uint8_t *frame, size_t mad_len)
+{
+	struct chain *c = ctx;
+	const struct ib_user_mad *hdr = (const struct ib_user_mad *)frame;
+	uint8_t next[UMAD_FRAME_MAX];
+	bool smp = c->step == STEP_PI_GET || c->step == STEP_PI_SET;
+	unsigned status;
+	int r;
+
+	if (hdr->status) {
+		chain_end(c, hdr->status == ENODEV ? -ENODEV : -ETIMEDOUT,
+			  hdr->status == ENODEV ? "%s: the port's engine stopped (%u)" :
+			  "%s: no answer (%u tries)", QUERY_RETRIES + 1u);
+		return;
+	}
+	if (mad_len < MAD_SIZE) {
+		chain_end(c, -EIO, "%s: a short answer (%u bytes)", (unsigned)mad_len);
+		return;
+	}
+	memcpy(next, frame, UMAD_FRAME_HDR_SIZE + MAD_SIZE);
+	status = mad_get_field(next + UMAD_FRAME_HDR_SIZE, 0,
+			       smp ? IB_DRSMP_STATUS_F : IB_MAD_STATUS_F);
+	if (status && c->step == STEP_PCX_SET && !(c->capmask & PM_PORT_COUNTERS_EXT)) {
+		chain_end(c, 0, "%s", 0); /* not claimed, not there: done */
+		return;
+	}
+	if (status) {
+		chain_end(c, status_errno(status), "%s: MAD status 0x%04x", status);
+		return;
+	}
+	r = chain_next(c, next);
+	if (r == 1)
+		chain_end(c, 0, "%s", 0);
+	else if (r < 0)
+		chain_end(c, r, "%s: could not be sent (error %u)", (unsigned)-r);
+}
+
+static struct chain *chain_new(struct mad_engine *engine, query_done_fn done,
+			       void *ctx, enum chain_step step)
+{
+	struct chain *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->engine = engine;
+	c->done = done;
+	c->ctx = ctx;
+	c->step = step;
+	return c;
+}
+
+static int chain_start(struct chain *c, uint8_t *frame)
+{
+	int r = chain_send(c, frame);
+
+	if (r < 0)
+		free(c);
+	return r;
+}
+
+int query_port_phys_set(struct mad_engine *engine, unsigned hops,
+			const uint8_t *path, unsigned port, unsigned phys_state,
+			query_done_fn done, void *ctx)
+{
+	struct chain *c = chain_new(engine, done, ctx, STEP_PI_GET);
+	uint8_t frame[UMAD_FRAME_MAX];
+
+	if (!c)
+		return -ENOMEM;
+	c->port = port;
+	c->phys_state = phys_state;
+	c->hops = hops;
+	memcpy(c->path, path, sizeof(c->path));
+	getframe_smp_route(frame, IB_ATTR_PORT_INFO, port, hops, path);
+	return chain_start(c, frame);
+}
+
+int query_counters_reset(struct mad_engine *engine, unsigned lid, unsigned port,
+			 query_done_fn done, void *ctx)
+{
+	struct chain *c = chain_new(engine, done, ctx, STEP_CPI_GET);
+	uint8_t frame[UMAD_FRAME_MAX], data[IB_PC_DATA_SZ] = { 0 };
+
+	if (!c)
+		return -ENOMEM;
+	if (!lid) {
+		free(c);
+		return -ENETDOWN;
+	}
+	c->port = port;
+	c->lid = lid;
+	getframe_pma(frame, lid, CLASS_PORT_INFO, data);
+	return chain_start(c, frame);
 }

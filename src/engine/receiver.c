@@ -57,7 +57,8 @@ static void dispatch(struct mad_engine *engine, uint8_t *frame, size_t mad_len)
 	if (hdr->status || mad_is_response(mad))
 		taken = pending_answer(engine, frame, mad_len);
 	else
-		taken = dispatch_unsolicited(engine, frame, mad_len);
+		taken = dispatch_unsolicited(engine, frame, mad_len) ||
+			agent_table_sim_answer(engine, frame);
 	if (!taken)
 		log_dbg("%s/%u: unmatched MAD: status %u method 0x%02x tid 0x%016llx",
 			engine->ca, engine->portnum, hdr->status, mad[3],
@@ -172,6 +173,7 @@ void *receiver_main(void *arg)
 		if (n && n < DRAIN_MAX)
 			yield_if_awaited(engine);
 	}
+	pending_end_requests(engine, &request_sink_ops);
 	free(b.frame);
 	return NULL;
 }

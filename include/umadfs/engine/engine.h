@@ -77,6 +77,18 @@ void engine_cancel_sink(struct mad_engine *engine, struct mad_sink *sink);
 int engine_query(struct mad_engine *engine, void *frame, size_t cap, size_t *mad_len,
 	       int timeout_ms, int retries);
 
+/* Called once with a request's end: its answer (a frame as deliver
+ * gets it), or the request given back with a non-zero umad status
+ * (ETIMEDOUT, or ENODEV when the engine stopped first).  Receiver thread
+ * (or the stopping one), no lock held; it may send. */
+typedef void (*engine_answer_fn)(void *ctx, const uint8_t *frame, size_t mad_len);
+
+/* Sends a request whose answer goes to fn(ctx, ...) exactly once, for
+ * requests whose wait is parked (the action files): 0, or -errno as
+ * engine_send() (then fn is not called). */
+int engine_request(struct mad_engine *engine, void *frame, size_t mad_len,
+		   int timeout_ms, int retries, engine_answer_fn fn, void *ctx);
+
 /* Registers an agent whose unsolicited MADs go to sink.  Returns its
  * agent id, or -EINVAL (a method already held on the port, a vendor class
  * without OUI, RMPP on a class without it: the kernel's errors) or
@@ -88,6 +100,11 @@ void engine_unregister_sink(struct mad_engine *engine, struct mad_sink *sink);
 /* Copies up to max of sink's registrations and agent ids; returns how many. */
 int engine_list_registrations(struct mad_engine *engine, struct mad_sink *sink,
 			    struct engine_registration *out, int *ids, int max);
+
+/* Whether the engine holds the port's issm device (under the simulator,
+ * while an agent is registered: agent_table.c): the port's IsSM is then
+ * its own, with no SM behind it to answer SMInfo. */
+bool engine_holds_issm(struct mad_engine *engine);
 
 /* EIO while the engine holds the transport for dead, else 0; why gets the
  * reason (or what last made it probe, "" if nothing). */

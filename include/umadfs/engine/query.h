@@ -27,3 +27,24 @@ int query_pma_get(struct mad_engine *engine, unsigned lid, unsigned attr_id,
 		  uint8_t data[IB_PC_DATA_SZ]);
 
 #endif
+
+/* The daemon's own Sets, each a short chain of requests whose end is
+ * handed to done(ctx, err, why) once, on the engine's receiver thread (or
+ * at once, by the caller's, when the first send fails: then the call
+ * returns that -errno and done is not called).  err is 0, -ETIMEDOUT,
+ * -ENODEV (the engine stopped), -EOPNOTSUPP or -EINVAL (the MAD status
+ * said so) or -EIO (another status); why says which request and status. */
+typedef void (*query_done_fn)(void *ctx, int err, const char *why);
+
+/* ibportstate's enable, disable and reset: PortInfo Get of port at the
+ * end of the directed route path[1..hops], then its Set with the
+ * physical state phys_state (getframe_portinfo_phys()). */
+int query_port_phys_set(struct mad_engine *engine, unsigned hops,
+			const uint8_t *path, unsigned port, unsigned phys_state,
+			query_done_fn done, void *ctx);
+
+/* perfquery -R and -x -R: ClassPortInfo Get of the PMA at lid, a
+ * PortCounters Set clearing port's counters, then a PortCountersExtended
+ * Set (whose refusal counts only when ClassPortInfo claims them). */
+int query_counters_reset(struct mad_engine *engine, unsigned lid, unsigned port,
+			 query_done_fn done, void *ctx);

@@ -40,6 +40,12 @@ void textfile_open_text(fuse_req_t req, struct fuse_file_info *fi,
 void textfile_open_settable(fuse_req_t req, struct node *n,
 			    struct fuse_file_info *fi, textfile_show_fn show,
 			    textfile_judge_fn judge);
+/* A file written to act (a reset): its ops are .show =
+ * textfile_show_nothing, .open = textfile_open_action and its write; a
+ * read gives nothing (node_exporter reads every file of a counters/ and
+ * skips the names it does not know). */
+int textfile_show_nothing(struct node *n, char *buf, size_t cap);
+void textfile_open_action(fuse_req_t req, struct node *n, struct fuse_file_info *fi);
 /* For a write handler: what judge said of the opener (false without one). */
 bool textfile_opener_privileged(const struct fuse_file_info *fi);
 /* EBADF on a file opened for writing only. */
