@@ -14,6 +14,7 @@
 #include <fuse_lowlevel.h>
 
 #include "umadfs/base/log.h"
+#include "umadfs/ca/counters.h"
 #include "umadfs/cas.h"
 #include "umadfs/channel/access.h"
 #include "umadfs/channel/channel.h"
@@ -147,6 +148,7 @@ int main(int argc, char *argv[])
 	struct fuse_session *se;
 	struct options o;
 	bool detached;
+	gid_t admin;
 	int ret, r;
 
 	block_signals();
@@ -161,6 +163,7 @@ int main(int argc, char *argv[])
 
 	if (tree_init() < 0)
 		goto out_options;
+	counters_configure(fabric_admin_group(&admin) ? &admin : NULL, fabric_note);
 	r = cas_build_all(tree_root(), o.source);
 	if (r < 0) {
 		log_err("scanning the CAs failed: %s", strerror(-r));

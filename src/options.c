@@ -98,6 +98,12 @@ static void usage(const char *prog)
 	       "    -o fabric_expected=PATH\n"
 	       "                           the expected topology (fabric/expected):\n"
 	       "                           loaded at mount, each write saved there\n"
+	       "    -o fabric_traps=off    no subscription to the SM's traps (64,\n"
+	       "                           65, 128, 144) and no refreshes from them\n"
+	       "    -o fabric_admin_group=GROUP\n"
+	       "                           the group may write fabric/'s admin and\n"
+	       "                           counters/reset files and the CAs'\n"
+	       "                           counters/reset (root only otherwise)\n"
 	       "    -o fabric=off          no fabric/ directory, no sweeps\n\n"
 	       "General options:\n"
 	       "    -h   --help            print help\n"
@@ -126,6 +132,13 @@ static int parse_attr_source(const char *s, enum attr_source *out)
 static int check_mad_group(const struct raw_options *raw)
 {
 	char why[128];
+	gid_t admin;
+
+	if (fabric_admin_group(&admin) && !raw->allow_other) {
+		fprintf(stderr, "umadfs: fabric_admin_group= needs allow_other: "
+			"without it no other user reaches the mount\n");
+		return -EINVAL;
+	}
 
 	if (raw->mad_group_smi && !raw->mad_group) {
 		fprintf(stderr, "umadfs: mad_group_smi needs mad_group=GROUP\n");

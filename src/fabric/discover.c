@@ -44,8 +44,6 @@
 #define STATIC_MAX_MS 300000
 /* PortInfo CapabilityMask bits (IBA 14.2.5.6). */
 #define CAP_IS_SM       (1u << 1)
-#define CAP_EXT_SPEEDS  (1u << 14)
-#define EXT_SPEED_NONE  30  /* LinkSpeedExtEnabled: extended speeds off */
 /* PMA ClassPortInfo CapabilityMask bits (IBA 16.1.3.1, as perfquery). */
 #define PM_ALL_PORT_SELECT     0x0100
 #define PM_EXT_WIDTH_SUPPORTED 0x0200
@@ -222,45 +220,18 @@ static void req_free(struct discover *d, uint32_t i)
 static void smp_frame(const struct req *r, uint8_t *frame, unsigned attr,
 		      unsigned mod)
 {
-	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
-
-	getframe_smp(frame, attr, mod);
-	mad_set_field(mad, 0, IB_DRSMP_HOPCNT_F, r->hops);
-	memcpy(mad + 128, r->path, FAB_PATH_MAX); /* Initial Path (IBA 14.2.1.2) */
+	getframe_smp_route(frame, attr, mod, r->hops, r->path);
 }
 
-/* SMInfo, LID-routed to the SM as sminfo asks it: the SM answers it, not
- * the port's SMA. */
 /* SMInfo: by the directed route to the port where discovery found the
- * SM (an SMP reaches it through ports not yet Active), else by LID. */
+ * SM (an SMP reaches it through ports not yet Active), else by LID, as
+ * sminfo asks it: the SM answers it, not the port's SMA. */
 static void sm_frame(const struct req *r, uint8_t *frame)
 {
-	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
-	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
-
-	if (r->node != NO_NODE) {
+	if (r->node != NO_NODE)
 		smp_frame(r, frame, IB_ATTR_SMINFO, 0);
-		return;
-	}
-	getframe_smp(frame, IB_ATTR_SMINFO, 0);
-	hdr->addr.lid = htons(r->lid);
-	mad_set_field(mad, 0, IB_MAD_MGMTCLASS_F, IB_SMI_CLASS);
-	mad_set_field(mad, 0, IB_DRSMP_DRSLID_F, 0);
-	mad_set_field(mad, 0, IB_DRSMP_DRDLID_F, 0);
-}
-
-/* The LID node n's PMA answers on for port p (a switch's port 0's; a CA
- * port's own, or another port's when it has none), or 0 when none. */
-static unsigned pma_lid(const struct fab_node *n, unsigned p)
-{
-	if (n->type == FAB_SWITCH)
-		return n->ports[0].lid;
-	if (p && p <= n->nports && n->ports[p].lid)
-		return n->ports[p].lid;
-	for (unsigned i = 1; i <= n->nports; i++)
-		if (n->ports[i].lid)
-			return n->ports[i].lid;
-	return 0;
+	else
+		getframe_smp_lid(frame, IB_ATTR_SMINFO, 0, r->lid);
 }
 
 static void pma_frame(const struct discover *d, const struct req *r, uint8_t *frame)
@@ -275,7 +246,7 @@ static void pma_frame(const struct discover *d, const struct req *r, uint8_t *fr
 
 	if (r->kind != REQ_PMA_CPI)
 		getframe_counters_select(data, attr[r->kind], r->port);
-	getframe_pma(frame, pma_lid(n, r->port), attr[r->kind], data);
+	getframe_pma(frame, fabsnap_pma_lid(n, r->port), attr[r->kind], data);
 }
 
 /* Builds request i's frame. */
@@ -505,7 +476,7 @@ static int node_counters(struct discover *d, uint32_t ni)
 	if (n->type == FAB_SWITCH)
 		return switch_counters(d, ni);
 	for (unsigned p = 1; !err && p <= n->nports; p++)
-		if (n->ports[p].has_info && !n->ports[p].pma_asked && pma_lid(n, p))
+		if (n->ports[p].has_info && !n->ports[p].pma_asked && fabsnap_pma_lid(n, p))
 			err = port_counters(d, ni, p, true);
 	return err;
 }
@@ -794,36 +765,6 @@ static int node_info(struct discover *d, const struct req *r, uint8_t *data)
 	return err;
 }
 
-static void clear_ext_speeds(struct fab_port *p)
-{
-	p->ext_speed = p->ext_speed_enabled = p->ext_speed_supported = 0;
-}
-
-/* PortInfo's fields into p. */
-static void read_port_info(struct fab_port *p, uint8_t *data)
-{
-	p->has_info = true;
-	p->state = (uint8_t)mad_get_field(data, 0, IB_PORT_STATE_F);
-	p->phys_state = (uint8_t)mad_get_field(data, 0, IB_PORT_PHYS_STATE_F);
-	p->lid = (uint16_t)mad_get_field(data, 0, IB_PORT_LID_F);
-	p->lmc = (uint8_t)mad_get_field(data, 0, IB_PORT_LMC_F);
-	p->sm_lid = (uint16_t)mad_get_field(data, 0, IB_PORT_SMLID_F);
-	p->cap_mask = mad_get_field(data, 0, IB_PORT_CAPMASK_F);
-	p->width = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
-	p->width_enabled = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_ENABLED_F);
-	p->width_supported = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_SUPPORTED_F);
-	p->speed = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_ACTIVE_F);
-	p->speed_enabled = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_ENABLED_F);
-	p->speed_supported = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_SUPPORTED_F);
-	p->ext_speed = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
-	p->ext_speed_enabled = (uint8_t)mad_get_field(data, 0,
-						      IB_PORT_LINK_SPEED_EXT_ENABLED_F);
-	p->ext_speed_supported = (uint8_t)mad_get_field(data, 0,
-							IB_PORT_LINK_SPEED_EXT_SUPPORTED_F);
-	if (p->ext_speed_enabled == EXT_SPEED_NONE)
-		p->ext_speed_enabled = 0;
-}
-
 /* PortInfo of a port: kept; the local port names the master SM, a port
  * with IsSM is asked for its SMInfo; a switch's (or the local CA's) port
  * that is not Down is then followed to the node at its other end. */
@@ -834,17 +775,19 @@ static int port_info(struct discover *d, const struct req *r, uint8_t *data)
 	uint8_t path[FAB_PATH_MAX];
 	int err = 0;
 
-	read_port_info(p, data);
+	fabsnap_read_port_info(p, data);
 	if (n->type == FAB_SWITCH && r->port) {
 		p->lid = n->ports[0].lid; /* a switch's ports share port 0's */
 		p->lmc = n->ports[0].lmc; /* (set again once all are in) */
-	} else if (n->type != FAB_SWITCH && !(p->cap_mask & CAP_EXT_SPEEDS)) {
-		clear_ext_speeds(p); /* a switch's: by port 0's, once all are in */
+	} else if (n->type != FAB_SWITCH && !fabsnap_has_ext_speeds(p)) {
+		fabsnap_clear_ext_speeds(p); /* a switch's: by port 0's, once all are in */
 	}
 	if (r->node == d->local_node && r->port == d->local_port)
 		d->snap->sm_lid = p->sm_lid; /* asked by LID at the end if not found */
-	/* (IsSM is port 0's on a switch.) */
-	if ((p->cap_mask & CAP_IS_SM) && (n->type != FAB_SWITCH || !r->port))
+	/* (IsSM is port 0's on a switch; the local port's may be the
+	 * simulator's issm the engine holds for an agent.) */
+	if ((p->cap_mask & CAP_IS_SM) && (n->type != FAB_SWITCH || !r->port) &&
+	    !(r->node == d->local_node && !r->hops && engine_holds_issm(d->engine)))
 		err = ask_sminfo(d, p->lid, r->node, r->port, r->hops, r->path);
 	if (err || !r->port || p->state <= PORT_STATE_DOWN || p->peer_guid ||
 	    r->port == n->entry_port || n->hops >= MAX_HOPS ||
@@ -860,19 +803,9 @@ static int port_info(struct discover *d, const struct req *r, uint8_t *data)
 static int switch_ready(struct discover *d, uint32_t ni)
 {
 	struct fab_node *n = &d->snap->nodes[ni];
-	const struct fab_port *p0 = &n->ports[0];
 
-	for (unsigned p = 0; p <= n->nports; p++) {
-		struct fab_port *fp = &n->ports[p];
-
-		if (!fp->has_info)
-			continue;
-		fp->lid = p0->lid;
-		fp->lmc = p0->lmc;
-		if (!(p0->cap_mask & CAP_EXT_SPEEDS))
-			clear_ext_speeds(fp);
-	}
-	return p0->has_info && p0->lid ? pma_start(d, ni, 0) : 0;
+	fabsnap_switch_ports(n);
+	return n->ports[0].has_info && n->ports[0].lid ? pma_start(d, ni, 0) : 0;
 }
 
 /* A PortInfo Get ended, answered or not. */
@@ -882,7 +815,7 @@ static int port_info_ended(struct discover *d, const struct req *r)
 
 	if (n->type == FAB_SWITCH)
 		return --d->ns[r->node].pi_pending ? 0 : switch_ready(d, r->node);
-	if (!n->ports[r->port].has_info || !pma_lid(n, r->port))
+	if (!n->ports[r->port].has_info || !fabsnap_pma_lid(n, r->port))
 		return 0;
 	return pma_start(d, r->node, r->port);
 }

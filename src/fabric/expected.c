@@ -15,7 +15,7 @@
 
 #include "umadfs/base/log.h"
 #include "umadfs/fabric/expected.h"
-#include "umadfs/fabric/fabfiles.h"
+#include "umadfs/fabric/lasterror.h"
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/fabtext.h"
 #include "umadfs/fabric/sweeper.h"
@@ -315,7 +315,7 @@ static int take_text(const char *text, size_t len)
 	unsigned links;
 
 	if (err) {
-		fabfiles_set_error("expected: %s", why);
+		lasterror_set("expected: %s", why);
 		return err;
 	}
 	nodes = s->nnodes;
@@ -331,7 +331,7 @@ static int take_text(const char *text, size_t len)
 	pthread_mutex_unlock(&ex.apply_lock);
 	if (err) {
 		fabsnap_put(s);
-		fabfiles_set_error("expected: %s", why);
+		lasterror_set("expected: %s", why);
 		return err;
 	}
 	if (nodes)
@@ -409,7 +409,7 @@ static void exp_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	int err;
 
 	if (writer && (fi->flags & O_APPEND)) {
-		fabfiles_set_error("expected: appending is refused: write a whole "
+		lasterror_set("expected: appending is refused: write a whole "
 				   "topology (>, not >>)");
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -464,13 +464,13 @@ static int take_room(struct exp_open *o, size_t size, off_t off)
 	char *bigger;
 
 	if (off < 0 || (size_t)off != o->len) {
-		fabfiles_set_error("expected: a write at offset %lld: a text is "
+		lasterror_set("expected: a write at offset %lld: a text is "
 				   "written whole, in order (%zu bytes so far)",
 				   (long long)off, o->len);
 		return -EINVAL;
 	}
 	if (size > EXPECTED_TEXT_MAX - o->len) {
-		fabfiles_set_error("expected: a text longer than %u MiB",
+		lasterror_set("expected: a text longer than %u MiB",
 				   EXPECTED_TEXT_MAX >> 20);
 		return -EFBIG;
 	}
@@ -480,7 +480,7 @@ static int take_room(struct exp_open *o, size_t size, off_t off)
 		ex.pending += size;
 	pthread_mutex_unlock(&ex.lock);
 	if (!room) {
-		fabfiles_set_error("expected: %u MiB are being written through "
+		lasterror_set("expected: %u MiB are being written through "
 				   "other opens already", EXPECTED_PENDING_MAX >> 20);
 		return -ENOSPC;
 	}
@@ -492,7 +492,7 @@ static int take_room(struct exp_open *o, size_t size, off_t off)
 			pthread_mutex_lock(&ex.lock);
 			ex.pending -= size;
 			pthread_mutex_unlock(&ex.lock);
-			fabfiles_set_error("expected: out of memory");
+			lasterror_set("expected: out of memory");
 			return -ENOMEM;
 		}
 		o->buf = bigger;

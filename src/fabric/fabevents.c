@@ -297,21 +297,17 @@ void fabevents_close(void)
  * (the sweep thread's; set by fabevents_diff). */
 static const struct fab_snap *finder;
 
-/* Appends one line (the ring drops its oldest).  The sweep thread. */
-static void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void emit(const char *fmt, ...)
+/* Appends one line stamped at when (the ring drops its oldest).  Any
+ * thread: ev.q.lock orders the lines. */
+static void append(const struct timespec *when, const char *fmt, va_list ap)
 {
-	char line[1024], when[32];
-	va_list ap;
+	char line[1024], stamp[32];
 	char *copy;
 	int n;
 
-	fabtext_iso_time(when, sizeof(when), &finder->time);
-	n = snprintf(line, sizeof(line), "time=%s ", when);
-	va_start(ap, fmt);
+	fabtext_iso_time(stamp, sizeof(stamp), when);
+	n = snprintf(line, sizeof(line), "time=%s ", stamp);
 	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
 	strcat(line, "\n");
 	copy = strdup(line);
 	if (!copy)
@@ -321,9 +317,35 @@ static void emit(const char *fmt, ...)
 	ev.lines[ev.head % FABEVENTS_MAX] = copy;
 	ev.start[ev.head % FABEVENTS_MAX] = ev.bytes;
 	ev.bytes += strlen(copy);
-	ev.mtime = finder->time.tv_sec;
+	ev.mtime = when->tv_sec;
 	ev.head++;
 	pthread_mutex_unlock(&ev.q.lock);
+}
+
+/* One line of the comparison, at its sweep's time.  The sweep thread. */
+static void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void emit(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	append(&finder->time, fmt, ap);
+	va_end(ap);
+}
+
+void fabevents_note(const char *fmt, ...)
+{
+	struct timespec now;
+	va_list ap;
+
+	if (!ev.ready)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	va_start(ap, fmt);
+	append(&now, fmt, ap);
+	va_end(ap);
+	readq_wake(&ev.q);
 }
 
 /* "guid=0x... port=N node_desc=\"...\"" of a node's port into buf. */

@@ -12,11 +12,14 @@
 
 #include "umadfs/base/number.h"
 #include "umadfs/device/sysfmt.h"
+#include "umadfs/fabric/actions.h"
 #include "umadfs/fabric/fabfiles.h"
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/fabtext.h"
+#include "umadfs/fabric/lasterror.h"
 #include "umadfs/fabric/routefiles.h"
 #include "umadfs/fabric/sweeper.h"
+#include "umadfs/fabric/traps.h"
 #include "umadfs/fuse/stream.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
@@ -172,9 +175,14 @@ static bool first_sweep(fuse_req_t req)
 	return true;
 }
 
+/* The snapshot's lines, then the traps' (traps.c). */
 static int sweep_show(struct node *n, char *buf, size_t cap)
 {
-	return snap_show(buf, cap, fabtext_sweep);
+	int len = snap_show(buf, cap, fabtext_sweep);
+
+	if (len > 0)
+		len += traps_text(buf + len, cap - (size_t)len);
+	return len < 0 || (size_t)len < cap ? len : -ENOSPC;
 }
 
 static void sweep_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
@@ -184,48 +192,9 @@ static void sweep_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi
 		textfile_open_settable(req, n, fi, sweep_show, NULL);
 }
 
-/* Why the last write under fabric/ was refused, "" if none. */
-static pthread_mutex_t error_lock = PTHREAD_MUTEX_INITIALIZER;
-static char last_error[256];
-
-static void set_error(const char *fmt, va_list ap)
-{
-	pthread_mutex_lock(&error_lock);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
-	pthread_mutex_unlock(&error_lock);
-}
-
-void fabfiles_set_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	set_error(fmt, ap);
-	va_end(ap);
-}
-
-/* Refuses a write with err, the reason in last_error. */
-static void refuse(fuse_req_t req, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void refuse(fuse_req_t req, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	set_error(fmt, ap);
-	va_end(ap);
-	fuse_reply_err(req, err);
-}
-
 static int last_error_show(struct node *n, char *buf, size_t cap)
 {
-	int len;
-
-	pthread_mutex_lock(&error_lock);
-	len = last_error[0] ? snprintf(buf, cap, "%s\n", last_error) : 0;
-	pthread_mutex_unlock(&error_lock);
-	return len;
+	return lasterror_show(buf, cap);
 }
 
 static const struct node_ops last_error_ops = { .show = last_error_show };
@@ -236,7 +205,7 @@ static void sweep_write(fuse_req_t req, struct node *n, const char *buf,
 	int r = sweeper_park_write(req, size);
 
 	if (r == -EAGAIN)
-		refuse(req, EAGAIN, "sweep: %u writes already wait for a sweep",
+		lasterror_refuse(req, EAGAIN, "sweep: %u writes already wait for a sweep",
 		       SWEEPER_WRITERS_MAX);
 	else if (r < 0)
 		fuse_reply_err(req, -r);
@@ -337,13 +306,13 @@ static void interval_write(fuse_req_t req, struct node *n, const char *buf,
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
 		len--;
 	if (!len || len >= 32 || memchr(buf, '\n', len))
-		refuse(req, EINVAL, "interval_ms: expected one number from 0 to %u",
+		lasterror_refuse(req, EINVAL, "interval_ms: expected one number from 0 to %u",
 		       SWEEPER_INTERVAL_MAX_MS);
 	else if (number_parse_value(buf, size, 0, SWEEPER_INTERVAL_MAX_MS, &v) < 0)
-		refuse(req, EINVAL, "interval_ms: '%.*s' is not a number from 0 to %u",
+		lasterror_refuse(req, EINVAL, "interval_ms: '%.*s' is not a number from 0 to %u",
 		       (int)len, buf, SWEEPER_INTERVAL_MAX_MS);
 	else if (sweeper_set_interval_ms((unsigned)v, why, sizeof(why)) < 0)
-		refuse(req, EINVAL, "interval_ms: %s", why);
+		lasterror_refuse(req, EINVAL, "interval_ms: %s", why);
 	else
 		fuse_reply_write(req, size);
 }
@@ -483,6 +452,9 @@ static int port_populate(struct node *dir)
 	for (struct node *c = dir->children; c; c = c->next_sibling)
 		if (!S_ISLNK(c->mode))
 			tree_hold_owner(c, nodedir_get, nodedir_put);
+	/* Files with owners of their own. */
+	if (actions_port(dir, counters, nd->guid, p) < 0)
+		return -ENOMEM;
 	return routefiles_port(dir, nd->guid, p);
 }
 

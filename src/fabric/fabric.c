@@ -2,13 +2,16 @@
  * starting and stopping the files and the sweeps. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "umadfs/base/group.h"
 #include "umadfs/base/number.h"
+#include "umadfs/fabric/actions.h"
 #include "umadfs/fabric/discover.h"
 #include "umadfs/fabric/expected.h"
 #include "umadfs/fabric/fabevents.h"
@@ -17,6 +20,7 @@
 #include "umadfs/fabric/health.h"
 #include "umadfs/fabric/routefiles.h"
 #include "umadfs/fabric/sweeper.h"
+#include "umadfs/fabric/traps.h"
 
 #define INTERVAL_MAX_MS SWEEPER_INTERVAL_MAX_MS
 #define PORT_CA_MAX 64
@@ -26,7 +30,7 @@ static bool routes_off; /* fabric_routes=off: likewise */
 
 struct fabric_opts {
 	char *interval, *interval_min, *port, *off, *expected, *thresholds;
-	char *routes;
+	char *routes, *traps, *admin_group;
 };
 
 #define FABRIC_OPT(t, p) { t, offsetof(struct fabric_opts, p), 1 }
@@ -39,6 +43,8 @@ static const struct fuse_opt fabric_opts[] = {
 	FABRIC_OPT("fabric_expected=%s", expected),
 	FABRIC_OPT("fabric_thresholds=%s", thresholds),
 	FABRIC_OPT("fabric_routes=%s", routes),
+	FABRIC_OPT("fabric_traps=%s", traps),
+	FABRIC_OPT("fabric_admin_group=%s", admin_group),
 	FUSE_OPT_END
 };
 
@@ -86,6 +92,23 @@ static int check_options(const struct fabric_opts *o)
 		return -EINVAL;
 	}
 	routes_off = o->routes && !strcmp(o->routes, "off");
+	if (o->traps && strcmp(o->traps, "off") && strcmp(o->traps, "on")) {
+		fprintf(stderr, "umadfs: fabric_traps=%s: expected off or on\n",
+			o->traps);
+		return -EINVAL;
+	}
+	traps_configure(!o->traps || strcmp(o->traps, "off"));
+	if (o->admin_group) {
+		char why[128];
+		gid_t gid;
+
+		if (group_parse(o->admin_group, &gid, why, sizeof(why)) < 0) {
+			fprintf(stderr, "umadfs: fabric_admin_group=%s: %s\n",
+				o->admin_group, why);
+			return -EINVAL;
+		}
+		actions_configure(&gid);
+	}
 	discover_set_routes(!routes_off);
 	if (parse_ms("fabric_interval", o->interval, &v) < 0 ||
 	    parse_ms("fabric_interval_min", o->interval_min, &min) < 0)
@@ -121,6 +144,8 @@ int fabric_parse_options(struct fuse_args *args)
 	free(o.expected);
 	free(o.thresholds);
 	free(o.routes);
+	free(o.traps);
+	free(o.admin_group);
 	return r;
 }
 
@@ -166,16 +191,36 @@ int fabric_add_dir(struct node *root, const gid_t *group, sweeper_ports_fn ports
 		r = routefiles_add(dir, !routes_off);
 	if (r == 0)
 		r = sweeper_start(on_judge, on_swap, ports);
+	if (r == 0)
+		r = traps_start();
 	return r;
+}
+
+bool fabric_admin_group(gid_t *out)
+{
+	return actions_group(out);
+}
+
+void fabric_note(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fabevents_note("%s", line);
 }
 
 void fabric_shutdown(void)
 {
+	traps_shutdown();
 	sweeper_shutdown();
 }
 
 void fabric_stop(void)
 {
+	traps_stop();
 	sweeper_stop();
 	fabfiles_close();
 	fabevents_close();

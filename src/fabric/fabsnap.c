@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <infiniband/mad.h>
+
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/mad/madtext.h"
 
@@ -171,4 +173,126 @@ size_t fabsnap_quote(char *buf, size_t cap, const char *s)
 	end = madtext_quote(buf, (const uint8_t *)s, n);
 	*end = '\0';
 	return (size_t)(end - buf);
+}
+
+unsigned fabsnap_pma_lid(const struct fab_node *n, unsigned p)
+{
+	if (n->type == FAB_SWITCH)
+		return n->ports[0].lid;
+	if (p && p <= n->nports && n->ports[p].lid)
+		return n->ports[p].lid;
+	for (unsigned i = 1; i <= n->nports; i++)
+		if (n->ports[i].lid)
+			return n->ports[i].lid;
+	return 0;
+}
+
+/* Copies node n of another snapshot into s (ports and table its own). */
+static int copy_node(struct fab_snap *s, const struct fab_node *n)
+{
+	struct fab_node *c = fabsnap_add(s, n->guid, n->nports);
+	struct fab_port *ports;
+
+	if (!c)
+		return -1;
+	ports = c->ports;
+	*c = *n;
+	c->ports = ports;
+	c->dir = NULL;
+	memcpy(ports, n->ports, (n->nports + 1u) * sizeof(*ports));
+	if (n->lft) {
+		c->lft = malloc(n->lft_top + 1u);
+		if (!c->lft)
+			return -1;
+		memcpy(c->lft, n->lft, n->lft_top + 1u);
+	}
+	return 0;
+}
+
+struct fab_snap *fabsnap_copy(const struct fab_snap *from,
+			      bool (*keep)(const struct fab_node *n, void *ctx),
+			      void *ctx)
+{
+	struct fab_snap *s = fabsnap_new();
+
+	if (!s)
+		return NULL;
+	s->time = from->time;
+	s->mono_ms = from->mono_ms;
+	memcpy(s->via, from->via, sizeof(s->via));
+	s->ok = from->ok;
+	s->duration_ms = from->duration_ms;
+	s->stats = from->stats;
+	s->refreshes = from->refreshes;
+	s->local_guid = from->local_guid;
+	s->local_port_guid = from->local_port_guid;
+	s->sm_lid = from->sm_lid;
+	s->sm_act_since_ms = from->sm_act_since_ms;
+	if (from->nsms) {
+		s->sms = malloc(from->nsms * sizeof(*s->sms));
+		if (!s->sms)
+			goto err;
+		memcpy(s->sms, from->sms, from->nsms * sizeof(*s->sms));
+		s->nsms = from->nsms;
+	}
+	for (size_t i = 0; i < from->nnodes; i++)
+		if ((!keep || keep(&from->nodes[i], ctx)) && copy_node(s, &from->nodes[i]) < 0)
+			goto err;
+	return s;
+err:
+	fabsnap_put(s);
+	return NULL;
+}
+
+#define CAP_EXT_SPEEDS (1u << 14) /* PortInfo CapabilityMask */
+#define EXT_SPEED_NONE 30         /* LinkSpeedExtEnabled: extended speeds off */
+
+void fabsnap_clear_ext_speeds(struct fab_port *p)
+{
+	p->ext_speed = p->ext_speed_enabled = p->ext_speed_supported = 0;
+}
+
+void fabsnap_read_port_info(struct fab_port *p, uint8_t *data)
+{
+	p->has_info = true;
+	p->state = (uint8_t)mad_get_field(data, 0, IB_PORT_STATE_F);
+	p->phys_state = (uint8_t)mad_get_field(data, 0, IB_PORT_PHYS_STATE_F);
+	p->lid = (uint16_t)mad_get_field(data, 0, IB_PORT_LID_F);
+	p->lmc = (uint8_t)mad_get_field(data, 0, IB_PORT_LMC_F);
+	p->sm_lid = (uint16_t)mad_get_field(data, 0, IB_PORT_SMLID_F);
+	p->cap_mask = mad_get_field(data, 0, IB_PORT_CAPMASK_F);
+	p->width = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
+	p->width_enabled = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_ENABLED_F);
+	p->width_supported = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_SUPPORTED_F);
+	p->speed = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_ACTIVE_F);
+	p->speed_enabled = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_ENABLED_F);
+	p->speed_supported = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_SUPPORTED_F);
+	p->ext_speed = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
+	p->ext_speed_enabled = (uint8_t)mad_get_field(data, 0,
+						      IB_PORT_LINK_SPEED_EXT_ENABLED_F);
+	p->ext_speed_supported = (uint8_t)mad_get_field(data, 0,
+							IB_PORT_LINK_SPEED_EXT_SUPPORTED_F);
+	if (p->ext_speed_enabled == EXT_SPEED_NONE)
+		p->ext_speed_enabled = 0;
+}
+
+void fabsnap_switch_ports(struct fab_node *n)
+{
+	const struct fab_port *p0 = &n->ports[0];
+
+	for (unsigned p = 0; p <= n->nports; p++) {
+		struct fab_port *fp = &n->ports[p];
+
+		if (!fp->has_info)
+			continue;
+		fp->lid = p0->lid;
+		fp->lmc = p0->lmc;
+		if (!(p0->cap_mask & CAP_EXT_SPEEDS))
+			fabsnap_clear_ext_speeds(fp);
+	}
+}
+
+bool fabsnap_has_ext_speeds(const struct fab_port *p)
+{
+	return p->cap_mask & CAP_EXT_SPEEDS;
 }

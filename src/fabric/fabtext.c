@@ -270,11 +270,12 @@ int fabtext_sweep(const struct fab_snap *s, char *buf, size_t cap)
 		     "via %s\nnodes %u\nswitches %u\ncas %u\nrouters %u\nlinks %u\n"
 		     "ports %u\nmads %" PRIu64 "\ntimeouts %" PRIu64 "\n"
 		     "unreachable %" PRIu64 "\nproblems %zu\nproblems_us %u\n"
-		     "ok %d\nerror %s\n", when,
+		     "ok %d\nerror %s\nrefreshes %u\n", when,
 		     (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - s->mono_ms,
 		     s->duration_ms, s->via, st->nodes, st->switches, st->cas,
 		     st->routers, st->links, st->ports, st->mads, st->timeouts,
-		     st->unreachable, s->nproblems, s->problems_us, s->ok, s->error);
+		     st->unreachable, s->nproblems, s->problems_us, s->ok, s->error,
+		     s->refreshes);
 	return n < 0 || (size_t)n >= cap ? -ENOSPC : n;
 }
 

@@ -189,7 +189,8 @@ static void judge_counters(struct judge *j, const struct fab_node *n,
 			pr->value = v;
 		}
 		/* The error counters (not PortXmitWait, a congestion count). */
-		if (f != IB_PC_XMT_WAIT_F && op && counter_value(old, op, i, &was) &&
+		if (f != IB_PC_XMT_WAIT_F && op && !j->snap->refreshes &&
+		    counter_value(old, op, i, &was) &&
 		    v > was && (pr = judge_add(j, PROBLEM_COUNTER_RISING, n, (int)port))) {
 			pr->counter = (int8_t)i;
 			pr->value = v;
@@ -212,7 +213,8 @@ static void judge_port(struct judge *j, const struct fab_node *n, unsigned port,
 	const struct fab_port *p = &n->ports[port];
 	struct fab_problem *pr;
 
-	if (!sm_missing && port && not_active(p) && old && port <= old->nports &&
+	if (!sm_missing && !j->snap->refreshes && port && not_active(p) && old &&
+	    port <= old->nports &&
 	    not_active(&old->ports[port]) &&
 	    (pr = judge_add(j, PROBLEM_PORT_NOT_ACTIVE, n, (int)port)))
 		snprintf(pr->found, sizeof(pr->found), "%s",
@@ -442,6 +444,46 @@ static void judge_failed(struct judge *j, const struct fab_snap *prev)
 		j->snap->sm_act_since_ms = prev->sm_act_since_ms;
 }
 
+/* What a refresh does not judge itself, but carries from the snapshot
+ * before until the next sweep: the routes' problems (it reads no
+ * forwarding table; the SM reprograms them after the change, in its own
+ * time), counter_rising (it reads no counter) for a port still there, and
+ * port_not_active while the port still is (it refreshes a port the SM is
+ * bringing up again within a second: two refreshes are no two sweeps
+ * apart). */
+static bool carried(const struct judge *j, const struct fab_problem *was)
+{
+	const struct fab_node *n;
+
+	switch (was->kind) {
+	case PROBLEM_ROUTE_MISSING:
+	case PROBLEM_ROUTE_LOOP:
+	case PROBLEM_ROUTE_DEAD_END:
+		return true;
+	case PROBLEM_COUNTER_RISING:
+		n = fabsnap_find(j->snap, was->guid);
+		return n && was->port <= n->nports && n->ports[was->port].has_counters;
+	case PROBLEM_PORT_NOT_ACTIVE:
+		n = fabsnap_find(j->snap, was->guid);
+		return n && was->port <= n->nports && not_active(&n->ports[was->port]);
+	default:
+		return false;
+	}
+}
+
+static void carry_to_refresh(struct judge *j, const struct fab_snap *prev)
+{
+	struct fab_problem *pr;
+
+	for (size_t i = 0; prev && i < prev->nproblems; i++) {
+		if (!carried(j, &prev->problems[i]))
+			continue;
+		pr = judge_add(j, prev->problems[i].kind, NULL, -1);
+		if (pr)
+			*pr = prev->problems[i];
+	}
+}
+
 static void judge_nodes(struct judge *j, bool sm_missing)
 {
 	const struct fab_snap *s = j->snap;
@@ -486,7 +528,10 @@ void health_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		judge_descs(&j);
 		judge_guids(&j);
 		judge_speeds(&j);
-		judge_routes(&j, sm_missing);
+		if (snap->refreshes)
+			carry_to_refresh(&j, prev);
+		else
+			judge_routes(&j, sm_missing);
 		if (expected)
 			judge_expected(&j);
 	}

@@ -21,9 +21,12 @@
 #include "umadfs/fabric/discover.h"
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/fabtext.h"
+#include "umadfs/fabric/refresh.h"
 #include "umadfs/fabric/sweeper.h"
 
 #define FIRST_SWEEP_WAIT_S 60 /* a first reader waits at most this long */
+#define SETTLE_MS 500   /* a refresh of ports not yet Active, again after */
+#define SETTLE_TRIES 10 /* at most this many times */
 
 struct parked_write {
 	struct parked_write *next;
@@ -42,6 +45,13 @@ static struct {
 	uint64_t started, completed; /* sweeps, by number (lock) */
 	bool asked, running, stopping; /* (lock) */
 	struct parked_write *writers; /* (lock) */
+	/* Nodes to refresh (traps, actions); a full list asks a sweep. */
+	struct refresh_ask asks[SWEEPER_ASKS_MAX]; /* (lock) */
+	unsigned nasks;          /* (lock) */
+	/* Asked again at settle_ms while the SM brings their ports up. */
+	struct refresh_ask settle[SWEEPER_ASKS_MAX]; /* (lock) */
+	unsigned nsettle, settle_tries; /* (lock) */
+	int64_t settle_ms;       /* CLOCK_MONOTONIC (lock) */
 	unsigned nwriters;       /* on writers (lock) */
 	unsigned interval_ms;    /* (lock) */
 	unsigned interval_min_ms; /* the floor of interval_ms but 0 (option) */
@@ -92,6 +102,21 @@ static struct ca_port *pick_port(struct fab_snap *snap)
 			 "port %s/%d not found", fab.port_ca, fab.port_num);
 	else
 		snprintf(snap->error, sizeof(snap->error), "no ACTIVE port");
+	return NULL;
+}
+
+struct ca_port *sweeper_port(const struct fab_snap *snap)
+{
+	struct ca_port *ports[64];
+	int n = fab.ports(ports, 64);
+	char name[sizeof(snap->via)];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s/%d", ports[i]->ca->name,
+			 ports[i]->portnum);
+		if (!strcmp(name, snap->via))
+			return ports[i];
+	}
 	return NULL;
 }
 
@@ -148,25 +173,48 @@ static struct fab_snap *sweep_once(const struct fab_snap *prev)
 	return snap;
 }
 
-/* Waits (lock held) until a sweep is asked for, the interval passed, or
- * stop; true to sweep. */
+/* The refreshes waiting to settle are due: asked now.  fab.lock held. */
+static void settle_due(void)
+{
+	for (unsigned i = 0; i < fab.nsettle && fab.nasks < SWEEPER_ASKS_MAX; i++)
+		fab.asks[fab.nasks++] = fab.settle[i];
+	fab.nsettle = 0;
+}
+
+/* Waits (lock held) until a sweep or refresh is asked for, the interval
+ * passed, a refresh is due to settle, or stop; true to work. */
 static bool wait_for_work(void)
 {
-	while (!fab.asked && !fab.stopping) {
+	while (!fab.asked && !fab.nasks && !fab.stopping) {
+		int64_t wait_ms = fab.interval_ms ? (int64_t)fab.interval_ms : -1;
 		struct timespec until;
 
-		if (!fab.interval_ms) {
+		if (fab.nsettle) {
+			int64_t left = fab.settle_ms - mono_ms();
+
+			if (left <= 0) {
+				settle_due();
+				continue;
+			}
+			if (wait_ms < 0 || left < wait_ms)
+				wait_ms = left;
+		}
+		if (wait_ms < 0) {
 			pthread_cond_wait(&fab.wake, &fab.lock);
 			continue;
 		}
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += fab.interval_ms / 1000;
-		until.tv_nsec += (long)(fab.interval_ms % 1000) * 1000000;
+		until.tv_sec += wait_ms / 1000;
+		until.tv_nsec += (long)(wait_ms % 1000) * 1000000;
 		if (until.tv_nsec >= 1000000000) {
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000;
 		}
-		if (pthread_cond_timedwait(&fab.wake, &fab.lock, &until) == ETIMEDOUT)
+		if (pthread_cond_timedwait(&fab.wake, &fab.lock, &until) != ETIMEDOUT)
+			continue;
+		if (fab.nsettle && mono_ms() >= fab.settle_ms)
+			settle_due();
+		else if (fab.interval_ms)
 			fab.asked = true;
 	}
 	return !fab.stopping;
@@ -210,27 +258,98 @@ static void answer_writers(struct parked_write *list, int err)
 	}
 }
 
+/* Judges snap and makes it current; returns the snapshot before. */
+static struct fab_snap *install(struct fab_snap *snap)
+{
+	struct fab_snap *old;
+
+	/* fab.snap changes on this thread only: read without the lock. */
+	fab.on_judge(fab.snap, snap);
+	pthread_mutex_lock(&fab.lock);
+	old = fab.snap;
+	fab.snap = snap;
+	pthread_mutex_unlock(&fab.lock);
+	fab.on_swap(old, snap);
+	return old;
+}
+
+/* The nodes asked for, again, into a snapshot after prev (refresh.c);
+ * NULL when only a sweep will do. */
+static struct fab_snap *refresh_once(const struct fab_snap *prev,
+				     const struct refresh_ask *asks, size_t n,
+				     bool *settle)
+{
+	struct ca_port *port = sweeper_port(prev);
+	int64_t start = mono_ms();
+	struct fab_snap *snap;
+	struct mad_engine *e;
+	bool need_sweep;
+	int err;
+
+	e = port ? ca_port_engine(port, &err) : NULL;
+	if (!e)
+		return NULL;
+	snap = refresh_run(e, prev, asks, n, &need_sweep, settle);
+	ca_port_engine_done(port);
+	if (!snap)
+		return NULL;
+	/* Its time is the change's; its clock (age, sm_stalled) the sweep's. */
+	clock_gettime(CLOCK_REALTIME, &snap->time);
+	snap->duration_ms = (unsigned)(mono_ms() - start);
+	snap->refreshes = prev->refreshes + 1;
+	return snap;
+}
+
+/* A refresh, when asked and there is a snapshot to refresh; false when a
+ * sweep must be made instead.  fab.lock held (dropped meanwhile). */
+static bool try_refresh(void)
+{
+	struct refresh_ask asks[SWEEPER_ASKS_MAX];
+	unsigned n = fab.nasks;
+	struct fab_snap *snap, *old;
+	bool settle = false;
+
+	if (fab.asked || !n || n >= SWEEPER_ASKS_MAX || !fab.snap || !fab.snap->ok)
+		return false;
+	memcpy(asks, fab.asks, n * sizeof(asks[0]));
+	fab.nasks = 0;
+	pthread_mutex_unlock(&fab.lock);
+	snap = refresh_once(fab.snap, asks, n, &settle);
+	if (snap) {
+		old = install(snap);
+		fabtext_make_ahead(snap, old);
+		fabsnap_put(old);
+	}
+	pthread_mutex_lock(&fab.lock);
+	if (snap && settle && fab.settle_tries < SETTLE_TRIES) {
+		fab.settle_tries++;
+		fab.settle_ms = mono_ms() + SETTLE_MS;
+		for (unsigned i = 0; i < n && fab.nsettle < SWEEPER_ASKS_MAX; i++)
+			fab.settle[fab.nsettle++] = asks[i];
+	} else if (snap && !settle) {
+		fab.settle_tries = 0;
+	}
+	return snap != NULL;
+}
+
 static void *sweep_thread(void *arg)
 {
 	pthread_mutex_lock(&fab.lock);
 	while (wait_for_work()) {
 		struct fab_snap *snap, *old = NULL;
-		uint64_t number = ++fab.started;
+		uint64_t number;
 		struct parked_write *done;
 
+		if (try_refresh())
+			continue;
+		number = ++fab.started;
 		fab.asked = false;
+		fab.nasks = fab.nsettle = fab.settle_tries = 0; /* the sweep asks all */
 		fab.running = true;
 		pthread_mutex_unlock(&fab.lock);
-		/* fab.snap changes on this thread only: read without the lock. */
 		snap = sweep_once(fab.snap);
-		if (snap) {
-			fab.on_judge(fab.snap, snap);
-			pthread_mutex_lock(&fab.lock);
-			old = fab.snap;
-			fab.snap = snap;
-			pthread_mutex_unlock(&fab.lock);
-			fab.on_swap(old, snap);
-		}
+		if (snap)
+			old = install(snap);
 		pthread_mutex_lock(&fab.lock);
 		fab.running = false;
 		fab.completed = number;
@@ -245,6 +364,22 @@ static void *sweep_thread(void *arg)
 	}
 	pthread_mutex_unlock(&fab.lock);
 	return NULL;
+}
+
+void sweeper_refresh(const struct refresh_ask *a)
+{
+	pthread_mutex_lock(&fab.lock);
+	if (fab.nasks < SWEEPER_ASKS_MAX)
+		fab.asks[fab.nasks++] = *a; /* the last slot full: a sweep */
+	pthread_cond_signal(&fab.wake);
+	pthread_mutex_unlock(&fab.lock);
+}
+
+void sweeper_refresh_node(uint64_t guid)
+{
+	struct refresh_ask a = { .guid = guid };
+
+	sweeper_refresh(&a);
 }
 
 int sweeper_start(void (*on_judge)(const struct fab_snap *old, struct fab_snap *snap),

@@ -270,11 +270,18 @@ def run_daemon(args, timeout=10):
     (["-o", "mad_group=root", "MNT"], 2, "umadfs: mad_group=root needs allow_other"),
     (["-o", "allow_other,mad_group_smi", "MNT"], 2,
      "umadfs: mad_group_smi needs mad_group=GROUP"),
+    (["-o", "fabric_traps=maybe", "MNT"], 2,
+     "umadfs: fabric_traps=maybe: expected off or on"),
+    (["-o", "allow_other,fabric_admin_group=no-such-group-umadfs", "MNT"], 2,
+     "umadfs: fabric_admin_group=no-such-group-umadfs: no such group"),
+    (["-o", "fabric_admin_group=root", "MNT"], 2,
+     "umadfs: fabric_admin_group= needs allow_other"),
 ], ids=["no-mountpoint", "only-f", "attrs-bogus", "attrs-empty",
         "queue_len-too-big", "queue_len-not-a-number", "queue_len-negative",
         "queue_len-zero", "queue_len-wraps", "mad_group-unknown",
         "mad_group-bad-number", "mad_group-empty", "mad_group-without-allow_other",
-        "mad_group_smi-alone"])
+        "mad_group_smi-alone", "fabric_traps-bogus", "fabric_admin_group-unknown",
+        "fabric_admin_group-without-allow_other"])
 def test_command_line_misuse(tmp_path, args, status, msg):
     """Refused before anything is scanned or mounted: no fabric needed."""
     mnt = tmp_path / "mnt"

@@ -511,12 +511,12 @@ def test_fabric_files_for_everyone_settings_for_the_group(ids, open_mount):
                  "last_error", "problems", "sm"):
         assert mode_of(fdir / name) == (0o444, 0, 0)
     member = run_as(ids, m, FABRIC_CODE)
-    assert member["sweep_read"] == 17 and member["links"] == 5, member
+    assert member["sweep_read"] == 21 and member["links"] == 5, member
     assert member["metrics"] is True
     assert (member["sweep"], member["interval"]) == (2, 2), member
     assert member["topology"] == "EACCES"
     other = run_as(ids, m, FABRIC_CODE, member=False)
-    assert other["sweep_read"] == 17 and other["links"] == 5, other
+    assert other["sweep_read"] == 21 and other["links"] == 5, other
     assert (other["sweep"], other["interval"], other["topology"]) == \
         ("EACCES", "EACCES", "EACCES"), other
 
@@ -528,3 +528,54 @@ def test_fabric_settings_root_only_without_group(ids, open_mount):
     out = run_as(ids, m, FABRIC_CODE)
     assert out["links"] == 5 and out["sweep"] == "EACCES" and \
         out["interval"] == "EACCES", out
+
+
+# Acting on the fabric: root's, and -o fabric_admin_group='s alone.
+ACTION_CODE = r'''
+F = os.path.join(P, "..", "..", "..", "fabric")
+port = os.path.join(F, "nodes", "0x0000000000200001", "ports", "1")   # Switch2's
+out["sweep"] = len(read(os.path.join(F, "sweep")).splitlines())
+out["admin_read"] = attempt(read, os.path.join(port, "admin"))
+out["admin"] = attempt(write, os.path.join(port, "admin"), b"enable\n")
+out["reset"] = attempt(write, os.path.join(port, "counters", "reset"), b"1\n")
+out["local_reset"] = attempt(write, os.path.join(P, "counters", "reset"), b"1\n")
+'''
+
+
+def action_lines(m):
+    return [ln for ln in read_text(m.path("fabric", "events.log")).splitlines()
+            if "event=action" in ln]
+
+
+def test_actions_root_only_without_admin_group(ids, open_mount):
+    m = open_mount("mad_group=" + GROUP, "mad_group_smi")
+    port = m.path("fabric", "nodes", "0x0000000000200001", "ports", "1")
+    read_text(m.path("fabric", "sweep"))
+    assert mode_of(port / "admin") == (0o644, 0, 0)
+    assert mode_of(port / "counters" / "reset") == (0o200, 0, 0)
+    assert mode_of(m.path(PORT, "counters", "reset")) == (0o200, 0, 0)
+    out = run_as(ids, m, ACTION_CODE)     # a member of mad_group, even with smi
+    assert out["admin_read"] in ("5: LinkUp\n", "2: Polling\n"), out
+    assert (out["admin"], out["reset"], out["local_reset"]) == \
+        ("EACCES", "EACCES", "EACCES"), out
+    assert action_lines(m) == []
+
+
+def test_actions_for_the_admin_group(ids, open_mount):
+    m = open_mount("fabric_admin_group=" + GROUP)
+    g = ids["mad_gid"]
+    port = m.path("fabric", "nodes", "0x0000000000200001", "ports", "1")
+    read_text(m.path("fabric", "sweep"))
+    assert mode_of(port / "admin") == (0o664, 0, g)
+    assert mode_of(port / "counters" / "reset") == (0o220, 0, g)
+    assert mode_of(m.path(PORT, "counters", "reset")) == (0o220, 0, g)
+    # The MAD files stay root's: the admin group is not mad_group.
+    assert mode_of(m.path(PORT, "send")) == (0o200, 0, 0)
+    member = run_as(ids, m, ACTION_CODE)
+    assert (member["admin"], member["reset"], member["local_reset"]) == (7, 2, 2), member
+    other = run_as(ids, m, ACTION_CODE, member=False)
+    assert (other["admin"], other["reset"], other["local_reset"]) == \
+        ("EACCES", "EACCES", "EACCES"), other
+    lines = action_lines(m)
+    assert len(lines) == 3 and all(" uid=%d result=ok" % ids["uid"] in ln
+                                   for ln in lines), lines

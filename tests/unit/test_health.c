@@ -183,6 +183,55 @@ static void test_counters(void)
 	fabsnap_put(b);
 }
 
+/* A refresh (refreshes > 0) reads neither counters nor forwarding
+ * tables, and follows ports up within a second: counter_rising, the
+ * routes' problems and port_not_active are carried from the snapshot
+ * before (while their port is still there, and still not active), never
+ * judged anew. */
+static void test_refresh_carries(void)
+{
+	struct fab_snap *a = star(2, 10, 1000), *b = star(2, 10, 2000);
+	struct fab_snap *r1 = star(2, 10, 2000), *r2 = star(2, 10, 2000);
+	struct fab_snap *r3 = star(2, 10, 2000);
+
+	mad_set_field(a->nodes[1].ports[1].basic, 0, IB_PC_LINK_DOWNED_F, 3);
+	mad_set_field(b->nodes[1].ports[1].basic, 0, IB_PC_LINK_DOWNED_F, 5);
+	a->nodes[2].ports[1].state = b->nodes[2].ports[1].state = 2;  /* Init */
+	health_judge(NULL, a, NULL);
+	health_judge(a, b, NULL);
+	CHECK_INT((int)count(b, PROBLEM_COUNTER_RISING), 1);
+	CHECK_INT((int)count(b, PROBLEM_PORT_NOT_ACTIVE), 1);
+	/* Its counters as b's (a refresh copies them), still Init: both stand,
+	 * where a sweep would clear the rise. */
+	mad_set_field(r1->nodes[1].ports[1].basic, 0, IB_PC_LINK_DOWNED_F, 5);
+	r1->nodes[2].ports[1].state = 2;
+	r1->refreshes = 1;
+	health_judge(b, r1, NULL);
+	CHECK_INT((int)count(r1, PROBLEM_COUNTER_RISING), 1);
+	CHECK_INT((int)count(r1, PROBLEM_PORT_NOT_ACTIVE), 1);
+	/* A port coming up Init in a refresh is not port_not_active, though
+	 * the refresh before had it Init too; the one that went Active drops. */
+	r2->nodes[1].ports[1].state = 2;
+	r2->refreshes = 2;
+	mad_set_field(r2->nodes[1].ports[1].basic, 0, IB_PC_LINK_DOWNED_F, 5);
+	r1->nodes[1].ports[1].state = 2;
+	health_judge(r1, r2, NULL);
+	CHECK_INT((int)count(r2, PROBLEM_PORT_NOT_ACTIVE), 0);
+	CHECK_INT((int)count(r2, PROBLEM_COUNTER_RISING), 1);
+	/* The next sweep judges all again: no rise, and an Init port in two
+	 * snapshots is port_not_active. */
+	mad_set_field(r3->nodes[1].ports[1].basic, 0, IB_PC_LINK_DOWNED_F, 5);
+	r3->nodes[1].ports[1].state = 2;
+	health_judge(r2, r3, NULL);
+	CHECK_INT((int)count(r3, PROBLEM_COUNTER_RISING), 0);
+	CHECK_INT((int)count(r3, PROBLEM_PORT_NOT_ACTIVE), 1);
+	fabsnap_put(a);
+	fabsnap_put(b);
+	fabsnap_put(r1);
+	fabsnap_put(r2);
+	fabsnap_put(r3);
+}
+
 static void test_speeds(void)
 {
 	struct fab_snap *s = star(5, 10, 1000);
@@ -324,6 +373,7 @@ int main(void)
 	test_sm();
 	test_ports();
 	test_counters();
+	test_refresh_carries();
 	test_speeds();
 	test_expected();
 	test_failed();

@@ -19,6 +19,9 @@ int fabevents_add(struct node *fabric_dir);
  * then the problems raised and cleared (old may be NULL: all raised), and
  * wakes the readers.  The sweep thread. */
 void fabevents_diff(const struct fab_snap *old, const struct fab_snap *new);
+/* Queues one line now (a trap heard, an action done) and wakes the
+ * readers.  Any thread. */
+void fabevents_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void fabevents_close(void);
 
 #endif

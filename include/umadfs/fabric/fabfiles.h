@@ -14,8 +14,6 @@ int fabfiles_add(struct node *root, const gid_t *group, struct node **out);
 /* After snap became current: a directory per node (new ones made, gone
  * ones removed), peer and class links as snap has them.  The sweep thread. */
 void fabfiles_update(struct fab_snap *snap);
-/* Sets fabric/last_error: why the last write under fabric/ was refused. */
-void fabfiles_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* At exit: drops the snapshot the directories were made from, and the
  * big files whose RELEASE never came. */
 void fabfiles_close(void);

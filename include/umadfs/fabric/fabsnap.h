@@ -105,6 +105,7 @@ struct fab_snap {
 	bool from_sweep;        /* an expectation copied from a sweep (its
 				 * widths are what ran, not what should) */
 	char error[128];        /* why not ok */
+	unsigned refreshes;     /* refreshes since the sweep it came from */
 	struct fab_stats stats;
 	uint64_t local_guid, local_port_guid; /* where the sweep started */
 	/* The subnet manager: the master's LID as the local port's PortInfo
@@ -142,6 +143,23 @@ struct fab_node *fabsnap_find(const struct fab_snap *s, uint64_t guid);
 const struct fab_port *fabsnap_peer(const struct fab_snap *s,
 				    const struct fab_port *p,
 				    const struct fab_node **peer_node);
+/* The LID node n's PMA answers on for port p (a switch's port 0's; a CA
+ * port's own, or another port's when it has none), or 0 when none. */
+unsigned fabsnap_pma_lid(const struct fab_node *n, unsigned p);
+/* A new snapshot with from's nodes (those keep() takes, all when NULL),
+ * their ports, tables, SMs and where it was swept from; no problems,
+ * texts or stats.  NULL on ENOMEM. */
+struct fab_snap *fabsnap_copy(const struct fab_snap *from,
+			      bool (*keep)(const struct fab_node *n, void *ctx),
+			      void *ctx);
+/* A PortInfo's fields (the SMP data) into p. */
+void fabsnap_read_port_info(struct fab_port *p, uint8_t *data);
+/* A switch whose PortInfos are in: its ports take port 0's LID, LMC and
+ * extended speed capability. */
+void fabsnap_switch_ports(struct fab_node *n);
+/* Whether the port has extended speeds (PortInfo CapabilityMask bit 14). */
+bool fabsnap_has_ext_speeds(const struct fab_port *p);
+void fabsnap_clear_ext_speeds(struct fab_port *p);
 /* Counts nodes by type, links and ports into s->stats. */
 void fabsnap_count(struct fab_snap *s);
 /* "ca", "switch", "router" ("unknown" otherwise): the type as the files

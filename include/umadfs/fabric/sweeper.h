@@ -5,6 +5,7 @@
 #define UMADFS_SWEEPER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <fuse_lowlevel.h>
 
@@ -48,6 +49,17 @@ int sweeper_first_snapshot(fuse_req_t req, struct fab_snap **out);
  * SWEEPER_WRITERS_MAX writes are parked. */
 #define SWEEPER_WRITERS_MAX 1024
 int sweeper_park_write(fuse_req_t req, size_t size);
+/* The port snap was swept out of (its via): the fabric view's port, for
+ * its actions and traps; NULL when the host has it no more. */
+struct ca_port *sweeper_port(const struct fab_snap *snap);
+/* Asks the sweep thread to refresh a node (refresh.h): its ports asked
+ * again into a new snapshot, no sweep; a sweep when there is no complete
+ * snapshot, or SWEEPER_ASKS_MAX are waiting.  Any thread. */
+#define SWEEPER_ASKS_MAX 64
+struct refresh_ask;
+void sweeper_refresh(const struct refresh_ask *a);
+/* The same for node or port guid (an action's node, after it). */
+void sweeper_refresh_node(uint64_t guid);
 unsigned sweeper_interval_ms(void);
 /* The period from now on: 0 (on demand), or at least the floor and the
  * last sweep's duration; else -EINVAL with the reason in why. */

@@ -1,0 +1,37 @@
+/* A refresh: a new snapshot from the one before with just the nodes a
+ * trap or an action named asked again (their ports, the links that went
+ * or came), no sweep.  The sweep thread's. */
+#ifndef UMADFS_REFRESH_H
+#define UMADFS_REFRESH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fab_snap;
+struct fab_node;
+struct mad_engine;
+
+/* A node to ask again: by GUID (a node's or one of its ports'), else by
+ * a LID of one of its ports; desc: its NodeDescription too; gone: it was
+ * said to leave (trap 65), so nothing is to be done if it is not there. */
+struct refresh_ask {
+	uint64_t guid;
+	uint16_t lid;
+	bool desc, gone;
+};
+
+/* The node of s an ask names, or NULL. */
+const struct fab_node *refresh_find(const struct fab_snap *s,
+				    const struct refresh_ask *a);
+/* prev with asks' nodes asked again through engine: a new complete
+ * snapshot (its stats.mads the refresh's), or NULL with *need_sweep set
+ * when only a sweep can tell (a node not in prev or not answering, a
+ * switch found across a new link) or on ENOMEM.  *settle: a port of
+ * theirs is up but not yet Active, which the SM will change without a
+ * trap: worth asking again soon. */
+struct fab_snap *refresh_run(struct mad_engine *engine, const struct fab_snap *prev,
+			     const struct refresh_ask *asks, size_t nasks,
+			     bool *need_sweep, bool *settle);
+
+#endif

@@ -1,0 +1,482 @@
+/* The SM's traps as events (traps.h): a subscription (SA InformInfo Set)
+ * to traps 64, 65, 128 and 144 from the fabric view's port, an agent
+ * registered there for the SA's Reports, and a thread that answers each
+ * Report (ReportResponse), notes it in fabric/events and asks the sweep
+ * thread to refresh what it names.
+ *
+ * The same thread checks every TRAPS_CHECK_MS that the subscription
+ * stands: the port's master SM (its PortInfo MasterSMLID, that SM's
+ * SMInfo) is the one subscribed to and has not restarted (its ActCount
+ * went back), and the agent is still registered on the port's engine (a
+ * CA that went and came back has a new one).  Otherwise, and every
+ * TRAPS_RENEW_MS (the SA takes a subscription it has as a renewal), it
+ * subscribes again.
+ *
+ * The receiver thread only copies a Report into a bounded queue (drops
+ * counted); the MADs the thread sends wait with engine_query(). */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/mad.h>
+
+#include "umadfs/base/log.h"
+#include "umadfs/device/device.h"
+#include "umadfs/device/sysfmt.h"
+#include "umadfs/engine/engine.h"
+#include "umadfs/engine/query.h"
+#include "umadfs/fabric/fabevents.h"
+#include "umadfs/fabric/fabsnap.h"
+#include "umadfs/fabric/refresh.h"
+#include "umadfs/fabric/sweeper.h"
+#include "umadfs/fabric/traps.h"
+#include "umadfs/mad/getframe.h"
+#include "umadfs/mad/mad.h"
+
+#define TRAPS_CHECK_MS 2000   /* how often the subscription is checked */
+#define TRAPS_FIRST_MS 250    /* and before the first sweep, for its port */
+#define TRAPS_RENEW_MS 60000  /* and made again regardless */
+#define TRAPS_QUEUE_MAX 256   /* Reports not yet handled */
+#define SA_VERSION 2
+
+static const unsigned trap_numbers[] = { 64, 65, 128, 144 };
+
+enum traps_state { TRAPS_OFF, TRAPS_NONE, TRAPS_SUBSCRIBED, TRAPS_REFUSED };
+
+struct report {
+	uint8_t frame[UMAD_FRAME_MAX];
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct mad_sink sink;        /* the Reports' agent's */
+	bool on;                     /* fabric_traps= (set before start) */
+	bool stopping;               /* (lock) */
+	struct report queue[TRAPS_QUEUE_MAX]; /* (lock) */
+	unsigned qhead, qlen;        /* (lock) */
+	uint64_t dropped, reports;   /* (lock) */
+	enum traps_state state;      /* (lock) */
+	char why[160];               /* none or refused: the reason (lock) */
+	/* The traps thread's own: */
+	pthread_t thread;
+	bool started;
+	struct ca_port *port;        /* where the agent was registered */
+	uint16_t sm_lid;             /* the SM subscribed to */
+	uint64_t sm_guid;
+	uint32_t sm_act;             /* its ActCount at the last check */
+	int64_t subscribed_ms;
+} tr = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.wake = PTHREAD_COND_INITIALIZER,
+	.on = true,
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The receiver thread: a Report is queued for the thread. */
+static void on_report(struct mad_sink *sink, const void *frame, size_t mad_len)
+{
+	const uint8_t *mad = (const uint8_t *)frame + UMAD_FRAME_HDR_SIZE;
+
+	if (mad_len < MAD_SIZE || mad[3] != IB_MAD_METHOD_REPORT)
+		return;
+	pthread_mutex_lock(&tr.lock);
+	if (tr.qlen == TRAPS_QUEUE_MAX) {
+		tr.dropped++;
+	} else {
+		memcpy(tr.queue[(tr.qhead + tr.qlen++) % TRAPS_QUEUE_MAX].frame, frame,
+		       UMAD_FRAME_MAX);
+		pthread_cond_signal(&tr.wake);
+	}
+	pthread_mutex_unlock(&tr.lock);
+}
+
+static const struct mad_sink_ops report_ops = { .deliver = on_report };
+
+static void set_state(enum traps_state state, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void set_state(enum traps_state state, const char *fmt, ...)
+{
+	char why[sizeof(tr.why)];
+	bool changed;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&tr.lock);
+	changed = tr.state != state || strcmp(tr.why, why);
+	tr.state = state;
+	memcpy(tr.why, why, sizeof(why));
+	pthread_mutex_unlock(&tr.lock);
+	if (changed && state == TRAPS_SUBSCRIBED)
+		log_info("fabric: subscribed to the SM's traps (%s)", why);
+	else if (changed)
+		log_info("fabric: traps %s: %s", state == TRAPS_NONE ? "none" : "refused",
+			 why);
+}
+
+int traps_text(char *buf, size_t cap)
+{
+	static const char *const names[] = { "off", "none", "subscribed", "refused" };
+	int n;
+
+	pthread_mutex_lock(&tr.lock);
+	n = snprintf(buf, cap, "traps %s%s%s\ntrap_reports %" PRIu64
+		     "\ntrap_reports_dropped %" PRIu64 "\n", names[tr.state],
+		     tr.state == TRAPS_NONE || tr.state == TRAPS_REFUSED ? ": " : "",
+		     tr.state == TRAPS_NONE || tr.state == TRAPS_REFUSED ? tr.why : "",
+		     tr.reports, tr.dropped);
+	pthread_mutex_unlock(&tr.lock);
+	return n;
+}
+
+/* -- the subscription ------------------------------------------------------ */
+
+/* One InformInfo Set to the SA at lid; 0 or -errno with the reason. */
+static int inform(struct mad_engine *e, unsigned lid, unsigned trap, bool subscribe,
+		  int retries, char *why, size_t cap)
+{
+	uint8_t frame[UMAD_FRAME_MAX], data[GETFRAME_INFORMINFO_LEN];
+	size_t len = MAD_SIZE;
+	unsigned status;
+	int r;
+
+	getframe_informinfo(data, trap, subscribe);
+	getframe_sa(frame, lid, IB_MAD_METHOD_SET, IB_SA_ATTR_INFORMINFO, data,
+		    sizeof(data));
+	r = engine_query(e, frame, sizeof(frame), &len, QUERY_TIMEOUT_MS, retries);
+	if (r < 0) {
+		snprintf(why, cap, "the SA at LID %u did not answer the InformInfo "
+			 "Set for trap %u: %s", lid, trap, strerror(-r));
+		return r;
+	}
+	status = mad_get_field(frame + UMAD_FRAME_HDR_SIZE, 0, IB_MAD_STATUS_F);
+	if (status) {
+		snprintf(why, cap, "the SA at LID %u answered the InformInfo Set for "
+			 "trap %u with status 0x%04x", lid, trap, status);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static int subscribe(struct mad_engine *e, unsigned lid)
+{
+	char why[sizeof(tr.why)];
+
+	for (size_t i = 0; i < sizeof(trap_numbers) / sizeof(trap_numbers[0]); i++) {
+		int r = inform(e, lid, trap_numbers[i], true, QUERY_RETRIES, why,
+			       sizeof(why));
+
+		if (r < 0) {
+			/* Refused is the SA's word; silence is no SA. */
+			set_state(r == -EPROTO ? TRAPS_REFUSED : TRAPS_NONE, "%s", why);
+			return -1;
+		}
+	}
+	tr.subscribed_ms = now_ms();
+	set_state(TRAPS_SUBSCRIBED, "SM LID %u", lid);
+	return 0;
+}
+
+/* The agent for the SA's Reports on the engine of port (the engine may be
+ * new since the last check); false with the state set when refused. */
+static bool registered(struct ca_port *port, struct mad_engine *e)
+{
+	struct engine_registration reg = {
+		.mgmt_class = IB_SA_CLASS, .class_version = SA_VERSION,
+		.methods = { 1u << IB_MAD_METHOD_REPORT },
+	};
+	struct engine_registration have;
+	char why[128];
+	int id;
+
+	if (tr.port == port && engine_list_registrations(e, &tr.sink, &have, &id, 1) == 1)
+		return true;
+	if (tr.port && tr.port != port) {
+		int err;
+		struct mad_engine *old = ca_port_engine(tr.port, &err);
+
+		if (old)
+			engine_unregister_sink(old, &tr.sink);
+		if (old)
+			ca_port_engine_done(tr.port);
+	}
+	tr.port = port;
+	tr.sm_lid = 0; /* a new agent: subscribe again */
+	if (engine_register(e, &tr.sink, &reg, why, sizeof(why)) < 0) {
+		set_state(TRAPS_REFUSED, "no agent for the SA's Reports on %s/%d: %s",
+			  port->ca->name, port->portnum, why);
+		return false;
+	}
+	return true;
+}
+
+/* The master SM as the port names it: its LID, GUID and ActCount; false
+ * with the state set when there is none. */
+static bool master_sm(struct ca_port *port, struct mad_engine *e, unsigned *lid,
+		      uint64_t *guid, uint32_t *act)
+{
+	uint8_t data[IB_SMP_DATA_SIZE], frame[UMAD_FRAME_MAX];
+	size_t len = MAD_SIZE;
+	int r = query_smp_get(e, IB_ATTR_PORT_INFO, (unsigned)port->portnum, data);
+
+	if (r < 0) {
+		set_state(TRAPS_NONE, "the port's PortInfo: %s", strerror(-r));
+		return false;
+	}
+	*lid = mad_get_field(data, 0, IB_PORT_SMLID_F);
+	if (!*lid) {
+		set_state(TRAPS_NONE, "no master SM (the port's MasterSMLID is 0)");
+		return false;
+	}
+	getframe_smp_lid(frame, IB_ATTR_SMINFO, 0, *lid);
+	r = engine_query(e, frame, sizeof(frame), &len, QUERY_TIMEOUT_MS, QUERY_RETRIES);
+	if (r == 0 && mad_get_field(frame + UMAD_FRAME_HDR_SIZE, 0, IB_MAD_STATUS_F))
+		r = -EPROTO;
+	if (r < 0) {
+		set_state(TRAPS_NONE, "the SM at LID %u does not answer SMInfo: %s",
+			  *lid, strerror(-r));
+		return false;
+	}
+	*guid = mad_get_field64(frame + UMAD_FRAME_HDR_SIZE + IB_SMP_DATA_OFFS, 0,
+				IB_SMINFO_GUID_F);
+	*act = mad_get_field(frame + UMAD_FRAME_HDR_SIZE + IB_SMP_DATA_OFFS, 0,
+			     IB_SMINFO_ACT_F);
+	return true;
+}
+
+/* Whether the subscription must be made (again). */
+static bool due(unsigned lid, uint64_t guid, uint32_t act)
+{
+	enum traps_state state;
+
+	pthread_mutex_lock(&tr.lock);
+	state = tr.state;
+	pthread_mutex_unlock(&tr.lock);
+	return state != TRAPS_SUBSCRIBED || lid != tr.sm_lid || guid != tr.sm_guid ||
+	       act < tr.sm_act || now_ms() - tr.subscribed_ms >= TRAPS_RENEW_MS;
+}
+
+/* Checks the subscription; false when there is no snapshot yet. */
+static bool check(void)
+{
+	struct fab_snap *s = sweeper_snapshot();
+	struct ca_port *port = s ? sweeper_port(s) : NULL;
+	struct mad_engine *e;
+	uint64_t guid = 0;
+	uint32_t act = 0;
+	unsigned lid = 0;
+	int err = -ENODEV;
+
+	fabsnap_put(s);
+	if (!port) {
+		set_state(TRAPS_NONE, s ? "the fabric view's port is gone" :
+			  "no sweep yet: the fabric view has no port");
+		return s != NULL;
+	}
+	e = ca_port_engine(port, &err);
+	if (!e) {
+		set_state(TRAPS_NONE, "%s/%d: %s", port->ca->name, port->portnum,
+			  strerror(-err));
+		return true;
+	}
+	if (registered(port, e) && master_sm(port, e, &lid, &guid, &act)) {
+		if (due(lid, guid, act) && subscribe(e, lid) == 0) {
+			tr.sm_lid = (uint16_t)lid;
+			tr.sm_guid = guid;
+		}
+		tr.sm_act = act;
+	}
+	ca_port_engine_done(port);
+	return true;
+}
+
+/* -- Reports ----------------------------------------------------------------- */
+
+/* The Report's ReportResponse, through the port it came to. */
+static void answer(uint8_t *frame)
+{
+	struct mad_engine *e;
+	size_t len;
+	int err;
+
+	if (!tr.port || !(e = ca_port_engine(tr.port, &err)))
+		return;
+	len = getframe_response(frame, IB_MAD_METHOD_REPORT_RESPONSE);
+	err = engine_send(e, NULL, frame, len, 0, 0);
+	ca_port_engine_done(tr.port);
+	if (err < 0)
+		log_warn("fabric: answering a Report: %s", strerror(-err));
+}
+
+/* " guid=0x... node_desc=..." of the node with lid (or port GUID). */
+static void who(char *buf, size_t cap, const struct refresh_ask *a)
+{
+	struct fab_snap *s = sweeper_snapshot();
+	const struct fab_node *n = s ? refresh_find(s, a) : NULL;
+	char desc[FAB_DESC_LEN * 4 + 3];
+
+	buf[0] = '\0';
+	if (n) {
+		fabsnap_quote(desc, sizeof(desc), n->desc);
+		snprintf(buf, cap, " guid=0x%016" PRIx64 " node_desc=%s node_type=%s",
+			 n->guid, desc, fabsnap_type_name(n->type));
+	}
+	fabsnap_put(s);
+}
+
+static void handle(uint8_t *frame)
+{
+	uint8_t *notice = frame + UMAD_FRAME_HDR_SIZE + IB_SA_DATA_OFFS;
+	unsigned trap = mad_get_field(notice, 0, IB_NOTICE_TRAP_NUMBER_F);
+	unsigned issuer = mad_get_field(notice, 0, IB_NOTICE_ISSUER_LID_F);
+	struct refresh_ask a = { 0 };
+	char whom[400], extra[96] = "", lid[16] = "";
+	uint8_t copy[UMAD_FRAME_MAX];
+
+	memcpy(copy, frame, sizeof(copy));
+	answer(copy);
+	if (!mad_get_field(notice, 0, IB_NOTICE_IS_GENERIC_F))
+		return;
+	switch (trap) {
+	case 64: /* GID in service, 65: out of service: DataDetails 6..21 */
+	case 65: {
+		const uint8_t *gid = notice + 16;
+		uint64_t guid = 0;
+
+		for (int i = 8; i < 16; i++)
+			guid = guid << 8 | gid[i];
+		a.guid = guid;
+		a.gone = trap == 65;
+		snprintf(extra, sizeof(extra), " port_guid=0x%016" PRIx64, guid);
+		break;
+	}
+	case 128: /* link state change: the switch's LIDAddr */
+		a.lid = (uint16_t)mad_get_field(notice, 0, IB_NOTICE_DATA_LID_F);
+		break;
+	case 144: /* capability mask or node description changed */
+		a.lid = (uint16_t)mad_get_field(notice, 0, IB_NOTICE_DATA_144_LID_F);
+		a.desc = true;
+		snprintf(extra, sizeof(extra), " capmask=0x%08x",
+			 mad_get_field(notice, 0, IB_NOTICE_DATA_144_CAPMASK_F));
+		break;
+	default:
+		a.lid = (uint16_t)issuer;
+		break;
+	}
+	if (!a.guid && !a.lid)
+		a.lid = (uint16_t)issuer;
+	who(whom, sizeof(whom), &a);
+	if (a.lid)
+		snprintf(lid, sizeof(lid), " lid=%u", a.lid);
+	fabevents_note("event=trap trap=%u issuer_lid=%u%s%s%s", trap, issuer, lid,
+		       extra, whom);
+	if (a.guid || a.lid)
+		sweeper_refresh(&a);
+}
+
+static void *traps_thread(void *arg)
+{
+	int64_t next = 0;
+
+	pthread_mutex_lock(&tr.lock);
+	while (!tr.stopping) {
+		struct timespec until;
+
+		if (tr.qlen) {
+			struct report r;
+
+			r = tr.queue[tr.qhead];
+			tr.qhead = (tr.qhead + 1) % TRAPS_QUEUE_MAX;
+			tr.qlen--;
+			tr.reports++;
+			pthread_mutex_unlock(&tr.lock);
+			handle(r.frame);
+			pthread_mutex_lock(&tr.lock);
+			continue;
+		}
+		if (now_ms() >= next) {
+			pthread_mutex_unlock(&tr.lock);
+			next = now_ms() + (check() ? TRAPS_CHECK_MS : TRAPS_FIRST_MS);
+			pthread_mutex_lock(&tr.lock);
+			continue;
+		}
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += (long)(next - now_ms()) * 1000000;
+		until.tv_sec += until.tv_nsec / 1000000000;
+		until.tv_nsec %= 1000000000;
+		pthread_cond_timedwait(&tr.wake, &tr.lock, &until);
+	}
+	pthread_mutex_unlock(&tr.lock);
+	return NULL;
+}
+
+void traps_configure(bool on)
+{
+	tr.on = on;
+}
+
+int traps_start(void)
+{
+	int r;
+
+	tr.sink.ops = &report_ops;
+	if (!tr.on) {
+		tr.state = TRAPS_OFF;
+		return 0;
+	}
+	set_state(TRAPS_NONE, "not checked yet");
+	r = -pthread_create(&tr.thread, NULL, traps_thread, NULL);
+	if (r == 0)
+		tr.started = true;
+	return r;
+}
+
+void traps_shutdown(void)
+{
+	pthread_mutex_lock(&tr.lock);
+	tr.stopping = true;
+	pthread_cond_broadcast(&tr.wake);
+	pthread_mutex_unlock(&tr.lock);
+}
+
+/* Leaves the SA's list (one try per trap: the SM may be gone) and
+ * unregisters the agent. */
+static void unsubscribe(void)
+{
+	struct mad_engine *e;
+	char why[160];
+	int err;
+
+	if (!tr.port || !(e = ca_port_engine(tr.port, &err)))
+		return;
+	if (tr.state == TRAPS_SUBSCRIBED)
+		for (size_t i = 0; i < sizeof(trap_numbers) / sizeof(trap_numbers[0]); i++)
+			if (inform(e, tr.sm_lid, trap_numbers[i], false, 0, why,
+				   sizeof(why)) < 0)
+				break;
+	engine_unregister_sink(e, &tr.sink);
+	ca_port_engine_done(tr.port);
+}
+
+void traps_stop(void)
+{
+	traps_shutdown();
+	if (!tr.started)
+		return;
+	pthread_join(tr.thread, NULL);
+	tr.started = false;
+	unsubscribe();
+}
