@@ -314,8 +314,12 @@ bool agent_table_sim_answer(struct mad_engine *engine, uint8_t *frame)
 	mad_set_field(mad, 0, IB_MAD_RESPONSE_F, 1);
 	if (mad[1] == IB_SMI_DIRECT_CLASS)
 		mad_set_field(mad, 0, IB_DRSMP_DIRECTION_F, 1);
-	memset(mad + IB_SMP_DATA_OFFS, 0, IB_SMP_DATA_SIZE);
+	/* The Get's SM_Key given back (an SM logs one that does not match
+	 * its own), ActCount, priority and state 0. */
 	mad_set_field64(mad + IB_SMP_DATA_OFFS, 0, IB_SMINFO_GUID_F, guid);
+	mad_set_field(mad + IB_SMP_DATA_OFFS, 0, IB_SMINFO_ACT_F, 0);
+	mad_set_field(mad + IB_SMP_DATA_OFFS, 0, IB_SMINFO_PRIO_F, 0);
+	mad_set_field(mad + IB_SMP_DATA_OFFS, 0, IB_SMINFO_STATE_F, 0);
 	hdr->status = 0;
 	hdr->timeout_ms = 0;
 	hdr->retries = 0;

@@ -28,6 +28,7 @@ struct refresh {
 	struct mad_engine *engine;
 	struct fab_snap *snap;
 	bool need_sweep;
+	bool changed;     /* a port asked is not as the snapshot before had it */
 	unsigned mads;
 };
 
@@ -179,9 +180,13 @@ static int refresh_node(struct refresh *rf, uint64_t guid, bool desc)
 		if (n->type == FAB_CA && n->hops && !n->ports[p].has_info &&
 		    p != n->entry_port)
 			continue;
+		struct fab_port was = n->ports[p];
+
 		if (ask_port(rf, n, p) < 0)
 			continue;
 		answered++;
+		rf->changed |= was.state != n->ports[p].state ||
+			       was.phys_state != n->ports[p].phys_state;
 		if (!p)
 			continue;
 		if (n->ports[p].state <= PORT_STATE_DOWN && n->ports[p].peer_guid)
@@ -269,23 +274,26 @@ static bool settling(const struct fab_snap *s, const struct refresh_ask *asks,
 
 struct fab_snap *refresh_run(struct mad_engine *engine, const struct fab_snap *prev,
 			     const struct refresh_ask *asks, size_t nasks,
-			     bool *need_sweep, bool *settle)
+			     bool *need_sweep, unsigned *again_ms)
 {
 	struct refresh rf = { .engine = engine };
 	struct fab_snap *out = NULL;
 	int r = 0;
 
 	*need_sweep = false;
-	*settle = false;
+	*again_ms = 0;
 	rf.snap = fabsnap_copy(prev, NULL, NULL);
 	if (!rf.snap)
 		return NULL;
 	for (size_t i = 0; i < nasks && r == 0 && !rf.need_sweep; i++) {
 		const struct fab_node *n = refresh_find(rf.snap, &asks[i]);
+		bool again = false;
 
-		if (n)
+		for (size_t k = 0; n && k < i && !again; k++)
+			again = refresh_find(rf.snap, &asks[k]) == n; /* asked twice */
+		if (n && !again)
 			r = refresh_node(&rf, n->guid, asks[i].desc);
-		else if (!asks[i].gone)
+		else if (!n && !asks[i].gone)
 			rf.need_sweep = true; /* a node the snapshot lacks */
 	}
 	if (r == 0 && !rf.need_sweep && reroute(rf.snap) == 0)
@@ -294,7 +302,10 @@ struct fab_snap *refresh_run(struct mad_engine *engine, const struct fab_snap *p
 	if (out) {
 		out->stats.mads = rf.mads;
 		fabsnap_count(out);
-		*settle = settling(out, asks, nasks);
+		if (settling(out, asks, nasks))
+			*again_ms = REFRESH_SETTLE_MS;
+		else if (rf.changed)
+			*again_ms = REFRESH_RECHECK_MS;
 	}
 	fabsnap_put(rf.snap);
 	if (*need_sweep) {

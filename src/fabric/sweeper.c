@@ -25,8 +25,7 @@
 #include "umadfs/fabric/sweeper.h"
 
 #define FIRST_SWEEP_WAIT_S 60 /* a first reader waits at most this long */
-#define SETTLE_MS 500   /* a refresh of ports not yet Active, again after */
-#define SETTLE_TRIES 10 /* at most this many times */
+#define AGAIN_TRIES 10 /* a refresh asked again (refresh.h) this many times at most */
 
 struct parked_write {
 	struct parked_write *next;
@@ -48,10 +47,11 @@ static struct {
 	/* Nodes to refresh (traps, actions); a full list asks a sweep. */
 	struct refresh_ask asks[SWEEPER_ASKS_MAX]; /* (lock) */
 	unsigned nasks;          /* (lock) */
-	/* Asked again at settle_ms while the SM brings their ports up. */
-	struct refresh_ask settle[SWEEPER_ASKS_MAX]; /* (lock) */
-	unsigned nsettle, settle_tries; /* (lock) */
-	int64_t settle_ms;       /* CLOCK_MONOTONIC (lock) */
+	/* Asked again at again_ms: ports the SM brings up, or that changed
+	 * (refresh_run() says when). */
+	struct refresh_ask again[SWEEPER_ASKS_MAX]; /* (lock) */
+	unsigned nagain, again_tries; /* (lock) */
+	int64_t again_ms;        /* CLOCK_MONOTONIC (lock) */
 	unsigned nwriters;       /* on writers (lock) */
 	unsigned interval_ms;    /* (lock) */
 	unsigned interval_min_ms; /* the floor of interval_ms but 0 (option) */
@@ -173,27 +173,41 @@ static struct fab_snap *sweep_once(const struct fab_snap *prev)
 	return snap;
 }
 
-/* The refreshes waiting to settle are due: asked now.  fab.lock held. */
-static void settle_due(void)
+/* Queues a refresh of a, unless it is queued already; the last slot
+ * full makes try_refresh() sweep instead.  fab.lock held. */
+static void ask_refresh(const struct refresh_ask *a)
 {
-	for (unsigned i = 0; i < fab.nsettle && fab.nasks < SWEEPER_ASKS_MAX; i++)
-		fab.asks[fab.nasks++] = fab.settle[i];
-	fab.nsettle = 0;
+	for (unsigned i = 0; i < fab.nasks; i++)
+		if (fab.asks[i].guid == a->guid && fab.asks[i].lid == a->lid) {
+			fab.asks[i].desc |= a->desc;
+			fab.asks[i].gone &= a->gone;
+			return;
+		}
+	if (fab.nasks < SWEEPER_ASKS_MAX)
+		fab.asks[fab.nasks++] = *a;
+}
+
+/* The refreshes asked again are due: asked now.  fab.lock held. */
+static void again_due(void)
+{
+	for (unsigned i = 0; i < fab.nagain; i++)
+		ask_refresh(&fab.again[i]);
+	fab.nagain = 0;
 }
 
 /* Waits (lock held) until a sweep or refresh is asked for, the interval
- * passed, a refresh is due to settle, or stop; true to work. */
+ * passed, a refresh is due again, or stop; true to work. */
 static bool wait_for_work(void)
 {
 	while (!fab.asked && !fab.nasks && !fab.stopping) {
 		int64_t wait_ms = fab.interval_ms ? (int64_t)fab.interval_ms : -1;
 		struct timespec until;
 
-		if (fab.nsettle) {
-			int64_t left = fab.settle_ms - mono_ms();
+		if (fab.nagain) {
+			int64_t left = fab.again_ms - mono_ms();
 
 			if (left <= 0) {
-				settle_due();
+				again_due();
 				continue;
 			}
 			if (wait_ms < 0 || left < wait_ms)
@@ -212,8 +226,8 @@ static bool wait_for_work(void)
 		}
 		if (pthread_cond_timedwait(&fab.wake, &fab.lock, &until) != ETIMEDOUT)
 			continue;
-		if (fab.nsettle && mono_ms() >= fab.settle_ms)
-			settle_due();
+		if (fab.nagain && mono_ms() >= fab.again_ms)
+			again_due();
 		else if (fab.interval_ms)
 			fab.asked = true;
 	}
@@ -277,7 +291,7 @@ static struct fab_snap *install(struct fab_snap *snap)
  * NULL when only a sweep will do. */
 static struct fab_snap *refresh_once(const struct fab_snap *prev,
 				     const struct refresh_ask *asks, size_t n,
-				     bool *settle)
+				     unsigned *again_ms)
 {
 	struct ca_port *port = sweeper_port(prev);
 	int64_t start = mono_ms();
@@ -289,7 +303,7 @@ static struct fab_snap *refresh_once(const struct fab_snap *prev,
 	e = port ? ca_port_engine(port, &err) : NULL;
 	if (!e)
 		return NULL;
-	snap = refresh_run(e, prev, asks, n, &need_sweep, settle);
+	snap = refresh_run(e, prev, asks, n, &need_sweep, again_ms);
 	ca_port_engine_done(port);
 	if (!snap)
 		return NULL;
@@ -307,27 +321,27 @@ static bool try_refresh(void)
 	struct refresh_ask asks[SWEEPER_ASKS_MAX];
 	unsigned n = fab.nasks;
 	struct fab_snap *snap, *old;
-	bool settle = false;
+	unsigned again = 0;
 
 	if (fab.asked || !n || n >= SWEEPER_ASKS_MAX || !fab.snap || !fab.snap->ok)
 		return false;
 	memcpy(asks, fab.asks, n * sizeof(asks[0]));
 	fab.nasks = 0;
 	pthread_mutex_unlock(&fab.lock);
-	snap = refresh_once(fab.snap, asks, n, &settle);
+	snap = refresh_once(fab.snap, asks, n, &again);
 	if (snap) {
 		old = install(snap);
 		fabtext_make_ahead(snap, old);
 		fabsnap_put(old);
 	}
 	pthread_mutex_lock(&fab.lock);
-	if (snap && settle && fab.settle_tries < SETTLE_TRIES) {
-		fab.settle_tries++;
-		fab.settle_ms = mono_ms() + SETTLE_MS;
-		for (unsigned i = 0; i < n && fab.nsettle < SWEEPER_ASKS_MAX; i++)
-			fab.settle[fab.nsettle++] = asks[i];
-	} else if (snap && !settle) {
-		fab.settle_tries = 0;
+	if (snap && again && fab.again_tries < AGAIN_TRIES) {
+		fab.again_tries++;
+		fab.again_ms = mono_ms() + again;
+		for (unsigned i = 0; i < n && fab.nagain < SWEEPER_ASKS_MAX; i++)
+			fab.again[fab.nagain++] = asks[i];
+	} else if (snap && !again) {
+		fab.again_tries = 0;
 	}
 	return snap != NULL;
 }
@@ -344,7 +358,7 @@ static void *sweep_thread(void *arg)
 			continue;
 		number = ++fab.started;
 		fab.asked = false;
-		fab.nasks = fab.nsettle = fab.settle_tries = 0; /* the sweep asks all */
+		fab.nasks = fab.nagain = fab.again_tries = 0; /* the sweep asks all */
 		fab.running = true;
 		pthread_mutex_unlock(&fab.lock);
 		snap = sweep_once(fab.snap);
@@ -369,8 +383,7 @@ static void *sweep_thread(void *arg)
 void sweeper_refresh(const struct refresh_ask *a)
 {
 	pthread_mutex_lock(&fab.lock);
-	if (fab.nasks < SWEEPER_ASKS_MAX)
-		fab.asks[fab.nasks++] = *a; /* the last slot full: a sweep */
+	ask_refresh(a);
 	pthread_cond_signal(&fab.wake);
 	pthread_mutex_unlock(&fab.lock);
 }

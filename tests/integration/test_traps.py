@@ -178,3 +178,26 @@ def test_traps_none_without_sm(make_fabric, mount):
     kv = wait_traps(m, "none: the SA")
     assert kv["traps"].startswith("none: the SA at LID 1 did not answer the "
                                   "InformInfo Set for trap 64"), kv
+
+
+def test_subscription_follows_a_new_master(subscribed):
+    """A second opensm of higher priority takes over: umadfs subscribes to
+    it (its LID), and its Reports come."""
+    f, m = subscribed
+    f.start_opensm("Hca2", ("-p", "15"))
+    new_lid = tm.lid_of(f, "Hca1", "0,1,2", 1)     # Hca2's port
+    deadline = time.monotonic() + 40
+    want = "subscribed to the SM's traps (SM LID %d)" % new_lid
+    while want not in m.log_text() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert want in m.log_text(), (m.log_text()[-2000:], f.opensm_log("Hca2")[-3000:])
+    assert sweep_kv(m)["traps"] == "subscribed"
+    fd = os.open(m.path("fabric", "events"), os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        f.command('Unlink "Hca3"[1]')
+        ev = read_until(fd, ("trap", "link_down"))
+        assert [e["trap"] for e in ev if e["event"] == "trap"][:1] == ["128"], ev
+        assert [(e["guid"], e["port"]) for e in ev if e["event"] == "link_down"] == \
+            [("0x0000000000200001", "1")], ev
+    finally:
+        os.close(fd)

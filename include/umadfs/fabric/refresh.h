@@ -24,14 +24,20 @@ struct refresh_ask {
 /* The node of s an ask names, or NULL. */
 const struct fab_node *refresh_find(const struct fab_snap *s,
 				    const struct refresh_ask *a);
+/* When to ask the same nodes again: a port of theirs is up but not yet
+ * Active (the SM makes it so without a trap); a port of theirs changed
+ * (it may change again: an SM reports few of one switch's traps in a
+ * row, opensm none past ten in its aging window). */
+#define REFRESH_SETTLE_MS 500
+#define REFRESH_RECHECK_MS 2000
+
 /* prev with asks' nodes asked again through engine: a new complete
  * snapshot (its stats.mads the refresh's), or NULL with *need_sweep set
  * when only a sweep can tell (a node not in prev or not answering, a
- * switch found across a new link) or on ENOMEM.  *settle: a port of
- * theirs is up but not yet Active, which the SM will change without a
- * trap: worth asking again soon. */
+ * switch found across a new link) or on ENOMEM.  *again_ms: 0, or when
+ * to ask them again (above). */
 struct fab_snap *refresh_run(struct mad_engine *engine, const struct fab_snap *prev,
 			     const struct refresh_ask *asks, size_t nasks,
-			     bool *need_sweep, bool *settle);
+			     bool *need_sweep, unsigned *again_ms);
 
 #endif
