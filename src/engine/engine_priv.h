@@ -95,6 +95,7 @@ struct mad_engine {
 	struct agent agents[AGENTS_MAX];
 	unsigned nagents;
 	int issm_fd; /* umad2sim only, while agents are registered */
+	bool requests_closed; /* the receiver ended engine_request()s: no more */
 };
 
 static inline int64_t now_ms(void)
@@ -120,9 +121,10 @@ bool pending_answer(struct mad_engine *engine, uint8_t *frame, size_t mad_len);
  * a port with no SM behind it (agent_table.c).  Receiver thread. */
 bool agent_table_sim_answer(struct mad_engine *engine, uint8_t *frame);
 unsigned pending_expire(struct mad_engine *engine, bool all);
-/* Ends (as timed out) every pending request of the sinks of ops: at the
- * receiver's end, for engine_request()'s callers, who wait for nothing
- * else.  Receiver thread. */
+/* Ends (as timed out) every pending request of the sinks of ops, and
+ * refuses new ones (-ENODEV): at the receiver's end, for
+ * engine_request()'s callers, who wait for nothing else.  Receiver
+ * thread, after the held timeouts went out. */
 void pending_end_requests(struct mad_engine *engine, const struct mad_sink_ops *ops);
 /* engine_request()'s sinks' ops (query.c). */
 extern const struct mad_sink_ops request_sink_ops;

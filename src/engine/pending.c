@@ -80,6 +80,8 @@ static int send_prepare(struct mad_engine *engine, struct mad_sink *sink,
 	pthread_mutex_lock(&engine->lock);
 	if (engine->down && !probe)
 		agent = -EIO;
+	else if (engine->requests_closed && sink && sink->ops == &request_sink_ops)
+		agent = -ENODEV; /* the receiver ended them: none would end this */
 	else
 		agent = agent_table_pick(engine, sink, mad);
 	if (agent >= 0 && awaited) {
@@ -93,8 +95,10 @@ static int send_prepare(struct mad_engine *engine, struct mad_sink *sink,
 	return agent;
 }
 
-/* A send failed: the request's slot, if it still has it, is free again. */
-static void send_undo(struct mad_engine *engine, uint32_t wire)
+/* A send failed: the request's slot, if it still has it, is free again;
+ * false when it had not (the request was ended meanwhile, its sink told:
+ * the transport went down between the slot and the send). */
+static bool send_undo(struct mad_engine *engine, uint32_t wire)
 {
 	struct pending *e;
 
@@ -103,6 +107,7 @@ static void send_undo(struct mad_engine *engine, uint32_t wire)
 	if (e)
 		pending_end(engine, e, NULL);
 	pthread_mutex_unlock(&engine->lock);
+	return e != NULL;
 }
 
 /* engine_send(), and the probe's own send (probe: even while down). */
@@ -124,9 +129,11 @@ int pending_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
 	if (r >= 0)
 		return r;
 	if (awaited) {
-		/* Undo the TID rewrite too: the caller may retry. */
+		/* Undo the TID rewrite too: the caller may retry.  A request
+		 * already ended has had its one answer: the send is then done. */
 		mad_set_tid(mad, caller_tid);
-		send_undo(engine, wire);
+		if (!send_undo(engine, wire))
+			return 0;
 	}
 	if (liveness_transient(-r))
 		return r;
@@ -293,5 +300,8 @@ unsigned pending_expire(struct mad_engine *engine, bool all)
 
 void pending_end_requests(struct mad_engine *engine, const struct mad_sink_ops *ops)
 {
+	pthread_mutex_lock(&engine->lock);
+	engine->requests_closed = true;
+	pthread_mutex_unlock(&engine->lock);
 	expire(engine, true, ops);
 }

@@ -192,10 +192,6 @@ int engine_request(struct mad_engine *engine, void *frame, size_t mad_len,
 
 	if (!rs)
 		return -ENOMEM;
-	if (engine->stopping) { /* its receiver would not end it */
-		free(rs);
-		return -ENODEV;
-	}
 	rs->sink.ops = &request_sink_ops;
 	rs->fn = fn;
 	rs->ctx = ctx;
@@ -302,9 +298,7 @@ static void chain_answer(void *ctx, const uint8_t *frame, size_t mad_len)
 	int r;
 
 	if (hdr->status) {
-		chain_end(c, hdr->status == ENODEV ? -ENODEV : -ETIMEDOUT,
-			  hdr->status == ENODEV ? "%s: the port's engine stopped (%u)" :
-			  "%s: no answer (%u tries)", QUERY_RETRIES + 1u);
+		chain_end(c, -ETIMEDOUT, "%s: no answer (%u tries)", QUERY_RETRIES + 1u);
 		return;
 	}
 	if (mad_len < MAD_SIZE) {

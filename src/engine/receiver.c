@@ -173,6 +173,9 @@ void *receiver_main(void *arg)
 		if (n && n < DRAIN_MAX)
 			yield_if_awaited(engine);
 	}
+	/* Timeouts held early go out now, then what is still pending of
+	 * engine_request()'s callers, whose writes wait for their end. */
+	delivery_release_held(engine, true);
 	pending_end_requests(engine, &request_sink_ops);
 	free(b.frame);
 	return NULL;

@@ -281,16 +281,24 @@ int fabevents_add(struct node *fabric_dir)
 	return 0;
 }
 
+/* Orders fabevents_note() (any thread: an action's answer may come on a
+ * port's receiver thread at unmount) against fabevents_close(). */
+static pthread_mutex_t note_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void fabevents_close(void)
 {
-	if (!ev.ready)
+	pthread_mutex_lock(&note_lock);
+	if (!ev.ready) {
+		pthread_mutex_unlock(&note_lock);
 		return;
+	}
+	ev.ready = false;
+	pthread_mutex_unlock(&note_lock);
 	readq_destroy(&ev.q);
 	for (size_t i = 0; i < FABEVENTS_MAX; i++) {
 		free(ev.lines[i]);
 		ev.lines[i] = NULL;
 	}
-	ev.ready = false;
 }
 
 /* The sweep whose comparison is being made: every line carries its time
@@ -339,13 +347,15 @@ void fabevents_note(const char *fmt, ...)
 	struct timespec now;
 	va_list ap;
 
-	if (!ev.ready)
-		return;
-	clock_gettime(CLOCK_REALTIME, &now);
-	va_start(ap, fmt);
-	append(&now, fmt, ap);
-	va_end(ap);
-	readq_wake(&ev.q);
+	pthread_mutex_lock(&note_lock);
+	if (ev.ready) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		va_start(ap, fmt);
+		append(&now, fmt, ap);
+		va_end(ap);
+		readq_wake(&ev.q);
+	}
+	pthread_mutex_unlock(&note_lock);
 }
 
 /* "guid=0x... port=N node_desc=\"...\"" of a node's port into buf. */

@@ -27,6 +27,7 @@
 struct refresh {
 	struct mad_engine *engine;
 	struct fab_snap *snap;
+	bool (*stopped)(void); /* the sweeps are stopping: give up */
 	bool need_sweep;
 	bool changed;     /* a port asked is not as the snapshot before had it */
 	unsigned mads;
@@ -40,6 +41,10 @@ static int dr_get(struct refresh *rf, unsigned attr, unsigned mod, unsigned hops
 	size_t len = MAD_SIZE;
 	int r;
 
+	if (rf->stopped()) {
+		rf->need_sweep = true; /* (none comes: the caller gives up) */
+		return -ECANCELED;
+	}
 	getframe_smp_route(frame, attr, mod, hops, path);
 	rf->mads++;
 	r = engine_query(rf->engine, frame, sizeof(frame), &len, QUERY_TIMEOUT_MS,
@@ -181,8 +186,15 @@ static int refresh_node(struct refresh *rf, uint64_t guid, bool desc)
 		    p != n->entry_port)
 			continue;
 		struct fab_port was = n->ports[p];
+		int err = ask_port(rf, n, p);
 
-		if (ask_port(rf, n, p) < 0)
+		if (err == -ETIMEDOUT || err == -ECANCELED) {
+			/* Not where it was, or stopping: a sweep will tell,
+			 * rather than a timeout for each of its ports. */
+			rf->need_sweep = true;
+			return 0;
+		}
+		if (err < 0)
 			continue;
 		answered++;
 		rf->changed |= was.state != n->ports[p].state ||
@@ -255,6 +267,8 @@ static bool reached(const struct fab_node *n, void *ctx)
 	return n->hops != 0xff;
 }
 
+static int reroute(struct fab_snap *s);
+
 /* Whether a node asked has a port the SM has yet to make Active: LinkUp,
  * Init or Armed, with a master SM to do it. */
 static bool settling(const struct fab_snap *s, const struct refresh_ask *asks,
@@ -274,9 +288,9 @@ static bool settling(const struct fab_snap *s, const struct refresh_ask *asks,
 
 struct fab_snap *refresh_run(struct mad_engine *engine, const struct fab_snap *prev,
 			     const struct refresh_ask *asks, size_t nasks,
-			     bool *need_sweep, unsigned *again_ms)
+			     bool (*stopped)(void), bool *need_sweep, unsigned *again_ms)
 {
-	struct refresh rf = { .engine = engine };
+	struct refresh rf = { .engine = engine, .stopped = stopped };
 	struct fab_snap *out = NULL;
 	int r = 0;
 
@@ -291,10 +305,18 @@ struct fab_snap *refresh_run(struct mad_engine *engine, const struct fab_snap *p
 
 		for (size_t k = 0; n && k < i && !again; k++)
 			again = refresh_find(rf.snap, &asks[k]) == n; /* asked twice */
-		if (n && !again)
+		if (n && n->hops == 0xff)
+			continue; /* cut off by a change just refreshed: it goes */
+		if (n && !again) {
+			bool before = rf.changed;
+
 			r = refresh_node(&rf, n->guid, asks[i].desc);
-		else if (!n && !asks[i].gone)
+			/* The next nodes by the routes the change left. */
+			if (r == 0 && rf.changed && !before)
+				r = reroute(rf.snap);
+		} else if (!n && !asks[i].gone) {
 			rf.need_sweep = true; /* a node the snapshot lacks */
+		}
 	}
 	if (r == 0 && !rf.need_sweep && reroute(rf.snap) == 0)
 		out = fabsnap_copy(rf.snap, reached, NULL);

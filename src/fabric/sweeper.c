@@ -52,6 +52,8 @@ static struct {
 	struct refresh_ask again[SWEEPER_ASKS_MAX]; /* (lock) */
 	unsigned nagain, again_tries; /* (lock) */
 	int64_t again_ms;        /* CLOCK_MONOTONIC (lock) */
+	int64_t due_ms;          /* the next timed sweep (CLOCK_MONOTONIC), 0:
+				  * from the next wait on (lock) */
 	unsigned nwriters;       /* on writers (lock) */
 	unsigned interval_ms;    /* (lock) */
 	unsigned interval_min_ms; /* the floor of interval_ms but 0 (option) */
@@ -196,40 +198,41 @@ static void again_due(void)
 }
 
 /* Waits (lock held) until a sweep or refresh is asked for, the interval
- * passed, a refresh is due again, or stop; true to work. */
+ * passed since the last sweep (refreshes do not put it off), a refresh is
+ * due again, or stop; true to work.  The waits are in CLOCK_MONOTONIC
+ * terms: a clock step only wakes it early. */
 static bool wait_for_work(void)
 {
 	while (!fab.asked && !fab.nasks && !fab.stopping) {
-		int64_t wait_ms = fab.interval_ms ? (int64_t)fab.interval_ms : -1;
+		int64_t now = mono_ms(), until_ms = -1;
 		struct timespec until;
 
-		if (fab.nagain) {
-			int64_t left = fab.again_ms - mono_ms();
-
-			if (left <= 0) {
-				again_due();
-				continue;
-			}
-			if (wait_ms < 0 || left < wait_ms)
-				wait_ms = left;
+		if (fab.interval_ms && !fab.due_ms)
+			fab.due_ms = now + fab.interval_ms;
+		if (fab.interval_ms && now >= fab.due_ms) {
+			fab.asked = true;
+			break;
 		}
-		if (wait_ms < 0) {
+		if (fab.nagain && now >= fab.again_ms) {
+			again_due();
+			break;
+		}
+		if (fab.interval_ms)
+			until_ms = fab.due_ms;
+		if (fab.nagain && (until_ms < 0 || fab.again_ms < until_ms))
+			until_ms = fab.again_ms;
+		if (until_ms < 0) {
 			pthread_cond_wait(&fab.wake, &fab.lock);
 			continue;
 		}
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += wait_ms / 1000;
-		until.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+		until.tv_sec += (until_ms - now) / 1000;
+		until.tv_nsec += (long)((until_ms - now) % 1000) * 1000000;
 		if (until.tv_nsec >= 1000000000) {
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000;
 		}
-		if (pthread_cond_timedwait(&fab.wake, &fab.lock, &until) != ETIMEDOUT)
-			continue;
-		if (fab.nagain && mono_ms() >= fab.again_ms)
-			again_due();
-		else if (fab.interval_ms)
-			fab.asked = true;
+		pthread_cond_timedwait(&fab.wake, &fab.lock, &until);
 	}
 	return !fab.stopping;
 }
@@ -287,6 +290,16 @@ static struct fab_snap *install(struct fab_snap *snap)
 	return old;
 }
 
+static bool stopping(void)
+{
+	bool stop;
+
+	pthread_mutex_lock(&fab.lock);
+	stop = fab.stopping;
+	pthread_mutex_unlock(&fab.lock);
+	return stop;
+}
+
 /* The nodes asked for, again, into a snapshot after prev (refresh.c);
  * NULL when only a sweep will do. */
 static struct fab_snap *refresh_once(const struct fab_snap *prev,
@@ -303,7 +316,7 @@ static struct fab_snap *refresh_once(const struct fab_snap *prev,
 	e = port ? ca_port_engine(port, &err) : NULL;
 	if (!e)
 		return NULL;
-	snap = refresh_run(e, prev, asks, n, &need_sweep, again_ms);
+	snap = refresh_run(e, prev, asks, n, stopping, &need_sweep, again_ms);
 	ca_port_engine_done(port);
 	if (!snap)
 		return NULL;
@@ -359,6 +372,7 @@ static void *sweep_thread(void *arg)
 		number = ++fab.started;
 		fab.asked = false;
 		fab.nasks = fab.nagain = fab.again_tries = 0; /* the sweep asks all */
+		fab.due_ms = 0; /* the period runs from this sweep */
 		fab.running = true;
 		pthread_mutex_unlock(&fab.lock);
 		snap = sweep_once(fab.snap);
@@ -591,6 +605,7 @@ int sweeper_set_interval_ms(unsigned ms, char *why, size_t cap)
 		r = -EINVAL;
 	} else {
 		fab.interval_ms = ms;
+		fab.due_ms = 0;
 		pthread_cond_signal(&fab.wake);
 	}
 	pthread_mutex_unlock(&fab.lock);

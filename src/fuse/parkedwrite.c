@@ -1,10 +1,13 @@
 /* Writes parked until another thread answers them (parkedwrite.h).
  *
  * readq.c's protocol for one request: the interrupt callback is
- * registered when parked; the first of the callback and the answer to
- * take the write (pw->lock) replies.  The answering thread then waits
- * out a running callback (fuse_req_interrupt_func(req, NULL, NULL), no
- * lock held) before it replies or frees. */
+ * registered before the write counts as parked; one that comes first
+ * (libfuse calls it at once, inside the registration, with the request's
+ * lock held: it must not reply there) only sets a flag, and the parking
+ * thread replies EINTR.  Once parked, the first of the callback and the
+ * answer to take the write (pw->lock) replies.  The answering thread
+ * waits out a running callback (fuse_req_interrupt_func(req, NULL, NULL),
+ * no lock held) before it replies or frees. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -16,7 +19,9 @@ struct parked_write {
 	pthread_mutex_t lock;
 	fuse_req_t req;
 	size_t size;
-	bool answered; /* by the interrupt or the answer (lock) */
+	bool parked;      /* registered: the callback may reply (lock) */
+	bool interrupted; /* the callback came before (lock) */
+	bool answered;    /* by the interrupt or the answer (lock) */
 };
 
 static void on_interrupt(fuse_req_t req, void *data)
@@ -25,8 +30,10 @@ static void on_interrupt(fuse_req_t req, void *data)
 	bool reply;
 
 	pthread_mutex_lock(&pw->lock);
-	reply = !pw->answered;
-	pw->answered = true;
+	reply = pw->parked && !pw->answered;
+	pw->interrupted = true;
+	if (reply)
+		pw->answered = true;
 	pthread_mutex_unlock(&pw->lock);
 	/* pw is the answering thread's to free, after this callback. */
 	if (reply)
@@ -36,6 +43,7 @@ static void on_interrupt(fuse_req_t req, void *data)
 struct parked_write *parked_write_new(fuse_req_t req, size_t size)
 {
 	struct parked_write *pw = calloc(1, sizeof(*pw));
+	bool early;
 
 	if (!pw)
 		return NULL;
@@ -43,6 +51,17 @@ struct parked_write *parked_write_new(fuse_req_t req, size_t size)
 	pw->req = req;
 	pw->size = size;
 	fuse_req_interrupt_func(req, on_interrupt, pw);
+	pthread_mutex_lock(&pw->lock);
+	early = pw->interrupted;
+	pw->parked = true;
+	pw->answered = early;
+	pthread_mutex_unlock(&pw->lock);
+	if (early) {
+		/* Interrupted already: answered here, outside the callback; the
+		 * answer to come finds it answered. */
+		fuse_req_interrupt_func(req, NULL, NULL);
+		fuse_reply_err(req, EINTR);
+	}
 	return pw;
 }
 
@@ -62,8 +81,9 @@ void parked_write_answer(struct parked_write *pw, int err)
 		else
 			fuse_reply_write(pw->req, pw->size);
 	}
-	/* Else the callback replied, and the request is gone: it may still be
-	 * running (past its unlock, touching only req); the lock waits it. */
+	/* Else the request is gone, replied EINTR: by the callback, which may
+	 * still be running (past its unlock, touching only req; the lock
+	 * waits it out), or by parked_write_new(). */
 	pthread_mutex_lock(&pw->lock);
 	pthread_mutex_unlock(&pw->lock);
 	pthread_mutex_destroy(&pw->lock);

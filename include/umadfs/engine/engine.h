@@ -79,13 +79,15 @@ int engine_query(struct mad_engine *engine, void *frame, size_t cap, size_t *mad
 
 /* Called once with a request's end: its answer (a frame as deliver
  * gets it), or the request given back with a non-zero umad status
- * (ETIMEDOUT, or ENODEV when the engine stopped first).  Receiver thread
- * (or the stopping one), no lock held; it may send. */
+ * (ETIMEDOUT: no answer, or the engine stopped first).  Receiver thread,
+ * with the engine's dispatch lock held (no other engine lock): it may
+ * send, and take locks no engine call is made under. */
 typedef void (*engine_answer_fn)(void *ctx, const uint8_t *frame, size_t mad_len);
 
 /* Sends a request whose answer goes to fn(ctx, ...) exactly once, for
  * requests whose wait is parked (the action files): 0, or -errno as
- * engine_send() (then fn is not called). */
+ * engine_send() and -ENODEV once the receiver stopped (then fn is not
+ * called). */
 int engine_request(struct mad_engine *engine, void *frame, size_t mad_len,
 		   int timeout_ms, int retries, engine_answer_fn fn, void *ctx);
 

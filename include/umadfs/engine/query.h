@@ -31,9 +31,10 @@ int query_pma_get(struct mad_engine *engine, unsigned lid, unsigned attr_id,
 /* The daemon's own Sets, each a short chain of requests whose end is
  * handed to done(ctx, err, why) once, on the engine's receiver thread (or
  * at once, by the caller's, when the first send fails: then the call
- * returns that -errno and done is not called).  err is 0, -ETIMEDOUT,
- * -ENODEV (the engine stopped), -EOPNOTSUPP or -EINVAL (the MAD status
- * said so) or -EIO (another status); why says which request and status. */
+ * returns that -errno and done is not called).  err is 0, -ETIMEDOUT
+ * (no answer, or the engine stopped), -ENODEV (a step could not be sent:
+ * the engine stopped), -EOPNOTSUPP or -EINVAL (the MAD status said so) or
+ * -EIO (another status); why says which request and status. */
 typedef void (*query_done_fn)(void *ctx, int err, const char *why);
 
 /* ibportstate's enable, disable and reset: PortInfo Get of port at the
