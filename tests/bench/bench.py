@@ -33,6 +33,13 @@ each row --reps times, interleaved (rep 1 of every row, then rep 2...):
  13  `cat fabric/routes/SRC/DST` for 1,000 random pairs of LIDs (wall time
      of each process, median), and ibtracert on the same pairs beside it
      (repetition 1 only)
+ 14  traps: 20 Unlink/ReLink pairs of HCAs' cables on ibsim's console
+     (one HCA per leaf switch in turn);
+     the time from the command to its link_down/link_up line in
+     fabric/events (no sweep asked, interval_ms 0: the SM's trap 128, its
+     Report, and a refresh), and the refresh's MADs beside a repeated
+     sweep's (row 9); its repetitions run after all the others' (each
+     cable pulled makes the SM sweep the fabric and rewrite tables)
 
 Row 9 also sweeps a second mount of the same node, -o fabric_routes=off,
 right after the first: the sweep without the forwarding tables.
@@ -41,11 +48,11 @@ Rows 2 and 5 also report the CPU time per MAD, daemon and client
 together (/proc and getrusage), against the direct client's (rows 1, 3),
 and against their floor: the round trips the path needs times row 4's
 CPU per round trip, plus the direct client's CPU per MAD (target 1.1x).
-Rows 9-11 need an SM: opensm runs on the fabric's last HCA, without
+Rows 9-11 and 14 need an SM: opensm runs on the fabric's last HCA, without
 periodic sweeps (-s 0), for the whole run when any of them is asked for.
 --fabric large sweeps the 3,984-node fat tree (gen-fabric.py --leaves 120
 --spines 24 --hcas-per-leaf 32, ibsim -N 5000 -S 200 -P 30000); it runs
-rows 8-10 and 13 unless --rows says otherwise.
+rows 8-10, 13 and 14 unless --rows says otherwise.
 
 Prints the table (medians; ratios are medians of the per-repetition
 ratios, each taken between runs of the same repetition) and writes the raw
@@ -151,11 +158,20 @@ class Bench:
         self.fabric_desc = text.splitlines()[1].lstrip("# ")
         hcas = re.findall(r'^Hca\s+\d+\s+"([^"]+)"', text, re.M)
         self.host = hcas[0]
+        # Row 14's cables: one HCA's per leaf switch, in turn (opensm
+        # reports no more than ten of one switch's traps in its aging
+        # window), none the mount's, the SM's or hcas[1].
+        busy = {hcas[0], hcas[1], hcas[-1]}
+        self.trap_hcas = []
+        for block in text.split("\nSwitch")[1:]:
+            on = [h for h in re.findall(r'"(H\d+)"\[1\]', block) if h not in busy]
+            if on:
+                self.trap_hcas.append(on[0])
         self.direct_host = hcas[1] if self.a.direct_host == "other" else hcas[0]
         self.fabric = fab.Fabric(str(net), workdir=self.tmp / "fabric",
                                  ibsim_args=ibsim_args)
         self.fabric.start(timeout=60)
-        if self.rows_asked & {9, 10, 11}:
+        if self.rows_asked & {9, 10, 11, 14}:
             # The fabric rows need LIDs and ACTIVE ports: one SM sweep,
             # then none (-s 0) to disturb the other rows.
             self.fabric.start_opensm(hcas[-1], ("-s", "0"))
@@ -166,7 +182,9 @@ class Bench:
         self.mount.start(timeout=30)
         if 9 in self.rows_asked:
             self.mount_off = fab.Mount(self.fabric, self.host, self.tmp / "mnt-off",
-                                       workdir=self.tmp, options=("fabric_routes=off",))
+                                       workdir=self.tmp,
+                                       # (its node's Reports are the first mount's)
+                                       options=("fabric_routes=off", "fabric_traps=off"))
             self.mount_off.start(timeout=30)
         mnt = self.mount.mountpoint
         ca = [c for c in sorted(os.listdir(mnt)) if c != "fabric"][0]
@@ -535,6 +553,73 @@ class Bench:
             times.append(time.monotonic() - t0)
         self.record(rep, 13, "ibtracert_ms", 1e3 * statistics.median(times))
 
+    def traps_row(self, rep):
+        """Row 14: Unlink and ReLink of an HCA's cable, `pairs` times; each
+        timed from the console command to its line in fabric/events."""
+        import select
+        fdir = self.mount.mountpoint / "fabric"
+
+        def sweep_file():
+            return dict(ln.split(" ", 1) for ln in (fdir / "sweep").read_text().splitlines()
+                        if " " in ln)
+        kv = sweep_file()      # the first sweep, if there was none
+        deadline = time.monotonic() + 60
+        while kv["traps"] != "subscribed":
+            if time.monotonic() > deadline:
+                raise RuntimeError("row 14: traps %s" % kv["traps"])
+            time.sleep(0.2)
+            kv = sweep_file()
+        fd = os.open(fdir / "events", os.O_RDONLY | os.O_NONBLOCK)
+        pairs = 5 if self.quick else 20
+        lat, mads, missed = [], [], 0
+        try:
+            for i in range(pairs):
+                hca = self.trap_hcas[i % len(self.trap_hcas)]
+                for cmd, event in (("Unlink", "link_down"), ("ReLink", "link_up")):
+                    try:
+                        while os.read(fd, 1 << 16):
+                            pass
+                    except BlockingIOError:
+                        pass
+                    t0 = time.monotonic()
+                    self.fabric.command('%s "%s"[1]' % (cmd, hca))
+                    buf, end = b"", time.monotonic() + 10
+                    while ("event=%s " % event).encode() not in buf:
+                        left = end - time.monotonic()
+                        if left <= 0:
+                            missed += 1
+                            sys.stderr.write("row 14: no %s line 10 s after %s; the "
+                                             "events were:\n%s\n" % (
+                                                 event, cmd, buf.decode()[-2000:]))
+                            break
+                        if select.select([fd], [], [], left)[0]:
+                            buf += os.read(fd, 1 << 16)
+                    else:
+                        lat.append(time.monotonic() - t0)
+                        mads.append(int(sweep_file()["mads"]))
+        finally:
+            os.close(fd)
+        if lat:
+            self.record(rep, 14, "trap_event_ms", 1e3 * statistics.median(lat))
+            self.record(rep, 14, "trap_event_max_ms", 1e3 * max(lat))
+            self.record(rep, 14, "refresh_mads", statistics.median(mads))
+        if missed:
+            self.record(rep, 14, "trap_events_missed", missed)
+
+    def traps_table(self, L, ok):
+        med = self.med(14, "trap_event_ms")
+        if med is None:
+            return
+        worst = max(self.rows[(14, "trap_event_max_ms")])
+        missed = sum(self.rows.get((14, "trap_events_missed"), []))
+        L.append("%-4s %-58s %12s %10s %10s %5s" % (
+            14, "traps: cable pulled/put back -> its line in events (ms)",
+            "%.0f ms" % med, "max %.0f" % worst, "<= 1000 ms", ok(worst <= 1000 and not missed)))
+        sw = self.med(9, "fabric_mads")
+        L.append("%-4s   a refresh: %d MADs (a repeated sweep: %s); events missed: %d" % (
+            "", self.med(14, "refresh_mads"), sw if sw is not None else "row 9 not run",
+            missed))
+
     def routes_off_lines(self, L, ok):
         """Row 9's sweep against the same without the forwarding tables."""
         large = self.a.fabric == "large"
@@ -737,6 +822,7 @@ class Bench:
                         "identical" if same else "DIFFERENT"))
         self.fabric_table(L, ok)
         self.routes_table(L)
+        self.traps_table(L, ok)
         peak = max(self.rows.get((0, "daemon_vmhwm_kib"), [0]))
         L.append("%-4s %-58s %12s %10s %10s %5s" % (
             "rss", "daemon peak RSS before the fabric rows (VmHWM)",
@@ -773,7 +859,7 @@ def main(argv):
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--rows", default=None,
-                    help="default 1-11 and 13; 8,9,10,13 with --fabric large")
+                    help="default 1-11, 13 and 14; 8,9,10,13,14 with --fabric large")
     ap.add_argument("--fabric", choices=("default", "large"), default="default",
                     help="large: the 3,984-node fat tree")
     ap.add_argument("--direct-host", choices=("same", "other"), default="same",
@@ -784,7 +870,8 @@ def main(argv):
     if a.reps is None:
         a.reps = 1 if a.quick else 5
     if a.rows is None:
-        a.rows = "8,9,10,13" if a.fabric == "large" else "1,2,3,4,5,6,7,8,9,10,11,13"
+        a.rows = ("8,9,10,13,14" if a.fabric == "large"
+                  else "1,2,3,4,5,6,7,8,9,10,11,13,14")
     rows = {int(x) for x in a.rows.split(",")}
     if not os.access(madbench_bin(), os.X_OK):
         sys.exit("bench: %s not built (ninja -C build)" % madbench_bin())
@@ -801,6 +888,10 @@ def main(argv):
             print("# repetition %d of %d: %.1f s" % (rep, a.reps,
                                                     time.monotonic() - t0),
                   flush=True)
+        # Row 14 last: each cable it pulls makes the SM sweep the fabric
+        # and write tables, which the other rows would then share.
+        for rep in range(1, a.reps + 1) if 14 in rows else ():
+            b.traps_row(rep)
     finally:
         ok = b.stop() and ok
     table = b.table()

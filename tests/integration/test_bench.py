@@ -59,6 +59,12 @@ def test_bench_quick(tmp_path):
     assert re.search(r"^13\s+cat fabric/routes/SRC/DST, 100 random pairs \(median ms\)\s+"
                      r"[\d.]+ ms\s+\d+x$", out, re.M), out
     assert re.search(r"^\s+100 of 100 paths result=ok$", out, re.M), out
+    # Row 14: cables pulled and put back, each heard from the SM's trap.
+    assert re.search(r"^14\s+traps: cable pulled/put back -> its line in events \(ms\)\s+"
+                     r"\d+ ms\s+max \d+\s+<= 1000 ms\s+(pass|MISS)$", out, re.M), out
+    m = re.search(r"^\s+a refresh: (\d+) MADs \(a repeated sweep: 264\); events missed: (\d+)$",
+                  out, re.M)
+    assert m and 0 < int(m.group(1)) < 264 and m.group(2) == "0", out
     assert re.search(r"^rss\s+daemon peak RSS before the fabric rows \(VmHWM\)\s+"
                      r"[\d.]+ MiB", out, re.M), out
 
@@ -105,7 +111,8 @@ def test_bench_quick(tmp_path):
                  (8, "ibnetdiscover_s"), (8, "sweep_nodes"),
                  (8, "ibnetdiscover_links"), (0, "daemon_vmhwm_kib"),
                  (9, "fabric_sweep_s"), (9, "fabric_first_sweep_s"),
-                 (9, "fabric_mads_first"), (9, "fabric_mads"), (9, "ibqueryerrors_s")]:
+                 (9, "fabric_mads_first"), (9, "fabric_mads"), (9, "ibqueryerrors_s"),
+                 (14, "trap_event_ms"), (14, "refresh_mads")]:
         assert want in metrics, (want, metrics)
     assert all(float(r["value"]) > 0 for r in rows), rows
     assert path.with_suffix(".txt").exists()
