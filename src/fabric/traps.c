@@ -13,7 +13,10 @@
  * subscribes again.
  *
  * The receiver thread only copies a Report into a bounded queue (drops
- * counted); the MADs the thread sends wait with engine_query(). */
+ * counted).  The thread's own requests (engine_request()) are waited
+ * for on tr.wake, a wait that stopping ends at once (the request then
+ * abandoned: its answer is dropped when it comes), so that an unmount
+ * does not wait out an SA that does not answer. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -39,6 +42,8 @@
 #define TRAPS_CHECK_MS 2000   /* how often the subscription is checked */
 #define TRAPS_FIRST_MS 250    /* and before the first sweep, for its port */
 #define TRAPS_RENEW_MS 60000  /* and made again regardless */
+#define TRAPS_RETRY_MS 10000  /* a subscription that failed, tried again after
+			       * (or at once for another SM) */
 #define TRAPS_QUEUE_MAX 256   /* Reports not yet handled */
 #define SA_VERSION 2
 
@@ -68,7 +73,8 @@ static struct {
 	uint16_t sm_lid;             /* the SM subscribed to */
 	uint64_t sm_guid;
 	uint32_t sm_act;             /* its ActCount at the last check */
-	int64_t subscribed_ms;
+	int64_t subscribed_ms;       /* the last subscription made */
+	int64_t tried_ms;            /* the last that failed */
 } tr = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
@@ -142,6 +148,68 @@ int traps_text(char *buf, size_t cap)
 	return n;
 }
 
+/* -- the thread's requests ---------------------------------------------------- */
+
+/* One request of the thread's: its answer, or abandoned (then the
+ * callback frees it). */
+struct request {
+	uint8_t frame[UMAD_FRAME_MAX];
+	size_t len;
+	bool done, abandoned; /* (tr.lock) */
+};
+
+static void on_answer(void *ctx, const uint8_t *frame, size_t mad_len)
+{
+	struct request *q = ctx;
+
+	pthread_mutex_lock(&tr.lock);
+	if (q->abandoned) {
+		pthread_mutex_unlock(&tr.lock);
+		free(q);
+		return;
+	}
+	q->len = mad_len < MAD_SIZE ? mad_len : MAD_SIZE;
+	memcpy(q->frame, frame, UMAD_FRAME_HDR_SIZE + q->len);
+	q->done = true;
+	pthread_cond_broadcast(&tr.wake);
+	pthread_mutex_unlock(&tr.lock);
+}
+
+/* Sends the request in frame (UMAD_FRAME_MAX bytes) and waits for its
+ * answer there: 0 (a MAD status is the caller's to read), -ETIMEDOUT,
+ * -ECANCELED when stopping (unless at_stop: the unsubscription), or
+ * -errno. */
+static int request(struct mad_engine *e, uint8_t *frame, int retries, bool at_stop)
+{
+	struct request *q = calloc(1, sizeof(*q));
+	const struct ib_user_mad *hdr;
+	int r;
+
+	if (!q)
+		return -ENOMEM;
+	r = engine_request(e, frame, MAD_SIZE, QUERY_TIMEOUT_MS, retries, on_answer, q);
+	if (r < 0) {
+		free(q);
+		return r;
+	}
+	pthread_mutex_lock(&tr.lock);
+	while (!q->done && (at_stop || !tr.stopping))
+		pthread_cond_wait(&tr.wake, &tr.lock);
+	if (!q->done) {
+		q->abandoned = true;
+		pthread_mutex_unlock(&tr.lock);
+		return -ECANCELED;
+	}
+	pthread_mutex_unlock(&tr.lock);
+	/* The whole frame: zeros past a short answer (an SA's is its RMPP
+	 * payload long). */
+	memcpy(frame, q->frame, UMAD_FRAME_MAX);
+	hdr = (const struct ib_user_mad *)q->frame;
+	r = hdr->status ? -ETIMEDOUT : 0;
+	free(q);
+	return r;
+}
+
 /* -- the subscription ------------------------------------------------------ */
 
 /* One InformInfo Set to the SA at lid; 0 or -errno with the reason. */
@@ -149,14 +217,14 @@ static int inform(struct mad_engine *e, unsigned lid, unsigned trap, bool subscr
 		  int retries, char *why, size_t cap)
 {
 	uint8_t frame[UMAD_FRAME_MAX], data[GETFRAME_INFORMINFO_LEN];
-	size_t len = MAD_SIZE;
 	unsigned status;
 	int r;
 
 	getframe_informinfo(data, trap, subscribe);
 	getframe_sa(frame, lid, IB_MAD_METHOD_SET, IB_SA_ATTR_INFORMINFO, data,
 		    sizeof(data));
-	r = engine_query(e, frame, sizeof(frame), &len, QUERY_TIMEOUT_MS, retries);
+	/* (Leaving, at unmount, is the one request stopping does not end.) */
+	r = request(e, frame, retries, !subscribe);
 	if (r < 0) {
 		snprintf(why, cap, "the SA at LID %u did not answer the InformInfo "
 			 "Set for trap %u: %s", lid, trap, strerror(-r));
@@ -229,7 +297,6 @@ static bool master_sm(struct ca_port *port, struct mad_engine *e, unsigned *lid,
 		      uint64_t *guid, uint32_t *act)
 {
 	uint8_t data[IB_SMP_DATA_SIZE], frame[UMAD_FRAME_MAX];
-	size_t len = MAD_SIZE;
 	int r = query_smp_get(e, IB_ATTR_PORT_INFO, (unsigned)port->portnum, data);
 
 	if (r < 0) {
@@ -242,7 +309,7 @@ static bool master_sm(struct ca_port *port, struct mad_engine *e, unsigned *lid,
 		return false;
 	}
 	getframe_smp_lid(frame, IB_ATTR_SMINFO, 0, *lid);
-	r = engine_query(e, frame, sizeof(frame), &len, QUERY_TIMEOUT_MS, QUERY_RETRIES);
+	r = request(e, frame, QUERY_RETRIES, false);
 	if (r == 0 && mad_get_field(frame + UMAD_FRAME_HDR_SIZE, 0, IB_MAD_STATUS_F))
 		r = -EPROTO;
 	if (r < 0) {
@@ -265,8 +332,11 @@ static bool due(unsigned lid, uint64_t guid, uint32_t act)
 	pthread_mutex_lock(&tr.lock);
 	state = tr.state;
 	pthread_mutex_unlock(&tr.lock);
-	return state != TRAPS_SUBSCRIBED || lid != tr.sm_lid || guid != tr.sm_guid ||
-	       act < tr.sm_act || now_ms() - tr.subscribed_ms >= TRAPS_RENEW_MS;
+	if (lid != tr.sm_lid || guid != tr.sm_guid)
+		return true;
+	if (state != TRAPS_SUBSCRIBED) /* a silent SA is not asked every check */
+		return now_ms() - tr.tried_ms >= TRAPS_RETRY_MS;
+	return act < tr.sm_act || now_ms() - tr.subscribed_ms >= TRAPS_RENEW_MS;
 }
 
 /* Checks the subscription; false when there is no snapshot yet. */
@@ -293,10 +363,10 @@ static bool check(void)
 		return true;
 	}
 	if (registered(port, e) && master_sm(port, e, &lid, &guid, &act)) {
-		if (due(lid, guid, act) && subscribe(e, lid) == 0) {
-			tr.sm_lid = (uint16_t)lid;
-			tr.sm_guid = guid;
-		}
+		if (due(lid, guid, act) && subscribe(e, lid) < 0)
+			tr.tried_ms = now_ms();
+		tr.sm_lid = (uint16_t)lid;
+		tr.sm_guid = guid;
 		tr.sm_act = act;
 	}
 	ca_port_engine_done(port);

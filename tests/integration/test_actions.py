@@ -115,14 +115,17 @@ def test_admin_keeps_this_hosts_route(quiet):
         [("disable", "3", "ok", None), ("disable", "1", "failed", "ETIMEDOUT")]
 
 
-@pytest.mark.parametrize("text", ["foo", "disable now", "\n", "enable force force",
-                                  "Disable", "disable\nenable"])
-def test_admin_bad_words(quiet, text):
+BAD_WORDS = ["foo", "disable now", "\n", "enable force force", "Disable", "disable\nenable"]
+
+
+def test_admin_bad_words(quiet):
     f, m = quiet
-    r = write(port_file(m, SW2, 1, "admin"), text)
-    refused(r, errno.EINVAL, m, "admin: expected disable, enable or reset, "
-            "optionally followed by force")
+    for text in BAD_WORDS:
+        r = write(port_file(m, SW2, 1, "admin"), text)
+        refused(r, errno.EINVAL, m, "admin: expected disable, enable or reset, "
+                "optionally followed by force")
     assert portinfo(f, tm.lid_of(f, "Hca1", "0,1,7"), 1)["PhysLinkState"] == "LinkUp"
+    assert actions(m) == []
 
 
 def test_action_on_a_node_gone(quiet):
@@ -201,12 +204,11 @@ def test_local_counters_reset(quiet):
     assert "ibsim0/1: uid 0: counters reset" in m.log_text()
 
 
-@pytest.mark.parametrize("text", ["0", "2", "yes", "\n", "1 1", "-1"])
-def test_counters_reset_bad_input(quiet, text):
+def test_counters_reset_bad_input(quiet):
     f, m = quiet
-    r = write(port_file(m, SW2, 1, "counters", "reset"), text)
-    refused(r, errno.EINVAL, m, "counters/reset: expected 1")
-    r = write(m.path("ibsim0", "ports", "1", "counters", "reset"), text)
-    assert isinstance(r, OSError) and r.errno == errno.EINVAL
-
-
+    for text in ["0", "2", "yes", "\n", "1 1", "-1"]:
+        r = write(port_file(m, SW2, 1, "counters", "reset"), text)
+        refused(r, errno.EINVAL, m, "counters/reset: expected 1")
+        r = write(m.path("ibsim0", "ports", "1", "counters", "reset"), text)
+        assert isinstance(r, OSError) and r.errno == errno.EINVAL, (text, r)
+    assert actions(m) == []
