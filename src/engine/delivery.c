@@ -21,13 +21,13 @@ void delivery_flush(struct mad_engine *engine)
 void delivery_add(struct mad_engine *engine, struct mad_sink *sink, const void *frame,
 	     size_t mad_len)
 {
-	/* A sink without flush may be gone once it has its frame (a
-	 * one-shot engine_request() sink frees itself). */
-	if (!sink->ops->flush) {
-		sink->ops->deliver(sink, frame, mad_len);
-		return;
-	}
+	/* Read before: a sink without flush may be gone once it has its
+	 * frame (a one-shot engine_request() sink frees itself). */
+	bool flushes = sink->ops->flush != NULL;
+
 	sink->ops->deliver(sink, frame, mad_len);
+	if (!flushes)
+		return;
 	for (unsigned i = 0; i < engine->ntouched; i++) {
 		if (engine->touched[i] == sink)
 			return;

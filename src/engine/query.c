@@ -154,6 +154,18 @@ int query_smp_get(struct mad_engine *engine, unsigned attr_id, unsigned attr_mod
 	return local_get(engine, frame, &smp_get, data);
 }
 
+int query_smp_route_get(struct mad_engine *engine, unsigned attr_id,
+			unsigned attr_mod, unsigned hops, const uint8_t *path,
+			uint8_t data[IB_SMP_DATA_SIZE])
+{
+	uint8_t frame[UMAD_FRAME_MAX];
+
+	if (!engine)
+		return -ENODEV;
+	getframe_smp_route(frame, attr_id, attr_mod, hops, path);
+	return local_get(engine, frame, &smp_get, data);
+}
+
 int query_pma_get(struct mad_engine *engine, unsigned lid, unsigned attr_id,
 		  uint8_t data[IB_PC_DATA_SZ])
 {

@@ -27,7 +27,6 @@
 #include "umadfs/fuse/parkedwrite.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
-#include "umadfs/mad/getframe.h"
 #include "umadfs/mad/mad.h"
 
 #define PHYS_POLLING 2  /* PortPhysicalState */
@@ -270,30 +269,26 @@ static int admin_show(struct node *n, char *buf, size_t cap)
 	struct fab_snap *s = sweeper_snapshot();
 	const struct fab_node *fn = s ? fabsnap_find(s, guid) : NULL;
 	struct ca_port *via = s ? sweeper_port(s) : NULL;
-	uint8_t frame[UMAD_FRAME_MAX];
-	size_t len = MAD_SIZE;
+	uint8_t path[FAB_PATH_MAX], data[IB_SMP_DATA_SIZE];
 	struct mad_engine *e;
+	unsigned hops;
 	int err = -ENODEV, r;
 
 	if (!fn || port > fn->nports) {
 		fabsnap_put(s);
 		return s ? -ENOENT : -ENODATA;
 	}
-	getframe_smp_route(frame, IB_ATTR_PORT_INFO, port, fn->hops, fn->path);
+	hops = fn->hops;
+	memcpy(path, fn->path, sizeof(path));
 	fabsnap_put(s);
 	e = via ? ca_port_engine(via, &err) : NULL;
 	if (!e)
 		return err;
-	r = engine_query(e, frame, sizeof(frame), &len, QUERY_TIMEOUT_MS, QUERY_RETRIES);
+	r = query_smp_route_get(e, IB_ATTR_PORT_INFO, port, hops, path, data);
 	ca_port_engine_done(via);
 	if (r < 0)
-		return r;
-	if (len < IB_SMP_DATA_OFFS + IB_SMP_DATA_SIZE ||
-	    mad_get_field(frame + UMAD_FRAME_HDR_SIZE, 0, IB_DRSMP_STATUS_F))
-		return -EIO;
-	return sysfmt_phys_state(buf, cap, mad_get_field(frame + UMAD_FRAME_HDR_SIZE +
-							 IB_SMP_DATA_OFFS, 0,
-							 IB_PORT_PHYS_STATE_F));
+		return r == -EPROTO ? -EIO : r;
+	return sysfmt_phys_state(buf, cap, mad_get_field(data, 0, IB_PORT_PHYS_STATE_F));
 }
 
 static void admin_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)

@@ -16,7 +16,6 @@
 #include "umadfs/engine/query.h"
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/refresh.h"
-#include "umadfs/mad/getframe.h"
 #include "umadfs/mad/mad.h"
 
 #define PORT_STATE_DOWN 1 /* PortInfo PortState */
@@ -37,25 +36,12 @@ struct refresh {
 static int dr_get(struct refresh *rf, unsigned attr, unsigned mod, unsigned hops,
 		  const uint8_t *path, uint8_t data[IB_SMP_DATA_SIZE])
 {
-	uint8_t frame[UMAD_FRAME_MAX];
-	size_t len = MAD_SIZE;
-	int r;
-
 	if (rf->stopped()) {
 		rf->need_sweep = true; /* (none comes: the caller gives up) */
 		return -ECANCELED;
 	}
-	getframe_smp_route(frame, attr, mod, hops, path);
 	rf->mads++;
-	r = engine_query(rf->engine, frame, sizeof(frame), &len, QUERY_TIMEOUT_MS,
-			 QUERY_RETRIES);
-	if (r < 0)
-		return r;
-	if (len < IB_SMP_DATA_OFFS + IB_SMP_DATA_SIZE ||
-	    mad_get_field(frame + UMAD_FRAME_HDR_SIZE, 0, IB_DRSMP_STATUS_F))
-		return -EPROTO;
-	memcpy(data, frame + UMAD_FRAME_HDR_SIZE + IB_SMP_DATA_OFFS, IB_SMP_DATA_SIZE);
-	return 0;
+	return query_smp_route_get(rf->engine, attr, mod, hops, path, data);
 }
 
 static struct fab_node *node_of(struct refresh *rf, uint64_t guid)

@@ -31,18 +31,28 @@ void getframe_smp(uint8_t *frame, unsigned attr_id, unsigned attr_mod)
 	mad_set_field(mad, 0, IB_DRSMP_DRDLID_F, MAD_LID_PERMISSIVE);
 }
 
-/* A GSI Get of mgmt_class to lid's QP1, frame zeroed first; the MAD. */
-static uint8_t *gsi_get(uint8_t *frame, unsigned lid, unsigned mgmt_class,
-			unsigned attr_id)
+/* A LID-routed Get of mgmt_class to lid, frame zeroed first; the MAD. */
+static uint8_t *lid_get(uint8_t *frame, unsigned lid, unsigned mgmt_class,
+			unsigned attr_id, unsigned attr_mod)
 {
 	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
 	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
 
 	memset(frame, 0, UMAD_FRAME_MAX);
 	hdr->addr.lid = htons((uint16_t)lid);
+	get_header(mad, mgmt_class, attr_id, attr_mod);
+	return mad;
+}
+
+/* The same of a GSI class, to lid's QP1. */
+static uint8_t *gsi_get(uint8_t *frame, unsigned lid, unsigned mgmt_class,
+			unsigned attr_id)
+{
+	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
+	uint8_t *mad = lid_get(frame, lid, mgmt_class, attr_id, 0);
+
 	hdr->addr.qpn = htonl(1);
 	hdr->addr.qkey = htonl(IB_DEFAULT_QP1_QKEY);
-	get_header(mad, mgmt_class, attr_id, 0);
 	return mad;
 }
 
@@ -79,12 +89,7 @@ void getframe_smp_route(uint8_t *frame, unsigned attr_id, unsigned attr_mod,
 void getframe_smp_lid(uint8_t *frame, unsigned attr_id, unsigned attr_mod,
 		      unsigned lid)
 {
-	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
-	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
-
-	memset(frame, 0, UMAD_FRAME_MAX);
-	hdr->addr.lid = htons((uint16_t)lid);
-	get_header(mad, IB_SMI_CLASS, attr_id, attr_mod);
+	lid_get(frame, lid, IB_SMI_CLASS, attr_id, attr_mod);
 }
 
 void getframe_to_set(uint8_t *frame)
@@ -142,10 +147,9 @@ void getframe_sa(uint8_t *frame, unsigned lid, unsigned method, unsigned attr_id
 }
 
 /* InformInfo's layout (IBA 13.4.8.3; libibmad has none): byte offsets. */
-enum {
-	II_LID_BEGIN = 16, /* the GID is bytes 0-15 */ II_LID_END = 18, II_IS_GENERIC = 22,
-	II_SUBSCRIBE = 23, II_TYPE = 24, II_TRAP_NUMBER = 26,
-	II_QPN_RESP_TIME = 28, II_PRODUCER = 32,
+enum { /* the GID is bytes 0-15 */
+	II_LID_BEGIN = 16, II_LID_END = 18, II_IS_GENERIC = 22, II_SUBSCRIBE = 23,
+	II_TYPE = 24, II_TRAP_NUMBER = 26, II_QPN_RESP_TIME = 28, II_PRODUCER = 32,
 };
 
 #define II_RESP_TIME 18 /* 4.096 us << 18: about a second */

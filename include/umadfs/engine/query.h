@@ -19,6 +19,12 @@ struct mad_engine;
 int query_smp_get(struct mad_engine *engine, unsigned attr_id, unsigned attr_mod,
 		  uint8_t data[IB_SMP_DATA_SIZE]);
 
+/* The same to the node at the end of the directed route path[1..hops]
+ * (64 bytes: getframe_smp_route()). */
+int query_smp_route_get(struct mad_engine *engine, unsigned attr_id,
+			unsigned attr_mod, unsigned hops, const uint8_t *path,
+			uint8_t data[IB_SMP_DATA_SIZE]);
+
 /* PerfMgt Get(attr_id) to the local port's PMA (GSI, LID-routed to the
  * port's own LID); data is the 192-byte PMA data area, whose first bytes
  * (PortSelect...) the caller fills and gets back the answer in.  Returns
