@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <endian.h>
 #include <unistd.h>
 
 #include <infiniband/mad.h>
@@ -13,6 +12,7 @@
 #include "umadfs/base/log.h"
 #include "umadfs/engine/engine.h"
 #include "umadfs/engine/ibumad.h"
+#include "umadfs/mad/getframe.h"
 #include "umadfs/mad/mad.h"
 #include "engine_priv.h"
 
@@ -290,39 +290,26 @@ bool engine_holds_issm(struct mad_engine *engine)
 
 /* An SMInfo Get that ibsim hands the issm holder (an SM polling the port
  * whose IsSM the engine's issm set), answered as a port with no SM behind
- * it: SMState NOTACTIVE, priority 0, so that an SM starting under the
- * simulator does not wait for this port in its DISCOVERING state.  Under
- * the simulator only; true when frame was such a Get (and is answered).
- * Receiver thread. */
+ * it: a GetResp with status 0x000C (attribute not supported, IBA 13.4.7),
+ * so that an SM does not wait for this port (a starting opensm stayed in
+ * DISCOVERING without an answer) nor take it for one (with a NOTACTIVE
+ * SMInfo, an opensm taking over under load stayed master of nothing).
+ * Under the simulator only; true when frame was such a Get (and is
+ * answered).  Receiver thread. */
 bool agent_table_sim_answer(struct mad_engine *engine, uint8_t *frame)
 {
 	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
-	struct ib_user_mad *hdr = (struct ib_user_mad *)frame;
-	umad_port_t port;
-	uint64_t guid = 0;
+	bool dr = mad[1] == IB_SMI_DIRECT_CLASS;
 	int agent;
 
 	if (!mad_class_is_smi(mad[1]) || mad[3] != IB_MAD_METHOD_GET ||
 	    mad_get_field(mad, 0, IB_MAD_ATTRID_F) != IB_ATTR_SMINFO ||
 	    !engine_holds_issm(engine))
 		return false;
-	if (ibumad_get_port(engine->ca, engine->portnum, &port) == 0) {
-		guid = be64toh(port.port_guid);
-		ibumad_release_port(&port);
-	}
-	mad_set_field(mad, 0, IB_MAD_METHOD_F, IB_MAD_METHOD_GET_RESPONSE & 0x7f);
-	mad_set_field(mad, 0, IB_MAD_RESPONSE_F, 1);
-	if (mad[1] == IB_SMI_DIRECT_CLASS)
+	getframe_response(frame, IB_MAD_METHOD_GET_RESPONSE);
+	mad_set_field(mad, 0, dr ? IB_DRSMP_STATUS_F : IB_MAD_STATUS_F, 0x000c);
+	if (dr)
 		mad_set_field(mad, 0, IB_DRSMP_DIRECTION_F, 1);
-	/* The Get's SM_Key given back (an SM logs one that does not match
-	 * its own), ActCount, priority and state 0. */
-	mad_set_field64(mad + IB_SMP_DATA_OFFS, 0, IB_SMINFO_GUID_F, guid);
-	mad_set_field(mad + IB_SMP_DATA_OFFS, 0, IB_SMINFO_ACT_F, 0);
-	mad_set_field(mad + IB_SMP_DATA_OFFS, 0, IB_SMINFO_PRIO_F, 0);
-	mad_set_field(mad + IB_SMP_DATA_OFFS, 0, IB_SMINFO_STATE_F, 0);
-	hdr->status = 0;
-	hdr->timeout_ms = 0;
-	hdr->retries = 0;
 	pthread_mutex_lock(&engine->lock);
 	agent = send_agent(engine, mad[1], mad[2], 0);
 	pthread_mutex_unlock(&engine->lock);

