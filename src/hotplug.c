@@ -19,6 +19,7 @@
 
 #include <libudev.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/base/log.h"
 #include "umadfs/engine/ibumad.h"
 #include "umadfs/hotplug.h"
@@ -229,14 +230,6 @@ void hotplug_diff(const struct hotplug_cas *known,
 
 /* ---- the thread ---------------------------------------------------------------- */
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* When a burst of events began and when its last one came (ms); first is 0
  * while no rescan is pending. */
 struct debounce {
@@ -245,7 +238,7 @@ struct debounce {
 
 static void debounce_note(struct debounce *db)
 {
-	db->last = now_ms();
+	db->last = clock_now_ms();
 	if (!db->first)
 		db->first = db->last;
 }
@@ -266,7 +259,7 @@ static int wait_ms(const struct debounce *db)
 
 	if (!db->first)
 		return hp.mon ? -1 : FALLBACK_MS;
-	left = debounce_due(db) - now_ms();
+	left = debounce_due(db) - clock_now_ms();
 	return left > 0 ? (int)left : 0;
 }
 
@@ -372,7 +365,7 @@ static void *hotplug_main(void *arg)
 		}
 		if (n > 0 && (fds[1].revents & POLLIN) && take_uevents())
 			debounce_note(&db);
-		if ((db.first && now_ms() >= debounce_due(&db)) ||
+		if ((db.first && clock_now_ms() >= debounce_due(&db)) ||
 		    (n == 0 && !hp.mon)) {
 			db.first = 0;
 			rescan_and_report();

@@ -76,7 +76,7 @@ void delivery_drop_held(struct mad_engine *engine, struct mad_sink *sink)
  * ms until the next, at most RECV_POLL_MS.  Takes dispatch_lock. */
 int delivery_release_held(struct mad_engine *engine, bool all)
 {
-	int64_t now = now_ms();
+	int64_t now = clock_now_ms();
 	int wait = RECV_POLL_MS;
 
 	pthread_mutex_lock(&engine->dispatch_lock);

@@ -12,6 +12,7 @@
 
 #include <infiniband/umad.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/engine/engine.h"
 #include "umadfs/mad/mad.h"
 
@@ -97,14 +98,6 @@ struct mad_engine {
 	int issm_fd; /* umad2sim only, while agents are registered */
 	bool requests_closed; /* the receiver ended engine_request()s: no more */
 };
-
-static inline int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* agent_table.c, engine->lock held: the agent a MAD goes out through (-errno
  * if none can be had), the sink registered for an unsolicited MAD. */

@@ -103,7 +103,7 @@ static void set_transport(struct mad_engine *engine, bool up, const char *how)
 	} else {
 		log_warn("%s/%u: the transport is down (%s): MAD files fail with "
 			 "EIO until it answers again", engine->ca, engine->portnum, why);
-		engine->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
+		engine->next_probe_ms = clock_now_ms() + PROBE_DOWN_INTERVAL_MS;
 	}
 	if (engine->on_transport)
 		engine->on_transport(engine->transport_ctx, up ? 0 : EIO);
@@ -120,7 +120,7 @@ static void probe_done(struct mad_engine *engine, bool down)
 	if ((engine->probe_result > 0) == down)
 		set_transport(engine, engine->probe_result > 0, "got no answer");
 	else if (down)
-		engine->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
+		engine->next_probe_ms = clock_now_ms() + PROBE_DOWN_INTERVAL_MS;
 }
 
 static void probe_send(struct mad_engine *engine, bool down)
@@ -139,7 +139,7 @@ static void probe_send(struct mad_engine *engine, bool down)
 		if (!down)
 			set_transport(engine, false, "could not be sent");
 		else
-			engine->next_probe_ms = now_ms() + PROBE_DOWN_INTERVAL_MS;
+			engine->next_probe_ms = clock_now_ms() + PROBE_DOWN_INTERVAL_MS;
 	} else {
 		/* No room for it now (EBUSY...): next turn. */
 		__atomic_store_n(&engine->probe_wanted, 1, __ATOMIC_RELEASE);
@@ -157,7 +157,7 @@ void liveness_step(struct mad_engine *engine)
 		return;
 	}
 	if (__atomic_exchange_n(&engine->probe_wanted, 0, __ATOMIC_ACQ_REL) ||
-	    (down && now_ms() >= engine->next_probe_ms))
+	    (down && clock_now_ms() >= engine->next_probe_ms))
 		probe_send(engine, down);
 }
 

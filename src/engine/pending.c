@@ -35,7 +35,7 @@ static struct pending *pending_start(struct mad_engine *engine, struct mad_sink 
 	e->agent = agent;
 	e->timeout_ms = timeout_ms;
 	e->retries_left = retries;
-	e->deadline_ms = now_ms() + (int64_t)timeout_ms * (retries + 1);
+	e->deadline_ms = clock_now_ms() + (int64_t)timeout_ms * (retries + 1);
 	e->grace_ms = probe ? PROBE_GRACE_MS : EXPIRE_GRACE_MS;
 	engine->generation++;
 	e->wire_tid = (engine->generation << PENDING_BITS) | slot;
@@ -197,7 +197,7 @@ enum answer_fate { ANSWER_DELIVER, ANSWER_HOLD, ANSWER_RESEND };
  * spent by resending, and the final timeout is held until the deadline. */
 static enum answer_fate answer_fate(const struct pending *e, unsigned status)
 {
-	if (status != ETIMEDOUT || now_ms() + e->timeout_ms / 2 >= e->deadline_ms)
+	if (status != ETIMEDOUT || clock_now_ms() + e->timeout_ms / 2 >= e->deadline_ms)
 		return ANSWER_DELIVER;
 	return e->retries_left > 0 ? ANSWER_RESEND : ANSWER_HOLD;
 }
@@ -278,7 +278,7 @@ static unsigned expire(struct mad_engine *engine, bool all,
 		       const struct mad_sink_ops *only)
 {
 	uint8_t frame[UMAD_FRAME_HDR_SIZE + MAD_HDR_SIZE];
-	int64_t now = now_ms();
+	int64_t now = clock_now_ms();
 	struct mad_sink *sink;
 	unsigned ended = 0;
 	uint32_t next = 0;

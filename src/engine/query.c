@@ -44,34 +44,22 @@ static const struct mad_sink_ops query_sink_ops = { .deliver = query_deliver };
 
 static void query_sink_init(struct query_sink *q, void *frame, size_t cap)
 {
-	pthread_condattr_t attr;
-
 	memset(q, 0, sizeof(*q));
 	q->sink.ops = &query_sink_ops;
 	q->frame = frame;
 	q->cap = cap;
 	pthread_mutex_init(&q->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&q->done_cond, &attr);
-	pthread_condattr_destroy(&attr);
+	pthread_cond_init(&q->done_cond, NULL);
 }
 
 /* Waits until the answer is in q, the engine stops, or wait_ms pass. */
 static void query_wait(struct mad_engine *engine, struct query_sink *q, long long wait_ms)
 {
-	struct timespec deadline;
+	int64_t deadline = clock_now_ms() + wait_ms;
 
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += wait_ms / 1000;
-	deadline.tv_nsec += (wait_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&q->lock);
 	while (!q->done && !engine->stopping) {
-		if (pthread_cond_timedwait(&q->done_cond, &q->lock, &deadline) == ETIMEDOUT)
+		if (clock_wait_until(&q->done_cond, &q->lock, deadline) == ETIMEDOUT)
 			break;
 	}
 	pthread_mutex_unlock(&q->lock);

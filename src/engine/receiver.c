@@ -134,13 +134,13 @@ static void expire_step(struct mad_engine *engine, int64_t *next_expiry)
 {
 	unsigned n;
 
-	if (now_ms() < *next_expiry)
+	if (clock_now_ms() < *next_expiry)
 		return;
 	n = pending_expire(engine, false);
 	if (n && !engine->down)
 		liveness_want_probe(engine, "%u request%s neither answered nor given back",
 			   n, n > 1 ? "s" : "");
-	*next_expiry = now_ms() + RECV_POLL_MS;
+	*next_expiry = clock_now_ms() + RECV_POLL_MS;
 }
 
 void *receiver_main(void *arg)

@@ -24,6 +24,7 @@
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/engine/engine.h"
 #include "umadfs/fabric/discover.h"
 #include "umadfs/fabric/fabsnap.h"
@@ -944,21 +945,14 @@ static void handle(struct discover *d, uint32_t i, uint8_t *frame,
  * engine closed under the sweep ends its requests without a word). */
 static int next_answer(struct discover *d)
 {
-	int64_t wait_ms = (int64_t)d->timeout_ms * (d->retries + 1) + SILENCE_MS;
-	struct timespec until;
+	int64_t until = clock_now_ms() + (int64_t)d->timeout_ms * (d->retries + 1) +
+			SILENCE_MS;
 	struct answer a;
 	int r = 0;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += wait_ms / 1000;
-	until.tv_nsec += (wait_ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
 	pthread_mutex_lock(&d->lock);
 	while (!d->rlen && !d->stop && r != ETIMEDOUT)
-		r = pthread_cond_timedwait(&d->cond, &d->lock, &until);
+		r = clock_wait_until(&d->cond, &d->lock, until);
 	if (d->stop || !d->rlen) {
 		pthread_mutex_unlock(&d->lock);
 		return d->stop ? -ECANCELED : -ETIMEDOUT;
@@ -976,12 +970,10 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 		 const struct fab_snap *prev, struct fab_snap *snap,
 		 int timeout_ms, int retries)
 {
-	struct timespec now;
 	bool sm_by_lid = false;
 	int r = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	d->now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+	d->now_ms = clock_now_ms();
 	d->engine = engine;
 	d->snap = snap;
 	d->prev = prev;

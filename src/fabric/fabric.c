@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/base/group.h"
 #include "umadfs/base/number.h"
 #include "umadfs/fabric/actions.h"
@@ -154,18 +155,14 @@ int fabric_parse_options(struct fuse_args *args)
  * what is wrong. */
 static void on_judge(const struct fab_snap *old, struct fab_snap *snap)
 {
+	int64_t t0 = clock_now_us();
 	struct fab_snap *expected;
 
-	struct timespec t0, t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	expected_offer(snap);
 	expected = expected_get();
 	health_judge(old, snap, expected);
 	fabsnap_put(expected);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	snap->problems_us = (unsigned)((t1.tv_sec - t0.tv_sec) * 1000000 +
-				       (t1.tv_nsec - t0.tv_nsec) / 1000);
+	snap->problems_us = (unsigned)(clock_now_us() - t0);
 }
 
 /* A new snapshot is current: events from the change, then the tree. */

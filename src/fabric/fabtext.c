@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/device/sysfmt.h"
 #include "umadfs/fabric/fabtext.h"
 #include "umadfs/fabric/health.h"
@@ -260,18 +261,16 @@ void fabtext_iso_time(char *buf, size_t cap, const struct timespec *t)
 int fabtext_sweep(const struct fab_snap *s, char *buf, size_t cap)
 {
 	const struct fab_stats *st = &s->stats;
-	struct timespec now;
 	char when[32];
 	int n;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
 	fabtext_iso_time(when, sizeof(when), &s->time);
 	n = snprintf(buf, cap, "time %s\nage_ms %" PRId64 "\nduration_ms %u\n"
 		     "via %s\nnodes %u\nswitches %u\ncas %u\nrouters %u\nlinks %u\n"
 		     "ports %u\nmads %" PRIu64 "\ntimeouts %" PRIu64 "\n"
 		     "unreachable %" PRIu64 "\nproblems %zu\nproblems_us %u\n"
 		     "ok %d\nerror %s\nrefreshes %u\n", when,
-		     (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - s->mono_ms,
+		     clock_now_ms() - s->mono_ms,
 		     s->duration_ms, s->via, st->nodes, st->switches, st->cas,
 		     st->routers, st->links, st->ports, st->mads, st->timeouts,
 		     st->unreachable, s->nproblems, s->problems_us, s->ok, s->error,

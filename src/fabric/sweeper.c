@@ -16,6 +16,7 @@
 
 #include <infiniband/mad.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/device/device.h"
 #include "umadfs/engine/query.h"
 #include "umadfs/fabric/discover.h"
@@ -144,20 +145,12 @@ static int sweep_port(struct ca_port *port, const struct fab_snap *prev,
 	return r;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* One sweep into a new snapshot, prev the current one (or NULL); NULL
  * when stopped (or out of memory). */
 static struct fab_snap *sweep_once(const struct fab_snap *prev)
 {
 	struct fab_snap *snap = fabsnap_new();
-	int64_t start = mono_ms();
+	int64_t start = clock_now_ms();
 	struct ca_port *port;
 
 	if (!snap)
@@ -170,7 +163,7 @@ static struct fab_snap *sweep_once(const struct fab_snap *prev)
 	snap->ok = snap->nnodes > 0;
 	fabsnap_count(snap);
 	clock_gettime(CLOCK_REALTIME, &snap->time);
-	snap->mono_ms = mono_ms();
+	snap->mono_ms = clock_now_ms();
 	snap->duration_ms = (unsigned)(snap->mono_ms - start);
 	return snap;
 }
@@ -199,13 +192,11 @@ static void again_due(void)
 
 /* Waits (lock held) until a sweep or refresh is asked for, the interval
  * passed since the last sweep (refreshes do not put it off), a refresh is
- * due again, or stop; true to work.  The waits are in CLOCK_MONOTONIC
- * terms: a clock step only wakes it early. */
+ * due again, or stop; true to work. */
 static bool wait_for_work(void)
 {
 	while (!fab.asked && !fab.nasks && !fab.stopping) {
-		int64_t now = mono_ms(), until_ms = -1;
-		struct timespec until;
+		int64_t now = clock_now_ms(), until_ms = -1;
 
 		if (fab.interval_ms && !fab.due_ms)
 			fab.due_ms = now + fab.interval_ms;
@@ -225,14 +216,7 @@ static bool wait_for_work(void)
 			pthread_cond_wait(&fab.wake, &fab.lock);
 			continue;
 		}
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += (until_ms - now) / 1000;
-		until.tv_nsec += (long)((until_ms - now) % 1000) * 1000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&fab.wake, &fab.lock, &until);
+		clock_wait_until(&fab.wake, &fab.lock, until_ms);
 	}
 	return !fab.stopping;
 }
@@ -307,7 +291,7 @@ static struct fab_snap *refresh_once(const struct fab_snap *prev,
 				     unsigned *again_ms)
 {
 	struct ca_port *port = sweeper_port(prev);
-	int64_t start = mono_ms();
+	int64_t start = clock_now_ms();
 	struct fab_snap *snap;
 	struct mad_engine *e;
 	bool need_sweep;
@@ -322,7 +306,7 @@ static struct fab_snap *refresh_once(const struct fab_snap *prev,
 		return NULL;
 	/* Its time is the change's; its clock (age, sm_stalled) the sweep's. */
 	clock_gettime(CLOCK_REALTIME, &snap->time);
-	snap->duration_ms = (unsigned)(mono_ms() - start);
+	snap->duration_ms = (unsigned)(clock_now_ms() - start);
 	snap->refreshes = prev->refreshes + 1;
 	return snap;
 }
@@ -350,7 +334,7 @@ static bool try_refresh(void)
 	pthread_mutex_lock(&fab.lock);
 	if (snap && again && fab.again_tries < AGAIN_TRIES) {
 		fab.again_tries++;
-		fab.again_ms = mono_ms() + again;
+		fab.again_ms = clock_now_ms() + again;
 		for (unsigned i = 0; i < n && fab.nagain < SWEEPER_ASKS_MAX; i++)
 			fab.again[fab.nagain++] = asks[i];
 	} else if (snap && !again) {
@@ -498,7 +482,7 @@ static void on_first_interrupt(fuse_req_t req, void *data)
 int sweeper_first_snapshot(fuse_req_t req, struct fab_snap **out)
 {
 	bool interrupted = false;
-	struct timespec until;
+	int64_t until;
 	uint64_t number;
 
 	/* Before the lock: it calls on_first_interrupt at once if already
@@ -507,10 +491,9 @@ int sweeper_first_snapshot(fuse_req_t req, struct fab_snap **out)
 	pthread_mutex_lock(&fab.lock);
 	if (!fab.snap && !fab.stopping) {
 		number = fab.running ? fab.started : ask_sweep();
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += FIRST_SWEEP_WAIT_S;
+		until = clock_now_ms() + FIRST_SWEEP_WAIT_S * 1000;
 		while (fab.completed < number && !fab.stopping && !interrupted &&
-		       pthread_cond_timedwait(&fab.done, &fab.lock, &until) != ETIMEDOUT)
+		       clock_wait_until(&fab.done, &fab.lock, until) != ETIMEDOUT)
 			;
 	}
 	*out = interrupted ? NULL : fab.snap;

@@ -26,6 +26,7 @@
 
 #include <infiniband/mad.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/base/log.h"
 #include "umadfs/device/device.h"
 #include "umadfs/device/sysfmt.h"
@@ -80,14 +81,6 @@ static struct {
 	.wake = PTHREAD_COND_INITIALIZER,
 	.on = true,
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The receiver thread: a Report is queued for the thread. */
 static void on_report(struct mad_sink *sink, const void *frame, size_t mad_len)
@@ -253,7 +246,7 @@ static int subscribe(struct mad_engine *e, unsigned lid)
 			return -1;
 		}
 	}
-	tr.subscribed_ms = now_ms();
+	tr.subscribed_ms = clock_now_ms();
 	set_state(TRAPS_SUBSCRIBED, "SM LID %u", lid);
 	return 0;
 }
@@ -335,8 +328,8 @@ static bool due(unsigned lid, uint64_t guid, uint32_t act)
 	if (lid != tr.sm_lid || guid != tr.sm_guid)
 		return true;
 	if (state != TRAPS_SUBSCRIBED) /* a silent SA is not asked every check */
-		return now_ms() - tr.tried_ms >= TRAPS_RETRY_MS;
-	return act < tr.sm_act || now_ms() - tr.subscribed_ms >= TRAPS_RENEW_MS;
+		return clock_now_ms() - tr.tried_ms >= TRAPS_RETRY_MS;
+	return act < tr.sm_act || clock_now_ms() - tr.subscribed_ms >= TRAPS_RENEW_MS;
 }
 
 /* Checks the subscription; false when there is no snapshot yet. */
@@ -364,7 +357,7 @@ static bool check(void)
 	}
 	if (registered(port, e) && master_sm(port, e, &lid, &guid, &act)) {
 		if (due(lid, guid, act) && subscribe(e, lid) < 0)
-			tr.tried_ms = now_ms();
+			tr.tried_ms = clock_now_ms();
 		tr.sm_lid = (uint16_t)lid;
 		tr.sm_guid = guid;
 		tr.sm_act = act;
@@ -463,8 +456,6 @@ static void *traps_thread(void *arg)
 
 	pthread_mutex_lock(&tr.lock);
 	while (!tr.stopping) {
-		struct timespec until;
-
 		if (tr.qlen) {
 			struct report r;
 
@@ -477,17 +468,13 @@ static void *traps_thread(void *arg)
 			pthread_mutex_lock(&tr.lock);
 			continue;
 		}
-		if (now_ms() >= next) {
+		if (clock_now_ms() >= next) {
 			pthread_mutex_unlock(&tr.lock);
-			next = now_ms() + (check() ? TRAPS_CHECK_MS : TRAPS_FIRST_MS);
+			next = clock_now_ms() + (check() ? TRAPS_CHECK_MS : TRAPS_FIRST_MS);
 			pthread_mutex_lock(&tr.lock);
 			continue;
 		}
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += (long)(next - now_ms()) * 1000000;
-		until.tv_sec += until.tv_nsec / 1000000000;
-		until.tv_nsec %= 1000000000;
-		pthread_cond_timedwait(&tr.wake, &tr.lock, &until);
+		clock_wait_until(&tr.wake, &tr.lock, next);
 	}
 	pthread_mutex_unlock(&tr.lock);
 	return NULL;

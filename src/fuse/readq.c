@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/fuse/readq.h"
 
 struct parked_read {
@@ -485,19 +486,15 @@ void readq_released(void)
 
 bool readq_wait_released(bool (*busy)(void *ctx), void *ctx, int timeout_ms)
 {
-	struct timespec until;
+	int64_t until = clock_now_ms() + timeout_ms;
 	bool still;
 	int r = 0;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += (long)timeout_ms * 1000000L;
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
 	/* The count falls before readq_released() takes the lock, so a fall
 	 * after our check under the lock still wakes us. */
 	pthread_mutex_lock(&released_lock);
 	while ((still = busy(ctx)) && r != ETIMEDOUT)
-		r = pthread_cond_timedwait(&released, &released_lock, &until);
+		r = clock_wait_until(&released, &released_lock, until);
 	pthread_mutex_unlock(&released_lock);
 	return still;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 
@@ -89,14 +90,6 @@ struct handoff {
 static pthread_mutex_t handoff_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct handoff *handoffs[HANDOFF_SLOTS];
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void handoff_put(fuse_ino_t ino, const char *text, int len)
 {
 	struct handoff **slot = &handoffs[ino % HANDOFF_SLOTS];
@@ -106,7 +99,7 @@ static void handoff_put(fuse_ino_t ino, const char *text, int len)
 		*slot = malloc(sizeof(**slot));
 	if (*slot) {
 		(*slot)->ino = ino;
-		(*slot)->made_ms = now_ms();
+		(*slot)->made_ms = clock_now_ms();
 		(*slot)->len = len;
 		memcpy((*slot)->text, text, (size_t)len);
 	}
@@ -121,7 +114,7 @@ static int handoff_take(fuse_ino_t ino, char *buf)
 
 	pthread_mutex_lock(&handoff_lock);
 	h = handoffs[ino % HANDOFF_SLOTS];
-	if (h && h->ino == ino && now_ms() - h->made_ms <= HANDOFF_MS) {
+	if (h && h->ino == ino && clock_now_ms() - h->made_ms <= HANDOFF_MS) {
 		len = h->len;
 		memcpy(buf, h->text, (size_t)len);
 		h->ino = 0;

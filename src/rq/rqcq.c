@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/base/log.h"
 #include "rq_priv.h"
 
@@ -16,10 +17,7 @@
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)clock_now_ms() / 1e3;
 }
 
 /* The QP is in the error state: the completion thread resets it.  q.lock

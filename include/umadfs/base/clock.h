@@ -1,0 +1,21 @@
+/* The daemon's one clock: "now" and timed waits, on CLOCK_MONOTONIC, so
+ * that a step of the wall clock (NTP, date -s) neither ends a wait early
+ * nor makes it late.  The wall clock is for what a person reads (a
+ * snapshot's time, an event's), never for a deadline. */
+#ifndef UMADFS_CLOCK_H
+#define UMADFS_CLOCK_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC in milliseconds, and in microseconds (for durations). */
+int64_t clock_now_ms(void);
+int64_t clock_now_us(void);
+
+/* Waits on cond (mutex held) until signalled or CLOCK_MONOTONIC reaches
+ * deadline_ms: 0, or ETIMEDOUT once the deadline has passed.  Works on
+ * any condition variable, PTHREAD_COND_INITIALIZER's too (the wait names
+ * its clock: pthread_cond_clockwait). */
+int clock_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, int64_t deadline_ms);
+
+#endif
