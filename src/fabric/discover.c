@@ -3,6 +3,8 @@
  * caller's thread sends and handles answers; the engine's receiver thread
  * only copies each answer into a ring.
  *
+ * The window of requests in flight is window.c's.
+ *
  * A node's PMA requests go out as soon as its PortInfo is in, beside the
  * discovery still going on.  With a snapshot before it (prev), a sweep
  * asks only what can change (docs/files.md, "What a sweep asks"):
@@ -14,12 +16,9 @@
  *   the sum's error counters are what its ports' in prev add up to (none
  *   saturated), its ports keep prev's PortCounters, else each port's is
  *   asked.  The data counters come from each port's PortCountersExtended. */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
@@ -28,11 +27,11 @@
 #include "umadfs/engine/engine.h"
 #include "umadfs/fabric/discover.h"
 #include "umadfs/fabric/fabsnap.h"
+#include "umadfs/fabric/window.h"
 #include "umadfs/mad/getframe.h"
 #include "umadfs/mad/mad.h"
 
 #define NO_NODE UINT32_MAX
-#define SILENCE_MS 5000 /* beyond a request's own time: the engine is gone */
 #define PORT_STATE_DOWN 1   /* PortInfo PortState */
 #define PORT_STATE_ACTIVE 4
 #define MAX_HOPS (FAB_PATH_MAX - 1)
@@ -79,24 +78,16 @@ struct nstate {
 	bool sum_matched;     /* the sum says they are */
 };
 
-struct answer {
-	uint8_t frame[UMAD_FRAME_MAX];
-	size_t len;
-};
-
 struct discover {
-	struct mad_sink sink;
+	struct mad_window *window;
 	struct mad_engine *engine;
 	struct fab_snap *snap;
-	int timeout_ms, retries;
-	/* The sweep thread's own: */
 	const struct fab_snap *prev;
 	int64_t now_ms;      /* CLOCK_MONOTONIC at the start */
 	struct req *reqs;
 	uint32_t nreqs, cap, free_head;
 	uint32_t *queue;     /* ring of request indexes not yet sent */
 	size_t qhead, qlen, qcap;
-	unsigned inflight;
 	struct nstate *ns;   /* [snap->nnodes] */
 	size_t ns_cap;
 	uint32_t local_node; /* the node the sweep starts at, and its port */
@@ -104,31 +95,7 @@ struct discover {
 	uint16_t sm_lids[SM_MAX]; /* the LIDs asked for SMInfo */
 	unsigned nsm_lids;
 	bool nomem;          /* a request or node could not be stored */
-	/* Shared with the receiver thread: */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct answer ring[DISCOVER_WINDOW]; /* lock */
-	unsigned rhead, rlen;                /* lock */
-	bool stop;                           /* lock */
 };
-
-static void on_deliver(struct mad_sink *sink, const void *frame, size_t mad_len)
-{
-	struct discover *d = (struct discover *)sink;
-	struct answer *a;
-
-	pthread_mutex_lock(&d->lock);
-	/* At most DISCOVER_WINDOW requests are in flight, each ends once. */
-	a = &d->ring[(d->rhead + d->rlen++) % DISCOVER_WINDOW];
-	if (mad_len > MAD_SIZE)
-		mad_len = MAD_SIZE;
-	memcpy(a->frame, frame, UMAD_FRAME_HDR_SIZE + mad_len);
-	a->len = mad_len;
-	pthread_cond_signal(&d->cond);
-	pthread_mutex_unlock(&d->lock);
-}
-
-static const struct mad_sink_ops discover_sink_ops = { .deliver = on_deliver };
 
 struct discover *discover_new(void)
 {
@@ -136,9 +103,11 @@ struct discover *discover_new(void)
 
 	if (!d)
 		return NULL;
-	d->sink.ops = &discover_sink_ops;
-	pthread_mutex_init(&d->lock, NULL);
-	pthread_cond_init(&d->cond, NULL);
+	d->window = window_new();
+	if (!d->window) {
+		free(d);
+		return NULL;
+	}
 	return d;
 }
 
@@ -146,8 +115,7 @@ void discover_free(struct discover *d)
 {
 	if (!d)
 		return;
-	pthread_cond_destroy(&d->cond);
-	pthread_mutex_destroy(&d->lock);
+	window_free(d->window);
 	free(d->reqs);
 	free(d->queue);
 	free(d->ns);
@@ -156,10 +124,7 @@ void discover_free(struct discover *d)
 
 void discover_abort(struct discover *d)
 {
-	pthread_mutex_lock(&d->lock);
-	d->stop = true;
-	pthread_cond_signal(&d->cond);
-	pthread_mutex_unlock(&d->lock);
+	window_abort(d->window);
 }
 
 /* A new request, queued, with the directed route hops/path (SMPs); NULL
@@ -289,14 +254,13 @@ static void pump(struct discover *d)
 {
 	uint8_t frame[UMAD_FRAME_MAX];
 
-	while (d->qlen && d->inflight < DISCOVER_WINDOW) {
+	while (d->qlen && window_has_room(d->window)) {
 		uint32_t i = d->queue[d->qhead];
 		int r;
 
 		build(d, i, frame);
-		r = engine_send(d->engine, &d->sink, frame, MAD_SIZE,
-				d->timeout_ms, d->retries);
-		if (r == -EBUSY && d->inflight)
+		r = window_send(d->window, frame);
+		if (r == -EBUSY)
 			return; /* the engine's table is full: later */
 		d->qhead = (d->qhead + 1) % d->qcap;
 		d->qlen--;
@@ -307,7 +271,6 @@ static void pump(struct discover *d)
 			continue;
 		}
 		d->snap->stats.mads++;
-		d->inflight++;
 	}
 }
 
@@ -940,30 +903,16 @@ static void handle(struct discover *d, uint32_t i, uint8_t *frame,
 		d->nomem = true;
 }
 
-/* Waits for the next answer and handles it; -ECANCELED on abort,
- * -ETIMEDOUT when none came for far longer than any request may take (an
- * engine closed under the sweep ends its requests without a word). */
+/* Waits for the next answer and handles it (window_next()'s returns). */
 static int next_answer(struct discover *d)
 {
-	int64_t until = clock_now_ms() + (int64_t)d->timeout_ms * (d->retries + 1) +
-			SILENCE_MS;
-	struct answer a;
-	int r = 0;
+	uint8_t frame[UMAD_FRAME_MAX];
+	size_t len;
+	int r = window_next(d->window, frame, &len);
 
-	pthread_mutex_lock(&d->lock);
-	while (!d->rlen && !d->stop && r != ETIMEDOUT)
-		r = clock_wait_until(&d->cond, &d->lock, until);
-	if (d->stop || !d->rlen) {
-		pthread_mutex_unlock(&d->lock);
-		return d->stop ? -ECANCELED : -ETIMEDOUT;
-	}
-	memcpy(&a, &d->ring[d->rhead], sizeof(a));
-	d->rhead = (d->rhead + 1) % DISCOVER_WINDOW;
-	d->rlen--;
-	pthread_mutex_unlock(&d->lock);
-	d->inflight--;
-	handle(d, (uint32_t)mad_tid(a.frame + UMAD_FRAME_HDR_SIZE), a.frame, a.len);
-	return 0;
+	if (r == 0)
+		handle(d, (uint32_t)mad_tid(frame + UMAD_FRAME_HDR_SIZE), frame, len);
+	return r;
 }
 
 int discover_run(struct discover *d, struct mad_engine *engine,
@@ -974,12 +923,11 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	int r = 0;
 
 	d->now_ms = clock_now_ms();
+	window_start(d->window, engine, timeout_ms, retries);
 	d->engine = engine;
 	d->snap = snap;
 	d->prev = prev;
-	d->timeout_ms = timeout_ms;
-	d->retries = retries;
-	d->nreqs = d->qlen = d->qhead = d->inflight = 0;
+	d->nreqs = d->qlen = d->qhead = 0;
 	d->free_head = NO_NODE;
 	d->local_node = NO_NODE;
 	d->nsm_lids = 0;
@@ -988,7 +936,7 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 		return -ENOMEM;
 	while (!d->nomem) {
 		pump(d);
-		if (!d->inflight && !d->qlen) {
+		if (!window_inflight(d->window) && !d->qlen) {
 			if (sm_by_lid)
 				break;
 			/* Discovery over: the master by LID, unless found
@@ -1001,18 +949,14 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 		r = next_answer(d);
 		if (r == -ETIMEDOUT) {
 			/* What is missing counts as timed out; the rest stands. */
-			d->snap->stats.timeouts += d->inflight;
+			d->snap->stats.timeouts += window_inflight(d->window);
 			r = 0;
 			break;
 		}
 		if (r < 0)
 			break;
 	}
-	if (d->inflight)
-		engine_cancel_sink(engine, &d->sink);
-	pthread_mutex_lock(&d->lock);
-	d->rhead = d->rlen = 0;
-	pthread_mutex_unlock(&d->lock);
+	window_end(d->window);
 	finish_sms(snap);
 	d->prev = NULL;
 	return r < 0 ? r : d->nomem ? -ENOMEM : 0;

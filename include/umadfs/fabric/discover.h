@@ -12,8 +12,6 @@ struct discover;
 struct fab_snap;
 struct mad_engine;
 
-#define DISCOVER_WINDOW 512 /* requests in flight */
-
 /* fabric_routes=: whether sweeps read each switch's LinearForwardingTable
  * (default on).  Before the first sweep. */
 void discover_set_routes(bool on);
