@@ -175,14 +175,21 @@ static bool first_sweep(fuse_req_t req)
 	return true;
 }
 
-/* The snapshot's lines, then the traps' (traps.c). */
+/* The snapshot's lines, then the traps' (traps.c), then what guards the
+ * view (sweeper.c). */
 static int sweep_show(struct node *n, char *buf, size_t cap)
 {
-	int len = snap_show(buf, cap, fabtext_sweep);
+	int len = snap_show(buf, cap, fabtext_sweep), more;
+	bool subscribed = false;
 
-	if (len > 0)
-		len += traps_text(buf + len, cap - (size_t)len);
-	return len < 0 || (size_t)len < cap ? len : -ENOSPC;
+	if (len < 0)
+		return len;
+	more = traps_text(buf + len, cap - (size_t)len, &subscribed);
+	if (more < 0 || (size_t)(len + more) >= cap)
+		return -ENOSPC;
+	len += more;
+	more = sweeper_guard_text(buf + len, cap - (size_t)len, subscribed);
+	return more < 0 ? more : len + more;
 }
 
 static void sweep_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)

@@ -19,6 +19,7 @@
 #include "umadfs/fabric/fabfiles.h"
 #include "umadfs/fabric/fabric.h"
 #include "umadfs/fabric/health.h"
+#include "umadfs/fabric/lightsweep.h"
 #include "umadfs/fabric/routefiles.h"
 #include "umadfs/fabric/sweeper.h"
 #include "umadfs/fabric/traps.h"
@@ -31,7 +32,7 @@ static bool routes_off; /* fabric_routes=off: likewise */
 
 struct fabric_opts {
 	char *interval, *interval_min, *port, *off, *expected, *thresholds;
-	char *routes, *traps, *admin_group;
+	char *routes, *traps, *admin_group, *light;
 };
 
 #define FABRIC_OPT(t, p) { t, offsetof(struct fabric_opts, p), 1 }
@@ -46,6 +47,7 @@ static const struct fuse_opt fabric_opts[] = {
 	FABRIC_OPT("fabric_routes=%s", routes),
 	FABRIC_OPT("fabric_traps=%s", traps),
 	FABRIC_OPT("fabric_admin_group=%s", admin_group),
+	FABRIC_OPT("fabric_light_sweep=%s", light),
 	FUSE_OPT_END
 };
 
@@ -80,7 +82,7 @@ static int check_options(const struct fabric_opts *o)
 {
 	char ca[PORT_CA_MAX] = "";
 	int portnum = 0;
-	uint64_t v = 0, min = SWEEPER_INTERVAL_MIN_MS;
+	uint64_t v = 0, min = SWEEPER_INTERVAL_MIN_MS, light = LIGHTSWEEP_CYCLE_MS;
 
 	if (o->off && strcmp(o->off, "off") && strcmp(o->off, "on")) {
 		fprintf(stderr, "umadfs: fabric=%s: expected off or on\n", o->off);
@@ -112,8 +114,15 @@ static int check_options(const struct fabric_opts *o)
 	}
 	discover_set_routes(!routes_off);
 	if (parse_ms("fabric_interval", o->interval, &v) < 0 ||
-	    parse_ms("fabric_interval_min", o->interval_min, &min) < 0)
+	    parse_ms("fabric_interval_min", o->interval_min, &min) < 0 ||
+	    parse_ms("fabric_light_sweep", o->light, &light) < 0)
 		return -EINVAL;
+	if (light && light < LIGHTSWEEP_PERIOD_MS) {
+		fprintf(stderr, "umadfs: fabric_light_sweep=%s: below %u ms (a light "
+			"sweep runs every %u ms); 0 turns light sweeps off\n", o->light,
+			LIGHTSWEEP_PERIOD_MS, LIGHTSWEEP_PERIOD_MS);
+		return -EINVAL;
+	}
 	if (v && v < min) {
 		fprintf(stderr, "umadfs: fabric_interval=%s: below the floor of %"
 			PRIu64 " ms (fabric_interval_min=); 0 sweeps only when "
@@ -121,7 +130,8 @@ static int check_options(const struct fabric_opts *o)
 		return -EINVAL;
 	}
 	if ((o->port && parse_port(o->port, ca, &portnum) < 0) ||
-	    sweeper_configure((unsigned)v, (unsigned)min, ca, portnum) < 0) {
+	    sweeper_configure((unsigned)v, (unsigned)min, (unsigned)light, ca,
+			      portnum) < 0) {
 		fprintf(stderr, "umadfs: fabric_port=%s: expected CA:PORT\n", o->port);
 		return -EINVAL;
 	}
@@ -147,6 +157,7 @@ int fabric_parse_options(struct fuse_args *args)
 	free(o.routes);
 	free(o.traps);
 	free(o.admin_group);
+	free(o.light);
 	return r;
 }
 

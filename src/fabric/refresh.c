@@ -283,8 +283,10 @@ struct fab_snap *refresh_run(struct mad_engine *engine, const struct fab_snap *p
 	*need_sweep = false;
 	*again_ms = 0;
 	rf.snap = fabsnap_copy(prev, NULL, NULL);
-	if (!rf.snap)
+	if (!rf.snap) {
+		*need_sweep = true;
 		return NULL;
+	}
 	for (size_t i = 0; i < nasks && r == 0 && !rf.need_sweep; i++) {
 		const struct fab_node *n = refresh_find(rf.snap, &asks[i]);
 		bool again = false;
@@ -304,22 +306,24 @@ struct fab_snap *refresh_run(struct mad_engine *engine, const struct fab_snap *p
 			rf.need_sweep = true; /* a node the snapshot lacks */
 		}
 	}
-	if (r == 0 && !rf.need_sweep && reroute(rf.snap) == 0)
-		out = fabsnap_copy(rf.snap, reached, NULL);
-	*need_sweep = rf.need_sweep || !out;
-	if (out) {
-		out->stats.mads = rf.mads;
-		fabsnap_count(out);
-		if (settling(out, asks, nasks))
-			*again_ms = REFRESH_SETTLE_MS;
-		else if (rf.changed)
-			*again_ms = REFRESH_RECHECK_MS;
-	}
-	fabsnap_put(rf.snap);
-	if (*need_sweep) {
-		fabsnap_put(out);
+	if (r == 0 && !rf.need_sweep && !rf.mads) {
+		/* Nothing was asked (the nodes named had left already). */
+		fabsnap_put(rf.snap);
 		return NULL;
 	}
+	if (r == 0 && !rf.need_sweep && reroute(rf.snap) == 0)
+		out = fabsnap_copy(rf.snap, reached, NULL);
+	fabsnap_put(rf.snap);
+	if (!out) {
+		*need_sweep = true;
+		return NULL;
+	}
+	out->stats.mads = rf.mads;
+	fabsnap_count(out);
+	if (settling(out, asks, nasks))
+		*again_ms = REFRESH_SETTLE_MS;
+	else if (rf.changed)
+		*again_ms = REFRESH_RECHECK_MS;
 	return out;
 }
 

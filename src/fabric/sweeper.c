@@ -1,6 +1,6 @@
 /* The sweeps (sweeper.h): the sweep thread, the port it goes out of, the
- * current snapshot and its swap, and the writes of fabric/sweep parked
- * until their sweep is complete.
+ * current snapshot and its swap, the light sweeps between sweeps, and the
+ * writes of fabric/sweep parked until their sweep is complete.
  *
  * A parked write follows readq.c's protocol for parked reads: its
  * interrupt callback is registered before it is parked; one that comes
@@ -9,6 +9,7 @@
  * then waits out a running callback (fuse_req_interrupt_func(req, NULL,
  * NULL), never under fab.lock) before it replies. */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "umadfs/fabric/discover.h"
 #include "umadfs/fabric/fabsnap.h"
 #include "umadfs/fabric/fabtext.h"
+#include "umadfs/fabric/lightsweep.h"
 #include "umadfs/fabric/refresh.h"
 #include "umadfs/fabric/sweeper.h"
 
@@ -44,6 +46,8 @@ static struct {
 	struct fab_snap *snap;   /* the current snapshot (lock) */
 	uint64_t started, completed; /* sweeps, by number (lock) */
 	bool asked, running, stopping; /* (lock) */
+	bool light_now;          /* a light sweep is due (lock) */
+	bool sm_silent;          /* the master stopped answering (lock) */
 	struct parked_write *writers; /* (lock) */
 	/* Nodes to refresh (traps, actions); a full list asks a sweep. */
 	struct refresh_ask asks[SWEEPER_ASKS_MAX]; /* (lock) */
@@ -58,7 +62,11 @@ static struct {
 	unsigned nwriters;       /* on writers (lock) */
 	unsigned interval_ms;    /* (lock) */
 	unsigned interval_min_ms; /* the floor of interval_ms but 0 (option) */
+	unsigned light_ms;       /* the light sweep's cycle, 0: off (option) */
+	int64_t light_due_ms;    /* the next light sweep (CLOCK_MONOTONIC), 0:
+				  * none due (lock) */
 	struct discover *disc;   /* the sweep thread's */
+	struct lightsweep *light; /* the sweep thread's */
 	pthread_t thread;
 	bool thread_started;
 	/* Before the swap: what the new snapshot is judged by (old: the
@@ -190,12 +198,26 @@ static void again_due(void)
 	fab.nagain = 0;
 }
 
+/* Whether light sweeps run now: on, a complete snapshot to check, and no
+ * timed sweeps as often as a light sweep's cycle.  fab.lock held. */
+static bool light_on(void)
+{
+	return fab.light_ms && fab.snap && fab.snap->ok &&
+	       !(fab.interval_ms && fab.interval_ms <= fab.light_ms);
+}
+
+/* The earlier of two deadlines, -1 being none. */
+static int64_t earlier(int64_t a, int64_t b)
+{
+	return a < 0 || (b >= 0 && b < a) ? b : a;
+}
+
 /* Waits (lock held) until a sweep or refresh is asked for, the interval
  * passed since the last sweep (refreshes do not put it off), a refresh is
- * due again, or stop; true to work. */
+ * due again, a light sweep is due, or stop; true to work. */
 static bool wait_for_work(void)
 {
-	while (!fab.asked && !fab.nasks && !fab.stopping) {
+	while (!fab.asked && !fab.nasks && !fab.light_now && !fab.stopping) {
 		int64_t now = clock_now_ms(), until_ms = -1;
 
 		if (fab.interval_ms && !fab.due_ms)
@@ -208,10 +230,20 @@ static bool wait_for_work(void)
 			again_due();
 			break;
 		}
+		if (!light_on())
+			fab.light_due_ms = 0;
+		else if (!fab.light_due_ms)
+			fab.light_due_ms = now + LIGHTSWEEP_PERIOD_MS;
+		if (fab.light_due_ms && now >= fab.light_due_ms) {
+			fab.light_now = true;
+			break;
+		}
 		if (fab.interval_ms)
 			until_ms = fab.due_ms;
-		if (fab.nagain && (until_ms < 0 || fab.again_ms < until_ms))
-			until_ms = fab.again_ms;
+		if (fab.nagain)
+			until_ms = earlier(until_ms, fab.again_ms);
+		if (fab.light_due_ms)
+			until_ms = earlier(until_ms, fab.light_due_ms);
 		if (until_ms < 0) {
 			pthread_cond_wait(&fab.wake, &fab.lock);
 			continue;
@@ -259,8 +291,9 @@ static void answer_writers(struct parked_write *list, int err)
 	}
 }
 
-/* Judges snap and makes it current; returns the snapshot before. */
-static struct fab_snap *install(struct fab_snap *snap)
+/* Judges snap and makes it current; returns the snapshot before.  seen_ms:
+ * when all its ports were asked (a sweep's start), 0 for a refresh's. */
+static struct fab_snap *install(struct fab_snap *snap, int64_t seen_ms)
 {
 	struct fab_snap *old;
 
@@ -271,6 +304,9 @@ static struct fab_snap *install(struct fab_snap *snap)
 	fab.snap = snap;
 	pthread_mutex_unlock(&fab.lock);
 	fab.on_swap(old, snap);
+	/* Without memory for its ports the light sweep watches none. */
+	if (lightsweep_watch(fab.light, snap, seen_ms) < 0)
+		lightsweep_watch(fab.light, NULL, 0);
 	return old;
 }
 
@@ -285,22 +321,22 @@ static bool stopping(void)
 }
 
 /* The nodes asked for, again, into a snapshot after prev (refresh.c);
- * NULL when only a sweep will do. */
+ * NULL when only a sweep will do (*need_sweep) or nothing changed. */
 static struct fab_snap *refresh_once(const struct fab_snap *prev,
 				     const struct refresh_ask *asks, size_t n,
-				     unsigned *again_ms)
+				     unsigned *again_ms, bool *need_sweep)
 {
 	struct ca_port *port = sweeper_port(prev);
 	int64_t start = clock_now_ms();
 	struct fab_snap *snap;
 	struct mad_engine *e;
-	bool need_sweep;
 	int err;
 
+	*need_sweep = true;
 	e = port ? ca_port_engine(port, &err) : NULL;
 	if (!e)
 		return NULL;
-	snap = refresh_run(e, prev, asks, n, stopping, &need_sweep, again_ms);
+	snap = refresh_run(e, prev, asks, n, stopping, need_sweep, again_ms);
 	ca_port_engine_done(port);
 	if (!snap)
 		return NULL;
@@ -319,15 +355,16 @@ static bool try_refresh(void)
 	unsigned n = fab.nasks;
 	struct fab_snap *snap, *old;
 	unsigned again = 0;
+	bool need_sweep;
 
 	if (fab.asked || !n || n >= SWEEPER_ASKS_MAX || !fab.snap || !fab.snap->ok)
 		return false;
 	memcpy(asks, fab.asks, n * sizeof(asks[0]));
 	fab.nasks = 0;
 	pthread_mutex_unlock(&fab.lock);
-	snap = refresh_once(fab.snap, asks, n, &again);
+	snap = refresh_once(fab.snap, asks, n, &again, &need_sweep);
 	if (snap) {
-		old = install(snap);
+		old = install(snap, 0);
 		fabtext_make_ahead(snap, old);
 		fabsnap_put(old);
 	}
@@ -340,7 +377,55 @@ static bool try_refresh(void)
 	} else if (snap && !again) {
 		fab.again_tries = 0;
 	}
-	return snap != NULL;
+	return snap || !need_sweep;
+}
+
+/* The current snapshot without its SMs, made current at once: the master
+ * did not answer the traps thread's SMInfo (the sweep asked with it will
+ * ask again).  fab.lock held (dropped meanwhile). */
+static void sm_silent_once(void)
+{
+	struct fab_snap *snap, *old;
+
+	fab.sm_silent = false;
+	if (!fab.snap || !fab.snap->ok)
+		return;
+	pthread_mutex_unlock(&fab.lock);
+	snap = fabsnap_copy(fab.snap, NULL, NULL);
+	if (snap) {
+		free(snap->sms);
+		snap->sms = NULL;
+		snap->nsms = 0;
+		snap->stats.mads = 0;
+		snap->refreshes = fab.snap->refreshes + 1;
+		clock_gettime(CLOCK_REALTIME, &snap->time);
+		old = install(snap, 0);
+		fabtext_make_ahead(snap, old);
+		fabsnap_put(old);
+	}
+	pthread_mutex_lock(&fab.lock);
+}
+
+/* A light sweep of the current snapshot; the nodes it finds changed are
+ * asked to be refreshed.  fab.lock held (dropped meanwhile). */
+static void light_once(void)
+{
+	struct refresh_ask asks[SWEEPER_ASKS_MAX];
+	struct ca_port *port = sweeper_port(fab.snap);
+	struct mad_engine *e;
+	int n = 0, err;
+
+	fab.light_now = false;
+	fab.light_due_ms = clock_now_ms() + LIGHTSWEEP_PERIOD_MS;
+	pthread_mutex_unlock(&fab.lock);
+	e = port ? ca_port_engine(port, &err) : NULL;
+	if (e) {
+		n = lightsweep_run(fab.light, e, fab.light_ms, asks, SWEEPER_ASKS_MAX);
+		ca_port_engine_done(port);
+	}
+	pthread_mutex_lock(&fab.lock);
+	for (int i = 0; i < n; i++)
+		ask_refresh(&asks[i]);
 }
 
 static void *sweep_thread(void *arg)
@@ -351,17 +436,25 @@ static void *sweep_thread(void *arg)
 		uint64_t number;
 		struct parked_write *done;
 
+		if (fab.sm_silent) {
+			sm_silent_once();
+			continue;
+		}
+		if (fab.light_now && !fab.asked) {
+			light_once();
+			continue;
+		}
 		if (try_refresh())
 			continue;
 		number = ++fab.started;
-		fab.asked = false;
+		fab.asked = fab.light_now = fab.sm_silent = false;
 		fab.nasks = fab.nagain = fab.again_tries = 0; /* the sweep asks all */
 		fab.due_ms = 0; /* the period runs from this sweep */
 		fab.running = true;
 		pthread_mutex_unlock(&fab.lock);
 		snap = sweep_once(fab.snap);
 		if (snap)
-			old = install(snap);
+			old = install(snap, snap->mono_ms - snap->duration_ms);
 		pthread_mutex_lock(&fab.lock);
 		fab.running = false;
 		fab.completed = number;
@@ -403,7 +496,8 @@ int sweeper_start(void (*on_judge)(const struct fab_snap *old, struct fab_snap *
 	fab.on_swap = on_swap;
 	fab.ports = ports;
 	fab.disc = discover_new();
-	if (!fab.disc)
+	fab.light = lightsweep_new();
+	if (!fab.disc || !fab.light)
 		return -ENOMEM;
 	r = -pthread_create(&fab.thread, NULL, sweep_thread, NULL);
 	if (r < 0)
@@ -425,6 +519,8 @@ void sweeper_shutdown(void)
 	answer_writers(writers, ENODEV);
 	if (fab.disc)
 		discover_abort(fab.disc);
+	if (fab.light)
+		lightsweep_abort(fab.light);
 }
 
 void sweeper_stop(void)
@@ -437,14 +533,17 @@ void sweeper_stop(void)
 	fab.snap = NULL;
 	discover_free(fab.disc);
 	fab.disc = NULL;
+	lightsweep_free(fab.light);
+	fab.light = NULL;
 }
 
 int sweeper_configure(unsigned interval_ms, unsigned interval_min_ms,
-		      const char *ca, int portnum)
+		      unsigned light_ms, const char *ca, int portnum)
 {
 	if (ca && strlen(ca) >= sizeof(fab.port_ca))
 		return -EINVAL;
 	fab.interval_ms = interval_ms;
+	fab.light_ms = light_ms;
 	fab.interval_min_ms = interval_min_ms;
 	snprintf(fab.port_ca, sizeof(fab.port_ca), "%s", ca ? ca : "");
 	fab.port_num = portnum;
@@ -457,6 +556,50 @@ static uint64_t ask_sweep(void)
 	fab.asked = true;
 	pthread_cond_signal(&fab.wake);
 	return fab.started + 1;
+}
+
+void sweeper_sm_silent(void)
+{
+	pthread_mutex_lock(&fab.lock);
+	if (fab.snap) {
+		fab.sm_silent = true;
+		ask_sweep();
+	}
+	pthread_mutex_unlock(&fab.lock);
+}
+
+void sweeper_sweep(void)
+{
+	pthread_mutex_lock(&fab.lock);
+	if (fab.snap)
+		ask_sweep();
+	pthread_mutex_unlock(&fab.lock);
+}
+
+int sweeper_guard_text(char *buf, size_t cap, bool traps)
+{
+	struct lightsweep_stats st = { 0 };
+	char guard[64] = "";
+	bool light;
+	int n;
+
+	pthread_mutex_lock(&fab.lock);
+	light = light_on() || (!fab.snap && fab.light_ms);
+	if (traps)
+		strcat(guard, "+traps");
+	if (light)
+		strcat(guard, "+light_sweep");
+	if (fab.interval_ms)
+		strcat(guard, "+sweeps");
+	if (fab.light)
+		lightsweep_stats(fab.light, &st);
+	pthread_mutex_unlock(&fab.lock);
+	n = snprintf(buf, cap, "guard %s\nlight_sweep_ms %u\nlight_sweeps %" PRIu64
+		     "\nlight_sweep_mads %" PRIu64 "\nlight_sweep_changes %" PRIu64
+		     "\nconfirmed_age_ms %" PRId64 "\n", guard[0] ? guard + 1 : "none",
+		     light ? fab.light_ms : 0, st.slices, st.mads, st.changes,
+		     st.confirmed_ms ? clock_now_ms() - st.confirmed_ms : -1);
+	return n < 0 || (size_t)n >= cap ? -ENOSPC : n;
 }
 
 struct fab_snap *sweeper_snapshot(void)

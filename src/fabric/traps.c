@@ -40,7 +40,7 @@
 #include "umadfs/mad/getframe.h"
 #include "umadfs/mad/mad.h"
 
-#define TRAPS_CHECK_MS 2000   /* how often the subscription is checked */
+#define TRAPS_CHECK_MS 1000   /* how often the subscription is checked */
 #define TRAPS_FIRST_MS 250    /* and before the first sweep, for its port */
 #define TRAPS_RENEW_MS 60000  /* and made again regardless */
 #define TRAPS_RETRY_MS 10000  /* a subscription that failed, tried again after
@@ -50,7 +50,9 @@
 
 static const unsigned trap_numbers[] = { 64, 65, 128, 144 };
 
-enum traps_state { TRAPS_OFF, TRAPS_NONE, TRAPS_SUBSCRIBED, TRAPS_REFUSED };
+/* CHECKING: not yet checked since the first sweep. */
+enum traps_state { TRAPS_OFF, TRAPS_NONE, TRAPS_SUBSCRIBED, TRAPS_REFUSED,
+		   TRAPS_CHECKING };
 
 struct report {
 	uint8_t frame[UMAD_FRAME_MAX];
@@ -76,6 +78,7 @@ static struct {
 	uint32_t sm_act;             /* its ActCount at the last check */
 	int64_t subscribed_ms;       /* the last subscription made */
 	int64_t tried_ms;            /* the last that failed */
+	bool sm_answered;            /* the master answered the last check */
 } tr = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
@@ -126,12 +129,14 @@ static void set_state(enum traps_state state, const char *fmt, ...)
 			 why);
 }
 
-int traps_text(char *buf, size_t cap)
+int traps_text(char *buf, size_t cap, bool *subscribed)
 {
-	static const char *const names[] = { "off", "none", "subscribed", "refused" };
+	static const char *const names[] = { "off", "none", "subscribed", "refused",
+					      "checking" };
 	int n;
 
 	pthread_mutex_lock(&tr.lock);
+	*subscribed = tr.state == TRAPS_SUBSCRIBED;
 	n = snprintf(buf, cap, "traps %s%s%s\ntrap_reports %" PRIu64
 		     "\ntrap_reports_dropped %" PRIu64 "\n", names[tr.state],
 		     tr.state == TRAPS_NONE || tr.state == TRAPS_REFUSED ? ": " : "",
@@ -332,8 +337,19 @@ static bool due(unsigned lid, uint64_t guid, uint32_t act)
 	return act < tr.sm_act || clock_now_ms() - tr.subscribed_ms >= TRAPS_RENEW_MS;
 }
 
-/* Checks the subscription; false when there is no snapshot yet. */
-static bool check(void)
+static bool subscribed(void)
+{
+	bool yes;
+
+	pthread_mutex_lock(&tr.lock);
+	yes = tr.state == TRAPS_SUBSCRIBED;
+	pthread_mutex_unlock(&tr.lock);
+	return yes;
+}
+
+/* Checks the subscription (*lost: the master is another SM, or the same
+ * restarted); false when there is no snapshot yet. */
+static bool check_sm(bool *lost)
 {
 	struct fab_snap *s = sweeper_snapshot();
 	struct ca_port *port = s ? sweeper_port(s) : NULL;
@@ -344,10 +360,11 @@ static bool check(void)
 	int err = -ENODEV;
 
 	fabsnap_put(s);
+	if (!s)
+		return false; /* still checking: there is no view yet */
 	if (!port) {
-		set_state(TRAPS_NONE, s ? "the fabric view's port is gone" :
-			  "no sweep yet: the fabric view has no port");
-		return s != NULL;
+		set_state(TRAPS_NONE, "the fabric view's port is gone");
+		return true;
 	}
 	e = ca_port_engine(port, &err);
 	if (!e) {
@@ -355,7 +372,12 @@ static bool check(void)
 			  strerror(-err));
 		return true;
 	}
+	tr.sm_answered = false;
 	if (registered(port, e) && master_sm(port, e, &lid, &guid, &act)) {
+		tr.sm_answered = true;
+		if (tr.sm_lid && (lid != tr.sm_lid || guid != tr.sm_guid ||
+				  act < tr.sm_act))
+			*lost = true; /* another SM, or the same restarted */
 		if (due(lid, guid, act) && subscribe(e, lid) < 0)
 			tr.tried_ms = clock_now_ms();
 		tr.sm_lid = (uint16_t)lid;
@@ -363,6 +385,40 @@ static bool check(void)
 		tr.sm_act = act;
 	}
 	ca_port_engine_done(port);
+	return true;
+}
+
+static bool stopping(void)
+{
+	bool stop;
+
+	pthread_mutex_lock(&tr.lock);
+	stop = tr.stopping;
+	pthread_mutex_unlock(&tr.lock);
+	return stop;
+}
+
+/* Checks the subscription.  When the master that answered the last check
+ * is silent, the view says so at once (sweeper_sm_silent()); when the SM
+ * the traps came from is lost or replaced (its Reports, and what it did
+ * meanwhile, may be lost with it), a sweep is asked.  False when there is
+ * no snapshot yet. */
+static bool check(void)
+{
+	bool was = subscribed(), answered = tr.sm_answered, lost = false;
+
+	if (!check_sm(&lost))
+		return false;
+	if (stopping())
+		return true;
+	if (answered && !tr.sm_answered) {
+		log_info("fabric: the master SM does not answer: sweeping");
+		sweeper_sm_silent();
+	} else if (lost || (was && !subscribed())) {
+		log_info("fabric: the SM the traps came from is %s: sweeping",
+			 lost ? "replaced or restarted" : "lost");
+		sweeper_sweep();
+	}
 	return true;
 }
 
@@ -494,7 +550,7 @@ int traps_start(void)
 		tr.state = TRAPS_OFF;
 		return 0;
 	}
-	set_state(TRAPS_NONE, "not checked yet");
+	tr.state = TRAPS_CHECKING;
 	r = -pthread_create(&tr.thread, NULL, traps_thread, NULL);
 	if (r == 0)
 		tr.started = true;

@@ -359,6 +359,20 @@ class Fabric:
                 raise FabricError("no ibsim prompt %ss after %r" % (timeout, line))
             time.sleep(0.01)
 
+    def commands(self, lines, timeout=30):
+        """Several console commands written at once, as fast as ibsim
+        takes them (a storm); waits for all their prompts."""
+        if not self.alive():
+            raise FabricError("ibsim is not running:\n" + self.log_text())
+        n = self.log_text().count("sim> ") + len(lines)
+        os.write(self._con_fd, "".join(ln + "\n" for ln in lines).encode())
+        deadline = time.monotonic() + timeout
+        while self.log_text().count("sim> ") < n:
+            if not self.alive() or time.monotonic() > deadline:
+                raise FabricError("ibsim took %d commands badly:\n%s" % (
+                    len(lines), self.log_text()[-3000:]))
+            time.sleep(0.01)
+
     # -- clients ----------------------------------------------------------
     def client_env(self, sim_host, base=None):
         env = dict(os.environ if base is None else base)

@@ -272,6 +272,11 @@ def run_daemon(args, timeout=10):
      "umadfs: mad_group_smi needs mad_group=GROUP"),
     (["-o", "fabric_traps=maybe", "MNT"], 2,
      "umadfs: fabric_traps=maybe: expected off or on"),
+    (["-o", "fabric_light_sweep=500", "MNT"], 2,
+     "umadfs: fabric_light_sweep=500: below 1000 ms (a light sweep runs every "
+     "1000 ms); 0 turns light sweeps off"),
+    (["-o", "fabric_light_sweep=soon", "MNT"], 2,
+     "umadfs: fabric_light_sweep=soon: expected milliseconds from 0 to 86400000"),
     (["-o", "allow_other,fabric_admin_group=no-such-group-umadfs", "MNT"], 2,
      "umadfs: fabric_admin_group=no-such-group-umadfs: no such group"),
     (["-o", "fabric_admin_group=root", "MNT"], 2,
@@ -280,7 +285,8 @@ def run_daemon(args, timeout=10):
         "queue_len-too-big", "queue_len-not-a-number", "queue_len-negative",
         "queue_len-zero", "queue_len-wraps", "mad_group-unknown",
         "mad_group-bad-number", "mad_group-empty", "mad_group-without-allow_other",
-        "mad_group_smi-alone", "fabric_traps-bogus", "fabric_admin_group-unknown",
+        "mad_group_smi-alone", "fabric_traps-bogus", "fabric_light_sweep-short",
+        "fabric_light_sweep-bogus", "fabric_admin_group-unknown",
         "fabric_admin_group-without-allow_other"])
 def test_command_line_misuse(tmp_path, args, status, msg):
     """Refused before anything is scanned or mounted: no fabric needed."""

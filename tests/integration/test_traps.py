@@ -161,13 +161,18 @@ def test_subscription_back_after_opensm_restart(subscribed):
 
 
 def test_traps_off(make_fabric, mount):
+    """Neither traps nor light sweeps: the view moves only when asked, and
+    the sweep file says nothing guards it (test_staleness.py has the light
+    sweep alone)."""
     f = tm.active_fabric(make_fabric)
-    m = mount("Hca1", fabric=f, options=("fabric_traps=off",))
+    m = mount("Hca1", fabric=f, options=("fabric_traps=off", "fabric_light_sweep=0"))
     kv = sweep_kv(m)
     assert kv["traps"] == "off" and kv["trap_reports"] == "0", kv
+    assert kv["guard"] == "none" and kv["light_sweep_ms"] == "0", kv
     f.command('Unlink "Hca2"[1]')
     time.sleep(3)          # a Report would have come by now
-    assert sweep_kv(m)["nodes"] == "5"
+    kv = sweep_kv(m)
+    assert kv["nodes"] == "5" and kv["light_sweeps"] == "0", kv
     assert "event=trap" not in open(m.path("fabric", "events.log")).read()
 
 

@@ -35,8 +35,9 @@ const struct fab_node *refresh_find(const struct fab_snap *s,
  * snapshot (its stats.mads the refresh's), or NULL with *need_sweep set
  * when only a sweep can tell (a node not in prev, one that does not
  * answer by its route, a switch found across a new link), when stopped()
- * says so before a request, or on ENOMEM.  *again_ms: 0, or when to ask
- * them again (above). */
+ * says so before a request, or on ENOMEM; NULL without it when there was
+ * nothing to ask (the nodes named had left already): nothing changed.
+ * *again_ms: 0, or when to ask them again (above). */
 struct fab_snap *refresh_run(struct mad_engine *engine, const struct fab_snap *prev,
 			     const struct refresh_ask *asks, size_t nasks,
 			     bool (*stopped)(void), bool *need_sweep, unsigned *again_ms);

@@ -20,10 +20,10 @@ typedef int (*sweeper_ports_fn)(struct ca_port **out, int max);
 #define SWEEPER_INTERVAL_MIN_MS 1000u     /* the default floor */
 
 /* Before start: the period (0: on demand), the floor later periods but 0
- * are held to, and the port, "" for the first ACTIVE one.  -EINVAL for a
- * CA name too long. */
+ * are held to, the light sweep's cycle (lightsweep.h; 0: none), and the
+ * port, "" for the first ACTIVE one.  -EINVAL for a CA name too long. */
 int sweeper_configure(unsigned interval_ms, unsigned interval_min_ms,
-		      const char *ca, int portnum);
+		      unsigned light_ms, const char *ca, int portnum);
 /* Starts the thread; on_judge(old, snap) runs on it before each swap and
  * on_swap(old, snap) after (old the snapshot before, or NULL), before the
  * waiting writers are answered. */
@@ -60,6 +60,18 @@ struct refresh_ask;
 void sweeper_refresh(const struct refresh_ask *a);
 /* The same for node or port guid (an action's node, after it). */
 void sweeper_refresh_node(uint64_t guid);
+/* Asks for a sweep, when there was one before (the view is in use): the
+ * traps thread's, when the SM it heard from is gone or changed.  Any
+ * thread. */
+void sweeper_sweep(void);
+/* The master SM did not answer SMInfo: the current snapshot without its
+ * SMs is made current at once (sm_missing), and a sweep is asked. */
+void sweeper_sm_silent(void);
+/* The sweep file's lines on what keeps the view from going stale: guard
+ * (traps, light_sweep, sweeps, joined by '+', or none), light_sweep_ms,
+ * light_sweeps, light_sweep_mads, light_sweep_changes, confirmed_age_ms.
+ * traps: whether the SM's traps are subscribed.  Bytes, or -ENOSPC. */
+int sweeper_guard_text(char *buf, size_t cap, bool traps);
 unsigned sweeper_interval_ms(void);
 /* The period from now on: 0 (on demand), or at least the floor and the
  * last sweep's duration; else -EINVAL with the reason in why. */

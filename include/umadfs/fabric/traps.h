@@ -16,8 +16,10 @@ int traps_start(void);
 void traps_shutdown(void);
 /* Joins the thread, leaves the SA's list, unregisters the agent. */
 void traps_stop(void);
-/* The sweep file's lines: "traps STATE[: reason]", the Reports heard and
- * those dropped (the queue was full).  Returns the length, as snprintf. */
-int traps_text(char *buf, size_t cap);
+/* The sweep file's lines: "traps STATE[: reason]" (STATE checking until
+ * the first check after the first sweep), the Reports heard and those
+ * dropped (the queue was full); *subscribed: whether STATE is subscribed.
+ * Returns the length, as snprintf. */
+int traps_text(char *buf, size_t cap, bool *subscribed);
 
 #endif
