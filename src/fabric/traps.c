@@ -67,6 +67,7 @@ static struct {
 	struct report queue[TRAPS_QUEUE_MAX]; /* (lock) */
 	unsigned qhead, qlen;        /* (lock) */
 	uint64_t dropped, reports;   /* (lock) */
+	uint64_t check_mads;         /* the checks' requests (lock) */
 	enum traps_state state;      /* (lock) */
 	char why[160];               /* none or refused: the reason (lock) */
 	/* The traps thread's own: */
@@ -138,10 +139,11 @@ int traps_text(char *buf, size_t cap, bool *subscribed)
 	pthread_mutex_lock(&tr.lock);
 	*subscribed = tr.state == TRAPS_SUBSCRIBED;
 	n = snprintf(buf, cap, "traps %s%s%s\ntrap_reports %" PRIu64
-		     "\ntrap_reports_dropped %" PRIu64 "\n", names[tr.state],
+		     "\ntrap_reports_dropped %" PRIu64 "\ntrap_check_mads %" PRIu64 "\n",
+		     names[tr.state],
 		     tr.state == TRAPS_NONE || tr.state == TRAPS_REFUSED ? ": " : "",
 		     tr.state == TRAPS_NONE || tr.state == TRAPS_REFUSED ? tr.why : "",
-		     tr.reports, tr.dropped);
+		     tr.reports, tr.dropped, tr.check_mads);
 	pthread_mutex_unlock(&tr.lock);
 	return n;
 }
@@ -289,6 +291,14 @@ static bool registered(struct ca_port *port, struct mad_engine *e)
 	return true;
 }
 
+/* n more requests of the checks'. */
+static void counted(unsigned n)
+{
+	pthread_mutex_lock(&tr.lock);
+	tr.check_mads += n;
+	pthread_mutex_unlock(&tr.lock);
+}
+
 /* The master SM as the port names it: its LID, GUID and ActCount; false
  * with the state set when there is none. */
 static bool master_sm(struct ca_port *port, struct mad_engine *e, unsigned *lid,
@@ -297,6 +307,7 @@ static bool master_sm(struct ca_port *port, struct mad_engine *e, unsigned *lid,
 	uint8_t data[IB_SMP_DATA_SIZE], frame[UMAD_FRAME_MAX];
 	int r = query_smp_get(e, IB_ATTR_PORT_INFO, (unsigned)port->portnum, data);
 
+	counted(1);
 	if (r < 0) {
 		set_state(TRAPS_NONE, "the port's PortInfo: %s", strerror(-r));
 		return false;
@@ -307,6 +318,7 @@ static bool master_sm(struct ca_port *port, struct mad_engine *e, unsigned *lid,
 		return false;
 	}
 	getframe_smp_lid(frame, IB_ATTR_SMINFO, 0, *lid);
+	counted(1);
 	r = request(e, frame, QUERY_RETRIES, false);
 	if (r == 0 && mad_get_field(frame + UMAD_FRAME_HDR_SIZE, 0, IB_MAD_STATUS_F))
 		r = -EPROTO;

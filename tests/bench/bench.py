@@ -40,6 +40,15 @@ each row --reps times, interleaved (rep 1 of every row, then rep 2...):
      Report, and a refresh), and the refresh's MADs beside a repeated
      sweep's (row 9); its repetitions run after all the others' (each
      cable pulled makes the SM sweep the fabric and rewrite tables)
+ 15  staleness: what the view costs and how stale it may get with no
+     sweep asked (interval_ms 0).  The steady-state MADs per second of
+     the mount's guard (its light sweep and its SM checks, from the sweep
+     file's light_sweep_mads and trap_check_mads over an idle spell), and
+     cables pulled and put back (an HCA's, and a leaf's uplink) timed from
+     the console command to their line in the events of a second mount,
+     on hcas[1], with -o fabric_traps=off: the light sweep alone, so the
+     worst case over the pulls is the bound a lost Report leaves; after
+     row 14
 
 Row 9 also sweeps a second mount of the same node, -o fabric_routes=off,
 right after the first: the sweep without the forwarding tables.
@@ -52,7 +61,7 @@ Rows 9-11 and 14 need an SM: opensm runs on the fabric's last HCA, without
 periodic sweeps (-s 0), for the whole run when any of them is asked for.
 --fabric large sweeps the 3,984-node fat tree (gen-fabric.py --leaves 120
 --spines 24 --hcas-per-leaf 32, ibsim -N 5000 -S 200 -P 30000); it runs
-rows 8-10, 13 and 14 unless --rows says otherwise.
+rows 8-10 and 13-15 unless --rows says otherwise.
 
 Prints the table (medians; ratios are medians of the per-repetition
 ratios, each taken between runs of the same repetition) and writes the raw
@@ -137,6 +146,7 @@ class Bench:
         self.fabric = None
         self.mount = None
         self.mount_off = None   # row 9's second mount: fabric_routes=off
+        self.mount_light = None  # row 15's: fabric_traps=off
         self.port_dir = None
         self.rss_samples = []
         self.rows_asked = set()
@@ -163,15 +173,21 @@ class Bench:
         # window), none the mount's, the SM's or hcas[1].
         busy = {hcas[0], hcas[1], hcas[-1]}
         self.trap_hcas = []
+        self.uplinks = []        # row 15's: (leaf, port) of a leaf's uplink
         for block in text.split("\nSwitch")[1:]:
             on = [h for h in re.findall(r'"(H\d+)"\[1\]', block) if h not in busy]
             if on:
                 self.trap_hcas.append(on[0])
+            leaf = re.match(r'\s+\d+\s+"(L\d+)"', block)
+            up = re.search(r'^\[(\d+)\]\s+"S\d+"', block, re.M)
+            if leaf and up:
+                self.uplinks.append((leaf.group(1), int(up.group(1))))
+        self.hcas = hcas
         self.direct_host = hcas[1] if self.a.direct_host == "other" else hcas[0]
         self.fabric = fab.Fabric(str(net), workdir=self.tmp / "fabric",
                                  ibsim_args=ibsim_args)
         self.fabric.start(timeout=60)
-        if self.rows_asked & {9, 10, 11, 14}:
+        if self.rows_asked & {9, 10, 11, 14, 15}:
             # The fabric rows need LIDs and ACTIVE ports: one SM sweep,
             # then none (-s 0) to disturb the other rows.
             self.fabric.start_opensm(hcas[-1], ("-s", "0"))
@@ -193,6 +209,9 @@ class Bench:
 
     def stop(self):
         problems = []
+        if self.mount_light is not None:
+            self.mount_light.unmount()
+            problems += self.mount_light.problems()
         if self.mount_off is not None:
             self.mount_off.unmount()
             problems += self.mount_off.problems()
@@ -606,6 +625,81 @@ class Bench:
         if missed:
             self.record(rep, 14, "trap_events_missed", missed)
 
+    def staleness_row(self, rep):
+        """Row 15 (see the module's docstring)."""
+        import select
+
+        def kv(mnt):
+            return dict(ln.split(" ", 1) for ln in
+                        (mnt / "fabric" / "sweep").read_text().splitlines() if " " in ln)
+        if self.mount_light is None:
+            self.mount_light = fab.Mount(self.fabric, self.hcas[1], self.tmp / "mnt-light",
+                                         workdir=self.tmp, options=("fabric_traps=off",))
+            self.mount_light.start(timeout=30)
+            kv(self.mount_light.mountpoint)     # its first sweep
+        main = self.mount.mountpoint
+        idle = 3 if self.quick else 10
+        a, t0 = kv(main), time.monotonic()
+        time.sleep(idle)
+        b, t1 = kv(main), time.monotonic()
+        mads = sum(int(b[k]) - int(a[k]) for k in ("light_sweep_mads", "trap_check_mads"))
+        self.record(rep, 15, "guard_mads_per_s", mads / (t1 - t0))
+        self.record(rep, 15, "links", int(b["links"]))
+        fdir = self.mount_light.mountpoint / "fabric"
+        hca = self.trap_hcas[rep % len(self.trap_hcas)]
+        leaf, port = self.uplinks[rep % len(self.uplinks)]
+        cables = ['"%s"[1]' % hca] if self.quick else ['"%s"[1]' % hca, '"%s"[%d]' % (leaf, port)]
+        fd = os.open(fdir / "events", os.O_RDONLY | os.O_NONBLOCK)
+        lat, missed = [], 0
+        try:
+            for cable in cables:
+                for cmd, event in (("Unlink", "link_down"), ("ReLink", "link_up")):
+                    try:
+                        while os.read(fd, 1 << 16):
+                            pass
+                    except BlockingIOError:
+                        pass
+                    t0 = time.monotonic()
+                    self.fabric.command("%s %s" % (cmd, cable))
+                    buf, end = b"", time.monotonic() + 30
+                    while ("event=%s " % event).encode() not in buf:
+                        left = end - time.monotonic()
+                        if left <= 0:
+                            missed += 1
+                            break
+                        if select.select([fd], [], [], left)[0]:
+                            buf += os.read(fd, 1 << 16)
+                    else:
+                        lat.append(time.monotonic() - t0)
+                # the SM brings the port back to Active before the next cable
+                time.sleep(1)
+        finally:
+            os.close(fd)
+        if lat:
+            self.record(rep, 15, "stale_ms", 1e3 * statistics.median(lat))
+            self.record(rep, 15, "stale_max_ms", 1e3 * max(lat))
+        if missed:
+            self.record(rep, 15, "stale_missed", missed)
+
+    def staleness_table(self, L, ok):
+        rate = self.med(15, "guard_mads_per_s")
+        if rate is None:
+            return
+        big = self.a.fabric == "large" or self.quick
+        L.append("%-4s %-58s %12s %10s %10s %5s" % (
+            15, "staleness: the guard's MADs/s with nothing changing",
+            "%.0f/s" % rate, "%d links" % self.med(15, "links"),
+            "" if big else "<= 200/s", "" if big else ok(rate <= 200)))
+        med = self.med(15, "stale_ms")
+        if med is None:
+            return
+        worst = max(self.rows[(15, "stale_max_ms")])
+        missed = sum(self.rows.get((15, "stale_missed"), []))
+        L.append("%-4s %-58s %12s %10s %10s %5s" % (
+            "", "  a cable by the light sweep alone -> its line in events (ms)",
+            "%.0f ms" % med, "max %.0f" % worst, "<= 10000 ms",
+            ok(worst <= 10000 and not missed)))
+
     def traps_table(self, L, ok):
         med = self.med(14, "trap_event_ms")
         if med is None:
@@ -823,6 +917,7 @@ class Bench:
         self.fabric_table(L, ok)
         self.routes_table(L)
         self.traps_table(L, ok)
+        self.staleness_table(L, ok)
         peak = max(self.rows.get((0, "daemon_vmhwm_kib"), [0]))
         L.append("%-4s %-58s %12s %10s %10s %5s" % (
             "rss", "daemon peak RSS before the fabric rows (VmHWM)",
@@ -859,7 +954,7 @@ def main(argv):
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--rows", default=None,
-                    help="default 1-11, 13 and 14; 8,9,10,13,14 with --fabric large")
+                    help="default 1-11 and 13-15; 8,9,10,13,14,15 with --fabric large")
     ap.add_argument("--fabric", choices=("default", "large"), default="default",
                     help="large: the 3,984-node fat tree")
     ap.add_argument("--direct-host", choices=("same", "other"), default="same",
@@ -870,8 +965,8 @@ def main(argv):
     if a.reps is None:
         a.reps = 1 if a.quick else 5
     if a.rows is None:
-        a.rows = ("8,9,10,13,14" if a.fabric == "large"
-                  else "1,2,3,4,5,6,7,8,9,10,11,13,14")
+        a.rows = ("8,9,10,13,14,15" if a.fabric == "large"
+                  else "1,2,3,4,5,6,7,8,9,10,11,13,14,15")
     rows = {int(x) for x in a.rows.split(",")}
     if not os.access(madbench_bin(), os.X_OK):
         sys.exit("bench: %s not built (ninja -C build)" % madbench_bin())
@@ -892,6 +987,8 @@ def main(argv):
         # and write tables, which the other rows would then share.
         for rep in range(1, a.reps + 1) if 14 in rows else ():
             b.traps_row(rep)
+        for rep in range(1, a.reps + 1) if 15 in rows else ():
+            b.staleness_row(rep)
     finally:
         ok = b.stop() and ok
     table = b.table()

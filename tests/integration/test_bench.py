@@ -65,6 +65,14 @@ def test_bench_quick(tmp_path):
     m = re.search(r"^\s+a refresh: (\d+) MADs \(a repeated sweep: 264\); events missed: (\d+)$",
                   out, re.M)
     assert m and 0 < int(m.group(1)) < 264 and m.group(2) == "0", out
+    # Row 15: the guard's steady MADs (a small fabric is asked whole each
+    # second: its 40 links and 4 free ports, and the SM check's 2), and a
+    # cable seen by the light sweep alone within its bound.
+    m = re.search(r"^15\s+staleness: the guard's MADs/s with nothing changing\s+(\d+)/s\s+"
+                  r"40 links\s*$", out, re.M)
+    assert m and 40 <= int(m.group(1)) <= 80, out
+    assert re.search(r"^\s+a cable by the light sweep alone -> its line in events \(ms\)\s+"
+                     r"\d+ ms\s+max \d+\s+<= 10000 ms\s+(pass|MISS)$", out, re.M), out
     assert re.search(r"^rss\s+daemon peak RSS before the fabric rows \(VmHWM\)\s+"
                      r"[\d.]+ MiB", out, re.M), out
 
@@ -112,7 +120,8 @@ def test_bench_quick(tmp_path):
                  (8, "ibnetdiscover_links"), (0, "daemon_vmhwm_kib"),
                  (9, "fabric_sweep_s"), (9, "fabric_first_sweep_s"),
                  (9, "fabric_mads_first"), (9, "fabric_mads"), (9, "ibqueryerrors_s"),
-                 (14, "trap_event_ms"), (14, "refresh_mads")]:
+                 (14, "trap_event_ms"), (14, "refresh_mads"),
+                 (15, "guard_mads_per_s"), (15, "stale_max_ms")]:
         assert want in metrics, (want, metrics)
     assert all(float(r["value"]) > 0 for r in rows), rows
     assert path.with_suffix(".txt").exists()
