@@ -78,6 +78,7 @@ import os
 import platform
 import random
 import re
+import select
 import shutil
 import statistics
 import subprocess
@@ -575,7 +576,6 @@ class Bench:
     def traps_row(self, rep):
         """Row 14: Unlink and ReLink of an HCA's cable, `pairs` times; each
         timed from the console command to its line in fabric/events."""
-        import select
         fdir = self.mount.mountpoint / "fabric"
 
         def sweep_file():
@@ -595,26 +595,11 @@ class Bench:
             for i in range(pairs):
                 hca = self.trap_hcas[i % len(self.trap_hcas)]
                 for cmd, event in (("Unlink", "link_down"), ("ReLink", "link_up")):
-                    try:
-                        while os.read(fd, 1 << 16):
-                            pass
-                    except BlockingIOError:
-                        pass
-                    t0 = time.monotonic()
-                    self.fabric.command('%s "%s"[1]' % (cmd, hca))
-                    buf, end = b"", time.monotonic() + 10
-                    while ("event=%s " % event).encode() not in buf:
-                        left = end - time.monotonic()
-                        if left <= 0:
-                            missed += 1
-                            sys.stderr.write("row 14: no %s line 10 s after %s; the "
-                                             "events were:\n%s\n" % (
-                                                 event, cmd, buf.decode()[-2000:]))
-                            break
-                        if select.select([fd], [], [], left)[0]:
-                            buf += os.read(fd, 1 << 16)
+                    took = self.cable_event('%s "%s"[1]' % (cmd, hca), fd, event, 10, 14)
+                    if took is None:
+                        missed += 1
                     else:
-                        lat.append(time.monotonic() - t0)
+                        lat.append(took)
                         mads.append(int(sweep_file()["mads"]))
         finally:
             os.close(fd)
@@ -625,9 +610,30 @@ class Bench:
         if missed:
             self.record(rep, 14, "trap_events_missed", missed)
 
+    def cable_event(self, command, fd, event, timeout, row):
+        """Runs a console command and waits for its event=EVENT line on fd
+        (fabric/events, O_NONBLOCK, what was there before skipped): the
+        seconds it took, or None (said on stderr) after timeout."""
+        try:
+            while os.read(fd, 1 << 16):
+                pass
+        except BlockingIOError:
+            pass
+        t0 = time.monotonic()
+        self.fabric.command(command)
+        buf, end = b"", t0 + timeout
+        while ("event=%s " % event).encode() not in buf:
+            left = end - time.monotonic()
+            if left <= 0:
+                sys.stderr.write("row %d: no %s line %d s after %s; the events were:\n%s\n"
+                                 % (row, event, timeout, command, buf.decode()[-2000:]))
+                return None
+            if select.select([fd], [], [], left)[0]:
+                buf += os.read(fd, 1 << 16)
+        return time.monotonic() - t0
+
     def staleness_row(self, rep):
         """Row 15 (see the module's docstring)."""
-        import select
 
         def kv(mnt):
             return dict(ln.split(" ", 1) for ln in
@@ -654,23 +660,11 @@ class Bench:
         try:
             for cable in cables:
                 for cmd, event in (("Unlink", "link_down"), ("ReLink", "link_up")):
-                    try:
-                        while os.read(fd, 1 << 16):
-                            pass
-                    except BlockingIOError:
-                        pass
-                    t0 = time.monotonic()
-                    self.fabric.command("%s %s" % (cmd, cable))
-                    buf, end = b"", time.monotonic() + 30
-                    while ("event=%s " % event).encode() not in buf:
-                        left = end - time.monotonic()
-                        if left <= 0:
-                            missed += 1
-                            break
-                        if select.select([fd], [], [], left)[0]:
-                            buf += os.read(fd, 1 << 16)
+                    took = self.cable_event("%s %s" % (cmd, cable), fd, event, 30, 15)
+                    if took is None:
+                        missed += 1
                     else:
-                        lat.append(time.monotonic() - t0)
+                        lat.append(took)
                 # the SM brings the port back to Active before the next cable
                 time.sleep(1)
         finally:
