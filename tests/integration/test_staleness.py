@@ -82,15 +82,23 @@ def viewed(make_fabric, mount):
 
 
 def test_first_read_says_checking_not_no_sweep(make_fabric, mount):
-    """The first read of sweep comes with a sweep's figures: its traps line
-    never says there was no sweep."""
+    """A mount whose fabric/ nobody opened asks nothing (no light sweep, no
+    SM check before the first sweep); the first read of sweep comes with a
+    sweep's figures and its traps line never says there was no sweep;
+    fabric_light_sweep= sets the cycle."""
     f = tm.active_fabric(make_fabric)
-    m = mount("Hca1", fabric=f)
+    m = mount("Hca1", fabric=f, options=("fabric_light_sweep=3000",))
+    time.sleep(2)
     text = open(m.path("fabric", "sweep")).read()
     assert "no sweep yet" not in text, text
     kv = dict(ln.split(" ", 1) for ln in text.splitlines() if " " in ln)
     assert kv["ok"] == "1" and kv["traps"] in ("checking", "subscribed"), text
+    assert kv["light_sweeps"] == "0" and kv["trap_check_mads"] == "0", text
+    assert kv["light_sweep_ms"] == "3000", text
     assert int(kv["confirmed_age_ms"]) >= 0, text
+    kv = wait_kv(m, lambda kv: int(kv["light_sweeps"]) >= 2, 10)
+    # 5 links (one end each) and 9 free switch ports: 14 a slice
+    assert int(kv["light_sweep_mads"]) == 14 * int(kv["light_sweeps"]), kv
 
 
 def test_lost_report_switch_link(viewed):
