@@ -23,7 +23,8 @@
 #                        interval_ms is set to 1000 and the clock jumps 2
 #                        hours back: a timed sweep (ok 1, timeouts 0)
 #                        completes within 3 s (none would for 2 hours if
-#                        the sweep thread's wait were on CLOCK_REALTIME)
+#                        the sweep thread's wait were on CLOCK_REALTIME);
+#                        clock/sweep-write FAILs if that write fails
 #   clock/sim-unmount    after umount the daemon exits 0 by itself within
 #                        5 s, and its log has no error:, sanitizer or
 #                        runtime error: line
@@ -114,8 +115,8 @@ bail() {   # bail NAME DETAIL: one FAIL, the logs on the console, the end
 [ -x "$(command -v ibsim)" ] || bail sim-mount "no ibsim in the image"
 # ibsim and umad2sim deadlock on the default 10-deep AF_UNIX datagram
 # queues (tests/integration/fabric.py, raise_unix_dgram_qlen)
-# (cat: a sysctl file answers a read at an offset, the shell's byte by
-# byte, with nothing)
+# (with cat: the shell's read takes a byte at a time, and a sysctl file
+# answers a read at an offset with nothing)
 OLDQ=$(cat /proc/sys/net/unix/max_dgram_qlen /proc/sys/net/core/wmem_default \
 	/proc/sys/net/core/rmem_default | tr '\n' ' ')
 echo 4096 >/proc/sys/net/unix/max_dgram_qlen
@@ -152,9 +153,10 @@ kill -STOP $IBSIM
 ms ts
 cat $F/links >$W/links.out 2>$W/links.err &
 READER=$!
-# until the read is in the daemon (the open waits for the first sweep)
+# until the read is in the daemon (the open waits for the first sweep);
+# half a second at most, as ibsim's stop counts against its 1.6 s
 i=0 wchan=
-while [ $i -lt 40 ]; do
+while [ $i -lt 10 ]; do
 	rd wchan /proc/$READER/wchan
 	case $wchan in *fuse*|*request_wait*) break ;; esac
 	sleep 0.05
