@@ -33,6 +33,9 @@ die() { echo "initramfs: error: $*" >&2; exit 1; }
 MODULES="dummy fuse crc32_generic ib_core ib_uverbs ib_umad rdma_rxe"
 # Host tools in every image (rdma: iproute2's, creates the rxe link).
 TOOLS="ibstat ibv_devinfo ibv_devices rdma"
+# The simulated fabric (checks/70-clock.sh): ibsim into /usr/local/bin,
+# umad2sim's preload library at its own path.
+UMAD2SIM=$(ls /usr/lib/*/umad2sim/libumad2sim.so 2>/dev/null | head -n1) || true
 
 # copy_elf FILE ROOT DEST_DIR: FILE into ROOT/DEST_DIR, plus every shared
 # library ldd names (and the loader) at the same absolute path under ROOT.
@@ -63,14 +66,16 @@ done
 PROV=$(ls /usr/lib/*/libibverbs/librxe-rdmav*.so 2>/dev/null | head -n1) ||
 	true
 [ -n "$PROV" ] || die "no librxe-rdmav*.so (package ibverbs-providers)"
+[ -n "$UMAD2SIM" ] || die "no libumad2sim.so (package libumad2sim0)"
+IBSIM=$(command -v ibsim) || die "no ibsim (package ibsim-utils)"
 BUSYBOX=$(readlink -f "$(command -v busybox)")
 
 # The key covers everything the base holds: change a tool, the kernel or this
 # script, and the base is rebuilt.
 key=$( {
 	echo "$KVER $MODULES"
-	for f in "${tool_paths[@]}" "$PROV" "$BUSYBOX" /etc/libibverbs.d/rxe.driver "${BASH_SOURCE[0]}" \
-		"$HERE/lib/prepare.sh"; do
+	for f in "${tool_paths[@]}" "$PROV" "$UMAD2SIM" "$IBSIM" "$BUSYBOX" \
+		/etc/libibverbs.d/rxe.driver "${BASH_SOURCE[0]}" "$HERE/lib/prepare.sh"; do
 		stat -c '%n %s %Y' "$(readlink -f "$f")"
 	done
 } | sha1sum | cut -c1-16)
@@ -90,6 +95,8 @@ if [ ! -s "$BASE" ]; then
 	# verbs provider: dlopen'ed by libibverbs, so ldd of the tools misses it
 	copy_elf "$PROV" "$B" "$(dirname "$PROV")"
 	cp /etc/libibverbs.d/rxe.driver "$B/etc/libibverbs.d/"
+	copy_elf "$IBSIM" "$B" /usr/local/bin
+	copy_elf "$UMAD2SIM" "$B" "$(dirname "$UMAD2SIM")"
 	# glibc dlopens libgcc_s for pthread_cancel and pthread_exit (the
 	# unwinder); ldd never names it
 	for l in $(ldconfig -p | awk '$1 == "libgcc_s.so.1" && /x86-64/ { print $NF }'); do
@@ -148,6 +155,10 @@ done
 
 install -m 0755 "$HERE/guest/init" "$R/init"
 install -m 0644 "$HERE/guest/checklib.sh" "$R/lib/umadfs-vm/checklib.sh"
+# the simulated fabric's net file, and the ASan suppressions of a daemon
+# under umad2sim (checks/70-clock.sh)
+install -m 0644 "$HERE/../topologies/two-switch.net" "$R/lib/umadfs-vm/two-switch.net"
+install -m 0644 "$HERE/../integration/asan.supp" "$R/lib/umadfs-vm/asan.supp"
 n=0
 for c in ${UMADFS_VM_CHECKS:-$HERE/checks}; do
 	if [ -d "$c" ]; then set -- "$c"/*.sh; else set -- "$c"; fi

@@ -29,6 +29,7 @@ declare -A NEED=(
 	[ibv_devinfo]=ibverbs-utils
 	[rdma]=iproute2
 	[dpkg-deb]=dpkg
+	[ibsim]=ibsim-utils
 )
 missing=()
 for tool in "${!NEED[@]}"; do
@@ -40,6 +41,8 @@ if ! { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; }; then
 	missing+=(busybox-static)
 fi
 ls /usr/lib/*/libibverbs/librxe-rdmav*.so >/dev/null 2>&1 || missing+=(ibverbs-providers)
+# the simulated fabric in the guest (checks/70-clock.sh)
+ls /usr/lib/*/umad2sim/libumad2sim.so >/dev/null 2>&1 || missing+=(libumad2sim0)
 
 if [ ${#missing[@]} -gt 0 ]; then
 	[ "$(id -u)" = 0 ] || die "missing packages (${missing[*]}) and not root to install them"
