@@ -10,6 +10,7 @@
  * in the entry and put back before delivery. */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "umadfs/engine/engine.h"
@@ -191,6 +192,24 @@ static void resend(struct mad_engine *engine, uint8_t *frame, size_t mad_len,
 
 enum answer_fate { ANSWER_DELIVER, ANSWER_HOLD, ANSWER_RESEND };
 
+/* A request given back (frame, with a status) is made the request it was
+ * again - its address, its MAD header with its wire TID - as the kernel
+ * gives back what it was sent.  umad2sim gives back the simulator's copy:
+ * addressed from where it was dropped (this port's own LID), and a resend
+ * of that went to this port's own agents, whose answer passed for the
+ * destination's; or, when the destination's answer could not be routed
+ * back, that answer (a GetResp), which a resend bounced off the
+ * destination back here.  engine->lock held. */
+static void given_back(const struct pending *e, uint8_t *frame)
+{
+	size_t at = offsetof(struct ib_user_mad, addr);
+	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+
+	memcpy(frame + at, e->head + at, sizeof(struct ib_mad_addr));
+	memcpy(mad, e->head + UMAD_FRAME_HDR_SIZE, MAD_HDR_SIZE);
+	mad_set_tid(mad, (e->caller_tid & ~0xffffffffull) | e->wire_tid);
+}
+
 /* The kernel gives a request back with ETIMEDOUT only after timeout x
  * (retries + 1).  A transport that reports a loss at once (ibsim drops
  * with status 110 immediately) gets the same semantics here: retries are
@@ -220,6 +239,8 @@ bool pending_answer(struct mad_engine *engine, uint8_t *frame, size_t mad_len)
 		pthread_mutex_unlock(&engine->lock);
 		return false;
 	}
+	if (hdr->status)
+		given_back(e, frame);
 	switch (answer_fate(e, hdr->status)) {
 	case ANSWER_RESEND:
 		retries = --e->retries_left;

@@ -1,16 +1,21 @@
 """Acting on the fabric: a port's admin (disable, enable, reset) against
 ibportstate doing the same to the same port, the refusal to cut this
 host's own route, counters/reset against perfquery -R, the local CA's
-counters/reset, and bad input with its errno and fabric/last_error."""
+counters/reset, and bad input with its errno and fabric/last_error; a
+node cut off (ring3.net): what is sent to it ends as no answer, never as
+another node's."""
 
 import errno
 import os
 import re
+import time
+from types import SimpleNamespace
 
 import pytest
 
 import diags as tm
 import fabric as fab
+from madfiles import Recv, write_send
 
 SW1, SW2 = "0x0000000000200000", "0x0000000000200001"   # two-switch.net
 HCA1, HCA2 = "0x0000000000100000", "0x0000000000100002"
@@ -212,3 +217,64 @@ def test_counters_reset_bad_input(quiet):
         r = write(m.path("ibsim0", "ports", "1", "counters", "reset"), text)
         assert isinstance(r, OSError) and r.errno == errno.EINVAL, (text, r)
     assert actions(m) == []
+
+
+# ---------------------------------------------------------------------------
+# A node cut off the fabric.  On a ring of three switches (ring3.net,
+# opensm on Hca6, the mount on Hca1), the switch port that is Hca4's only
+# link is disabled and enabled again through its admin file.  ibsim leaves
+# it Polling: nothing crosses it any more, and a LID-routed MAD to Hca4's
+# LID is dropped ("no route") and given back at once.  What was sent there
+# must end as no answer, never as another node's (umad2sim gives a dropped
+# request back addressed from this port's own LID: resent as it came
+# back, it reached this host's own PMA, and a counters reset cleared the
+# mount's counters and said ok).
+
+RING_HOSTS = ("Hca1", "Hca2", "Hca3", "Hca4", "Hca5", "Hca6")     # ring3.net: SW2 too
+HCA4 = "0x0000000000100006"
+HCA4_SYMBOL_ERRORS = 5          # set on Hca4 before the cut
+OWN_SYMBOL_ERRORS = 9           # and on the mount's own port
+
+
+def symbol_errors(f, host):
+    """SymbolErrorCounter of host's port as perfquery sees it from host
+    itself (Hca4 cannot be reached from elsewhere)."""
+    return tm.perfquery(f, host)["SymbolErrorCounter"]
+
+
+@pytest.fixture
+def cut(make_fabric, mount):
+    """The ring, swept, counters set, Hca4's link disabled and enabled.
+    Traps off: a trap's refresh would take Hca4 out of the snapshot at a
+    moment of opensm's choosing, and these tests act on it while the
+    snapshot still has it (as an action written just after the enable)."""
+    f = make_fabric("ring3.net")
+    f.start_opensm("Hca6")
+    for h in RING_HOSTS:
+        f.wait_active(h, timeout=30)
+    m = mount("Hca1", fabric=f, options=["fabric_traps=off"])
+    tm.sweep(m)
+    lid4 = tm.lid_of(f, "Hca1", "0,1,7,2")
+    tm.perf_set(f, "Hca4", 1, "PortCounters", {"SymbolErrorCounter": HCA4_SYMBOL_ERRORS})
+    tm.perf_set(f, "Hca1", 1, "PortCounters", {"SymbolErrorCounter": OWN_SYMBOL_ERRORS})
+    admin = port_file(m, SW2, 2, "admin")
+    assert write(admin, "disable") == 7
+    assert write(admin, "enable") == 6
+    assert open(admin).read() == "2: Polling\n"
+    return SimpleNamespace(f=f, m=m, lid4=lid4)
+
+
+def test_send_to_a_cut_lid_times_out(cut):
+    """A PMA Get written to send for the cut LID ends as a timeout line,
+    addressed as it was sent, and not as this host's own answer."""
+    with Recv(cut.m) as r:
+        t0 = time.monotonic()
+        write_send(cut.m, "class=perf method=get attr=PortCounters lid=%d "
+                   "data=00010000 timeout=100 retries=2 tid=0x44\n" % cut.lid4)
+        ln = r.line(timeout=5)
+        dt = time.monotonic() - t0
+        r.assert_empty(0.3)
+    assert ln["error"] == "timeout" and ln["method"] == "get", ln.text
+    assert ln.tid == 0x44 and ln.int("lid") == cut.lid4, ln.text
+    assert 0.27 <= dt <= 1.0, dt
+    assert symbol_errors(cut.f, "Hca1") == OWN_SYMBOL_ERRORS
