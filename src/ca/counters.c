@@ -123,7 +123,7 @@ static void reset_write(fuse_req_t req, struct node *n, const char *buf,
 	snprintf(r->port, sizeof(r->port), "%s/%d", port->ca->name, port->portnum);
 	r->uid = fuse_req_ctx(req)->uid;
 	r->pw = parked_write_new(req, size);
-	err = r->pw ? query_counters_reset(e, (unsigned)lid, (unsigned)port->portnum,
+	err = r->pw ? query_counters_reset(e, 0, (unsigned)lid, (unsigned)port->portnum,
 					   reset_done, r) : -ENOMEM;
 	ca_port_engine_done(port);
 	if (err < 0 && r->pw)

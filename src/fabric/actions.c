@@ -193,7 +193,8 @@ static bool on_own_route(const struct fab_snap *s, const struct fab_node *fn,
 static int start_phys(struct mad_engine *e, const struct fab_node *fn,
 		      unsigned port, unsigned phys, struct action *a)
 {
-	return query_port_phys_set(e, fn->hops, fn->path, port, phys, action_done, a);
+	return query_port_phys_set(e, fn->guid, fn->hops, fn->path, port, phys,
+				   action_done, a);
 }
 
 /* "disable", "enable" or "reset", then optionally "force": 0 with the
@@ -305,7 +306,7 @@ static const struct node_ops admin_ops = {
 static int start_reset(struct mad_engine *e, const struct fab_node *fn,
 		       unsigned port, unsigned lid, struct action *a)
 {
-	return query_counters_reset(e, lid, port, action_done, a);
+	return query_counters_reset(e, fn->guid, lid, port, action_done, a);
 }
 
 static void reset_write(fuse_req_t req, struct node *n, const char *buf,

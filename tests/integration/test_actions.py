@@ -18,7 +18,7 @@ import fabric as fab
 from madfiles import Recv, write_send
 
 SW1, SW2 = "0x0000000000200000", "0x0000000000200001"   # two-switch.net
-HCA1, HCA2 = "0x0000000000100000", "0x0000000000100002"
+HCA1, HCA2, HCA3 = "0x0000000000100000", "0x0000000000100002", "0x0000000000100004"
 KV = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
 
 
@@ -219,6 +219,41 @@ def test_counters_reset_bad_input(quiet):
     assert actions(m) == []
 
 
+def test_action_on_a_node_moved(quiet):
+    """The route or the LID the snapshot has for a node leads to another
+    node now: the action fails with EHOSTUNREACH and that node is left
+    alone.  Hca3's cable is moved to Hca2's switch port (no SM: no trap,
+    no refresh), then given Hca2's LID (as an SM reusing a LID would)."""
+    f, m = quiet
+    lid2 = tm.lid_of(f, "Hca1", "0,1,2")
+    sw1 = tm.lid_of(f, "Hca1", "0,1")
+    tm.perf_set(f, "Hca3", 1, "PortCounters", {"SymbolErrorCounter": 5})
+    for c in ('Unlink "Hca2"[1]', 'Unlink "Hca3"[1]', 'Link "Switch1"[2] "Hca3"[1]'):
+        f.command(c)
+    hca3_port = fab.parse_smpquery(tm.tool(f, "Hca3", "smpquery", "-D", "portinfo",
+                                           "0", "1").stdout)
+    refused(write(port_file(m, HCA2, 1, "admin"), "enable"), errno.EHOSTUNREACH, m,
+            "enable of %s port 1: NodeInfo Get: the route leads to node %s, not %s"
+            % (HCA2, HCA3, HCA2))
+    # The new link made Active (ibsim routes by LID only over Active
+    # ports), and Hca3 at Hca2's LID.
+    for args in ((str(sw1), "2", "arm"), ("-D", "0,1,2", "1", "arm"),
+                 (str(sw1), "2", "active"), ("-D", "0,1,2", "1", "active")):
+        tm.tool(f, "Hca1", "ibportstate", *args)
+    f.command('Baselid "Hca3"[1] %d' % lid2)
+    refused(write(port_file(m, HCA2, 1, "counters", "reset"), "1"), errno.EHOSTUNREACH,
+            m, "counters_reset of %s port 1: NodeInfo Get: LID %d is node %s, not %s"
+            % (HCA2, lid2, HCA3, HCA2))
+    assert tm.perfquery(f, "Hca3")["SymbolErrorCounter"] == 5
+    now = fab.parse_smpquery(tm.tool(f, "Hca3", "smpquery", "-D", "portinfo", "0",
+                                     "1").stdout)
+    assert now["PhysLinkState"] == hca3_port["PhysLinkState"] == "LinkUp"
+    assert [(e["action"], e["guid"], e["result"], e["errno"]) for e in actions(m)] == \
+        [(a, HCA2, "failed", "EHOSTUNREACH") for a in ("enable", "counters_reset")]
+    assert "fabric: uid 0: enable of %s port 1 failed: NodeInfo Get: the route " \
+        "leads to node %s" % (HCA2, HCA3) in m.log_text()
+
+
 # ---------------------------------------------------------------------------
 # A node cut off the fabric.  On a ring of three switches (ring3.net,
 # opensm on Hca6, the mount on Hca1), the switch port that is Hca4's only
@@ -278,3 +313,34 @@ def test_send_to_a_cut_lid_times_out(cut):
     assert ln.tid == 0x44 and ln.int("lid") == cut.lid4, ln.text
     assert 0.27 <= dt <= 1.0, dt
     assert symbol_errors(cut.f, "Hca1") == OWN_SYMBOL_ERRORS
+
+
+def test_counters_reset_of_a_cut_node_fails(cut):
+    """counters/reset of Hca4 just after its link was disabled and enabled:
+    no answer (ETIMEDOUT), said in last_error, events and the log; no
+    counter moves, Hca4's (as perfquery sees them from Hca4) or this
+    host's."""
+    t0 = time.monotonic()
+    refused(write(port_file(cut.m, HCA4, 1, "counters", "reset"), "1"), errno.ETIMEDOUT,
+            cut.m, "counters_reset of %s port 1: NodeInfo Get: no answer (3 tries)" % HCA4)
+    assert time.monotonic() - t0 >= 0.55     # 3 tries of 200 ms, none answered
+    assert symbol_errors(cut.f, "Hca4") == HCA4_SYMBOL_ERRORS
+    assert symbol_errors(cut.f, "Hca1") == OWN_SYMBOL_ERRORS
+    last = actions(cut.m)[-1]
+    assert (last["action"], last["guid"], last["port"], last["result"], last["errno"]) == \
+        ("counters_reset", HCA4, "1", "failed", "ETIMEDOUT"), last
+    assert "fabric: uid 0: counters_reset of %s port 1 failed: NodeInfo Get: no " \
+        "answer (3 tries)" % HCA4 in cut.m.log_text()
+
+
+def test_admin_of_a_cut_node_fails(cut):
+    """enable of Hca4's port, its route gone: ETIMEDOUT, the port as it
+    was (as Hca4 sees it)."""
+    before = cut.f.portinfo("Hca4", 1)
+    refused(write(port_file(cut.m, HCA4, 1, "admin"), "enable"), errno.ETIMEDOUT,
+            cut.m, "enable of %s port 1: NodeInfo Get: no answer (3 tries)" % HCA4)
+    assert cut.f.portinfo("Hca4", 1) == before
+    last = actions(cut.m)[-1]
+    assert (last["action"], last["guid"], last["result"], last["errno"]) == \
+        ("enable", HCA4, "failed", "ETIMEDOUT"), last
+    assert "fabric: uid 0: enable of %s port 1 failed" % HCA4 in cut.m.log_text()
