@@ -90,10 +90,18 @@ static void reset_done(void *ctx, int err, const char *why)
 	if (note)
 		note("event=action action=counters_reset port=%s uid=%u result=%s%s%s",
 		     r->port, (unsigned)r->uid, err ? "failed" : "ok",
-		     err ? " errno=" : "", err ? (strerrorname_np(-err) ?
-						 strerrorname_np(-err) : "EIO") : "");
+		     err ? " errno=" : "", err ? log_errno_name(-err) : "");
 	parked_write_answer(r->pw, -err);
 	free(r);
+}
+
+/* Refuses a reset: err, and a log line with the writer's uid and the
+ * port (the journal's trail of what was refused: no action, no event). */
+static void refuse(fuse_req_t req, const struct ca_port *port, int err, const char *why)
+{
+	log_warn("%s/%d: uid %u: counters reset refused (%s): %s", port->ca->name,
+		 port->portnum, (unsigned)fuse_req_ctx(req)->uid, log_errno_name(err), why);
+	fuse_reply_err(req, err);
 }
 
 static void reset_write(fuse_req_t req, struct node *n, const char *buf,
@@ -106,17 +114,22 @@ static void reset_write(fuse_req_t req, struct node *n, const char *buf,
 	int lid, err;
 
 	if (number_parse_value(buf, size, 1, 1, &one) < 0) {
-		fuse_reply_err(req, EINVAL);
+		refuse(req, port, EINVAL, "expected 1");
 		return;
 	}
 	lid = attr_port_lid(port);
 	if (lid <= 0) {
-		fuse_reply_err(req, lid < 0 ? -lid : ENETDOWN);
+		refuse(req, port, lid < 0 ? -lid : ENETDOWN, lid < 0 ?
+		       "the port's LID cannot be read" : "the port has no LID");
 		return;
 	}
 	r = calloc(1, sizeof(*r));
-	if (!r || !(e = ca_port_engine(port, &err))) {
-		fuse_reply_err(req, r ? -err : ENOMEM);
+	if (!r) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (!(e = ca_port_engine(port, &err))) {
+		refuse(req, port, -err, "the port has no MAD engine");
 		free(r);
 		return;
 	}

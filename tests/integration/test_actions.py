@@ -102,6 +102,11 @@ def test_admin_keeps_this_hosts_route(quiet):
                     % (where, op))
     assert portinfo(f, lid, 1)["PhysLinkState"] == "LinkUp"    # nothing sent
     assert actions(m) == []
+    # Refusals are no actions, but the journal has who tried what.
+    assert "warning: fabric: uid 0: admin of %s port 1 refused (EBUSY): admin: " \
+        "disable of %s port 1 would cut this host's route to it (the local port)" \
+        % (HCA1, HCA1) in m.log_text()
+    assert m.log_text().count("refused (EBUSY)") == 6
     # Another port of the same switch is not on the route.
     assert write(port_file(m, SW1, 3, "admin"), "disable") == 7
     # force: done, and the answer is lost with the route (ibsim drops what
@@ -131,6 +136,8 @@ def test_admin_bad_words(quiet):
                 "optionally followed by force")
     assert portinfo(f, tm.lid_of(f, "Hca1", "0,1,7"), 1)["PhysLinkState"] == "LinkUp"
     assert actions(m) == []
+    assert m.log_text().count("warning: fabric: uid 0: admin of %s port 1 refused "
+                              "(EINVAL): admin: expected disable" % SW2) == len(BAD_WORDS)
 
 
 def test_action_on_a_node_gone(quiet):
@@ -148,6 +155,8 @@ def test_action_on_a_node_gone(quiet):
             assert e.value.errno == errno.ENOENT
             assert read(m.path("fabric", "last_error")) == \
                 "%s: node %s port 1 is not in the current snapshot\n" % (name, HCA2)
+            assert "fabric: uid 0: %s of %s port 1 refused (ENOENT): %s: node" \
+                % (name, HCA2, name) in m.log_text()
     finally:
         for fd in fds:
             os.close(fd)
@@ -217,6 +226,11 @@ def test_counters_reset_bad_input(quiet):
         r = write(m.path("ibsim0", "ports", "1", "counters", "reset"), text)
         assert isinstance(r, OSError) and r.errno == errno.EINVAL, (text, r)
     assert actions(m) == []
+    log = m.log_text()
+    assert log.count("warning: fabric: uid 0: counters/reset of %s port 1 refused "
+                     "(EINVAL): counters/reset: expected 1\n" % SW2) == 6, log
+    assert log.count("warning: ibsim0/1: uid 0: counters reset refused (EINVAL): "
+                     "expected 1\n") == 6, log
 
 
 def test_action_on_a_node_moved(quiet):
