@@ -1,6 +1,6 @@
 /* Port counters through the MAD engine, and counters/reset: a write of 1
  * clears them (perfquery -R and -x -R, query_counters_reset()), parked
- * until the PMA answers. */
+ * until the PMA answers; a refused write is logged with the writer's uid. */
 #include <errno.h>
 #include <stdlib.h>
 #include <inttypes.h>

@@ -2,7 +2,9 @@
  * enable, disable and reset) and its counters/reset (perfquery -R and
  * -x -R).  Each write is parked until the port's answer, which the fabric
  * view's port's receiver thread brings; a refusal sets fabric/last_error.
- * Each action is logged and noted in fabric/events with the writer's uid.
+ * Each action is logged and noted in fabric/events with the writer's uid,
+ * each refusal logged with it too.  An action is done only when the node
+ * named answered (query.h: its NodeInfo first).
  *
  * A port on this host's own route to the node it belongs to (the port
  * the directed route enters the node by, or the local port) is not
