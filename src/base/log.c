@@ -83,3 +83,10 @@ void log_msg(enum log_level level, const char *fmt, ...)
 		write_line(out);
 	}
 }
+
+const char *log_errno_name(int err)
+{
+	const char *name = strerrorname_np(err);
+
+	return name ? name : "EIO";
+}

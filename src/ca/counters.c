@@ -1,6 +1,6 @@
 /* Port counters through the MAD engine, and counters/reset: a write of 1
  * clears them (perfquery -R and -x -R, query_counters_reset()), parked
- * until the PMA answers. */
+ * until the PMA answers; a refused write is logged with the writer's uid. */
 #include <errno.h>
 #include <stdlib.h>
 #include <inttypes.h>
@@ -90,10 +90,18 @@ static void reset_done(void *ctx, int err, const char *why)
 	if (note)
 		note("event=action action=counters_reset port=%s uid=%u result=%s%s%s",
 		     r->port, (unsigned)r->uid, err ? "failed" : "ok",
-		     err ? " errno=" : "", err ? (strerrorname_np(-err) ?
-						 strerrorname_np(-err) : "EIO") : "");
+		     err ? " errno=" : "", err ? log_errno_name(-err) : "");
 	parked_write_answer(r->pw, -err);
 	free(r);
+}
+
+/* Refuses a reset: err, and a log line with the writer's uid and the
+ * port (the journal's trail of what was refused: no action, no event). */
+static void refuse(fuse_req_t req, const struct ca_port *port, int err, const char *why)
+{
+	log_warn("%s/%d: uid %u: counters reset refused (%s): %s", port->ca->name,
+		 port->portnum, (unsigned)fuse_req_ctx(req)->uid, log_errno_name(err), why);
+	fuse_reply_err(req, err);
 }
 
 static void reset_write(fuse_req_t req, struct node *n, const char *buf,
@@ -106,24 +114,29 @@ static void reset_write(fuse_req_t req, struct node *n, const char *buf,
 	int lid, err;
 
 	if (number_parse_value(buf, size, 1, 1, &one) < 0) {
-		fuse_reply_err(req, EINVAL);
+		refuse(req, port, EINVAL, "expected 1");
 		return;
 	}
 	lid = attr_port_lid(port);
 	if (lid <= 0) {
-		fuse_reply_err(req, lid < 0 ? -lid : ENETDOWN);
+		refuse(req, port, lid < 0 ? -lid : ENETDOWN, lid < 0 ?
+		       "the port's LID cannot be read" : "the port has no LID");
 		return;
 	}
 	r = calloc(1, sizeof(*r));
-	if (!r || !(e = ca_port_engine(port, &err))) {
-		fuse_reply_err(req, r ? -err : ENOMEM);
+	if (!r) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (!(e = ca_port_engine(port, &err))) {
+		refuse(req, port, -err, "the port has no MAD engine");
 		free(r);
 		return;
 	}
 	snprintf(r->port, sizeof(r->port), "%s/%d", port->ca->name, port->portnum);
 	r->uid = fuse_req_ctx(req)->uid;
 	r->pw = parked_write_new(req, size);
-	err = r->pw ? query_counters_reset(e, (unsigned)lid, (unsigned)port->portnum,
+	err = r->pw ? query_counters_reset(e, 0, (unsigned)lid, (unsigned)port->portnum,
 					   reset_done, r) : -ENOMEM;
 	ca_port_engine_done(port);
 	if (err < 0 && r->pw)

@@ -75,6 +75,10 @@ struct mad_engine {
 	unsigned ntouched;
 	struct held *held;
 
+	/* Answers from elsewhere (pending.c); receiver thread only. */
+	unsigned lmc;            /* the port's LMC when last read (0 before) */
+	unsigned long misrouted; /* answers not from where their request went */
+
 	/* Liveness of the transport (liveness.c); receiver thread only,
 	 * but probe_wanted (any thread, atomic). */
 	engine_transport_fn on_transport;

@@ -8,13 +8,18 @@
  * entry in O(1); the generation tells a late answer for a slot since reused
  * from the answer it is waiting for.  The caller's full 64-bit TID is saved
  * in the entry and put back before delivery. */
+#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
+#include "umadfs/base/log.h"
 #include "umadfs/engine/engine.h"
 #include "umadfs/engine/ibumad.h"
 #include "engine_priv.h"
+
+#define MISROUTED_LOGGED 16 /* answers from elsewhere logged one by one */
 
 /* Takes a free slot for a request of sink and puts its wire TID in the
  * MAD; NULL when the table is full.  engine->lock held. */
@@ -191,6 +196,74 @@ static void resend(struct mad_engine *engine, uint8_t *frame, size_t mad_len,
 
 enum answer_fate { ANSWER_DELIVER, ANSWER_HOLD, ANSWER_RESEND };
 
+/* The port's LMC now, or the one read before if it cannot be read. */
+static unsigned port_lmc(struct mad_engine *engine)
+{
+	umad_port_t port;
+	unsigned lmc = engine->lmc;
+
+	if (ibumad_get_port(engine->ca, engine->portnum, &port) == 0) {
+		lmc = port.lmc;
+		ibumad_release_port(&port);
+	}
+	return lmc;
+}
+
+/* Whether a response is the answer of the request its TID names
+ * (mad_answer_matches(): of its class, from where it went), the port's
+ * LMC read again before saying no (the SM may have set it since).  Not:
+ * dropped as an unmatched response, counted and logged, and the request
+ * waits on (a timeout if nothing else answers).  True when no request
+ * waits under the TID (the caller finds none either).  Receiver thread. */
+static bool answer_matches(struct mad_engine *engine, const uint8_t *frame)
+{
+	const uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+	uint8_t head[UMAD_FRAME_HDR_SIZE + MAD_HDR_SIZE];
+	struct ib_user_mad to, from;
+	struct pending *e;
+	bool waits;
+
+	pthread_mutex_lock(&engine->lock);
+	e = pending_find(engine, (uint32_t)mad_tid(mad));
+	waits = e != NULL;
+	if (waits)
+		memcpy(head, e->head, sizeof(head));
+	pthread_mutex_unlock(&engine->lock);
+	if (!waits || mad_answer_matches(head, frame, engine->lmc))
+		return true;
+	engine->lmc = port_lmc(engine);
+	if (mad_answer_matches(head, frame, engine->lmc))
+		return true;
+	if (++engine->misrouted <= MISROUTED_LOGGED || !(engine->misrouted % 1024)) {
+		memcpy(&to, head, UMAD_FRAME_HDR_SIZE);
+		memcpy(&from, frame, UMAD_FRAME_HDR_SIZE);
+		log_warn("%s/%u: dropped an answer not from where its request went "
+			 "(%lu so far): class 0x%02x to LID 0x%x, answered by class "
+			 "0x%02x from LID 0x%x", engine->ca, engine->portnum,
+			 engine->misrouted, head[UMAD_FRAME_HDR_SIZE + 1],
+			 be16toh(to.addr.lid), mad[1], be16toh(from.addr.lid));
+	}
+	return false;
+}
+
+/* A request given back (frame, with a status) is made the request it was
+ * again - its address, its MAD header with its wire TID - as the kernel
+ * gives back what it was sent.  umad2sim gives back the simulator's copy:
+ * addressed from where it was dropped (this port's own LID), and a resend
+ * of that went to this port's own agents, whose answer passed for the
+ * destination's; or, when the destination's answer could not be routed
+ * back, that answer (a GetResp), which a resend bounced off the
+ * destination back here.  engine->lock held. */
+static void given_back(const struct pending *e, uint8_t *frame)
+{
+	size_t at = offsetof(struct ib_user_mad, addr);
+	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+
+	memcpy(frame + at, e->head + at, sizeof(struct ib_mad_addr));
+	memcpy(mad, e->head + UMAD_FRAME_HDR_SIZE, MAD_HDR_SIZE);
+	mad_set_tid(mad, (e->caller_tid & ~0xffffffffull) | e->wire_tid);
+}
+
 /* The kernel gives a request back with ETIMEDOUT only after timeout x
  * (retries + 1).  A transport that reports a loss at once (ibsim drops
  * with status 110 immediately) gets the same semantics here: retries are
@@ -214,12 +287,16 @@ bool pending_answer(struct mad_engine *engine, uint8_t *frame, size_t mad_len)
 	struct pending *e;
 	int64_t due = 0;
 
+	if (!hdr->status && !answer_matches(engine, frame))
+		return false;
 	pthread_mutex_lock(&engine->lock);
 	e = pending_find(engine, (uint32_t)mad_tid(mad));
 	if (!e) {
 		pthread_mutex_unlock(&engine->lock);
 		return false;
 	}
+	if (hdr->status)
+		given_back(e, frame);
 	switch (answer_fate(e, hdr->status)) {
 	case ANSWER_RESEND:
 		retries = --e->retries_left;

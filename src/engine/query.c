@@ -1,7 +1,12 @@
 /* Synchronous queries: engine_query(), which waits for the one answer of a
- * request, and the daemon's own SMP and PMA Gets of its local port. */
+ * request, and the daemon's own SMP and PMA Gets of its local port; the
+ * chains of requests of the actions, which go on only while the node and
+ * port named answer. */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -203,22 +208,42 @@ int engine_request(struct mad_engine *engine, void *frame, size_t mad_len,
 
 /* -- the daemon's own Sets: chains of engine_request()s ------------------ */
 
-enum chain_step { STEP_PI_GET, STEP_PI_SET, STEP_CPI_GET, STEP_PC_SET, STEP_PCX_SET };
+enum chain_step { /* the SMPs up to STEP_PI_SET */
+	STEP_END, STEP_NI_ROUTE_GET, STEP_NI_LID_GET, STEP_PI_GET, STEP_PI_SET,
+	STEP_CPI_GET, STEP_PC_SET, STEP_PCX_SET,
+};
 
 static const char *const step_names[] = {
+	[STEP_NI_ROUTE_GET] = "NodeInfo Get", [STEP_NI_LID_GET] = "NodeInfo Get",
 	[STEP_PI_GET] = "PortInfo Get", [STEP_PI_SET] = "PortInfo Set",
 	[STEP_CPI_GET] = "PerfMgt ClassPortInfo Get",
 	[STEP_PC_SET] = "PortCounters Set", [STEP_PCX_SET] = "PortCountersExtended Set",
+};
+
+/* The requests of each chain, in order.  NodeInfo first, as ibportstate
+ * asks it, so that a Set goes only to the node named: by the route for a
+ * port's physical state, by the PMA's LID for its counters (the node the
+ * LID reaches now); none for this port's own PMA. */
+static const enum chain_step port_phys_plan[] = {
+	STEP_NI_ROUTE_GET, STEP_PI_GET, STEP_PI_SET, STEP_END,
+};
+static const enum chain_step counters_plan[] = {
+	STEP_NI_LID_GET, STEP_CPI_GET, STEP_PC_SET, STEP_PCX_SET, STEP_END,
+};
+static const enum chain_step own_counters_plan[] = {
+	STEP_CPI_GET, STEP_PC_SET, STEP_PCX_SET, STEP_END,
 };
 
 struct chain {
 	struct mad_engine *engine;
 	query_done_fn done;
 	void *ctx;
-	enum chain_step step;
+	const enum chain_step *step; /* the request in flight, in its plan */
+	uint64_t guid;               /* the node named: its NodeInfo says it */
 	unsigned port, phys_state, lid, capmask;
 	unsigned hops;
 	uint8_t path[64];
+	uint8_t portinfo[IB_SMP_DATA_SIZE]; /* the Get's, made the Set's */
 };
 
 static void chain_answer(void *ctx, const uint8_t *frame, size_t mad_len);
@@ -229,11 +254,18 @@ static int chain_send(struct chain *c, uint8_t *frame)
 			      QUERY_RETRIES, chain_answer, c);
 }
 
-static void chain_end(struct chain *c, int err, const char *fmt, unsigned v)
+/* Ends c: done, or failed with err and why ("STEP: " and fmt's text). */
+static void chain_end(struct chain *c, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void chain_end(struct chain *c, int err, const char *fmt, ...)
 {
-	char why[160];
+	char why[192];
+	int n = snprintf(why, sizeof(why), "%s: ", step_names[*c->step]);
+	va_list ap;
 
-	snprintf(why, sizeof(why), fmt, step_names[c->step], v);
+	va_start(ap, fmt);
+	vsnprintf(why + n, sizeof(why) - (size_t)n, fmt, ap);
+	va_end(ap);
 	c->done(c->ctx, err, err ? why : "");
 	free(c);
 }
@@ -254,129 +286,165 @@ static int status_errno(unsigned status)
 
 #define PM_PORT_COUNTERS_EXT 0x0600 /* ExtendedWidth supported, or NOIETF */
 
-/* The next request of c after the answer in frame; 1 when c is done. */
-static int chain_next(struct chain *c, uint8_t *frame)
+/* The request of c's step, in frame. */
+static void chain_frame(struct chain *c, uint8_t *frame)
 {
-	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
-	uint8_t data[IB_PC_DATA_SZ];
+	uint8_t data[IB_PC_DATA_SZ] = { 0 };
+	unsigned attr;
 
-	switch (c->step) {
-	case STEP_PI_GET: /* the Set carries the Get's PortInfo back */
-		c->step = STEP_PI_SET;
-		memcpy(data, mad + IB_SMP_DATA_OFFS, IB_SMP_DATA_SIZE);
+	switch (*c->step) {
+	case STEP_NI_ROUTE_GET:
+		getframe_smp_route(frame, IB_ATTR_NODE_INFO, 0, c->hops, c->path);
+		break;
+	case STEP_NI_LID_GET:
+		getframe_smp_lid(frame, IB_ATTR_NODE_INFO, 0, c->lid);
+		break;
+	case STEP_PI_GET:
+		getframe_smp_route(frame, IB_ATTR_PORT_INFO, c->port, c->hops, c->path);
+		break;
+	case STEP_PI_SET: /* the Get's PortInfo back, its physical state changed */
 		getframe_smp_route(frame, IB_ATTR_PORT_INFO, c->port, c->hops, c->path);
 		getframe_to_set(frame);
-		getframe_portinfo_phys(data, c->phys_state);
-		memcpy(mad + IB_SMP_DATA_OFFS, data, IB_SMP_DATA_SIZE);
-		return chain_send(c, frame);
+		memcpy(frame + UMAD_FRAME_HDR_SIZE + IB_SMP_DATA_OFFS, c->portinfo,
+		       IB_SMP_DATA_SIZE);
+		break;
+	case STEP_CPI_GET:
+		getframe_pma(frame, c->lid, CLASS_PORT_INFO, data);
+		break;
+	default: /* PortCountersExtended too: asked even where CapabilityMask
+		  * lacks its bits, as many PMAs have it */
+		attr = *c->step == STEP_PC_SET ? IB_GSI_PORT_COUNTERS :
+		       IB_GSI_PORT_COUNTERS_EXT;
+		getframe_counters_reset(data, attr, c->port, c->capmask);
+		getframe_pma(frame, c->lid, attr, data);
+		getframe_to_set(frame);
+		break;
+	}
+}
+
+/* Takes what c needs from its step's answer (mad, status 0): 0, or
+ * -EHOSTUNREACH with why when it is not of the node or port named. */
+static int chain_take(struct chain *c, uint8_t *mad, char *why, size_t len)
+{
+	uint64_t guid;
+	unsigned port;
+
+	switch (*c->step) {
+	case STEP_NI_ROUTE_GET:
+	case STEP_NI_LID_GET:
+		guid = mad_get_field64(mad + IB_SMP_DATA_OFFS, 0, IB_NODE_GUID_F);
+		if (guid == c->guid)
+			return 0;
+		if (*c->step == STEP_NI_LID_GET)
+			snprintf(why, len, "LID %u is node 0x%016" PRIx64 ", not "
+				 "0x%016" PRIx64, c->lid, guid, c->guid);
+		else
+			snprintf(why, len, "the route leads to node 0x%016" PRIx64
+				 ", not 0x%016" PRIx64, guid, c->guid);
+		return -EHOSTUNREACH;
+	case STEP_PI_GET:
+		memcpy(c->portinfo, mad + IB_SMP_DATA_OFFS, IB_SMP_DATA_SIZE);
+		getframe_portinfo_phys(c->portinfo, c->phys_state);
+		return 0;
 	case STEP_CPI_GET:
 		c->capmask = mad_get_field(mad + IB_PC_DATA_OFFS, 0, IB_CPI_CAPMASK_F);
-		c->step = STEP_PC_SET;
-		getframe_counters_reset(data, IB_GSI_PORT_COUNTERS, c->port, c->capmask);
-		break;
-	case STEP_PC_SET: /* PortCountersExtended too: asked even where
-			   * CapabilityMask lacks its bits, as many PMAs have it */
-		c->step = STEP_PCX_SET;
-		getframe_counters_reset(data, IB_GSI_PORT_COUNTERS_EXT, c->port, c->capmask);
-		break;
+		return 0;
+	case STEP_PC_SET:
+	case STEP_PCX_SET:
+		port = mad_get_field(mad + IB_PC_DATA_OFFS, 0, *c->step == STEP_PC_SET ?
+				     IB_PC_PORT_SELECT_F : IB_PC_EXT_PORT_SELECT_F);
+		if (port == c->port)
+			return 0;
+		snprintf(why, len, "answered for port %u, not %u", port, c->port);
+		return -EHOSTUNREACH;
 	default:
-		return 1;
+		return 0;
 	}
-	getframe_pma(frame, c->lid, c->step == STEP_PC_SET ? IB_GSI_PORT_COUNTERS :
-		     IB_GSI_PORT_COUNTERS_EXT, data);
-	getframe_to_set(frame);
-	return chain_send(c, frame);
 }
 
 static void chain_answer(void *ctx, const uint8_t *frame, size_t mad_len)
 {
 	struct chain *c = ctx;
 	const struct ib_user_mad *hdr = (const struct ib_user_mad *)frame;
-	uint8_t next[UMAD_FRAME_MAX];
-	bool smp = c->step == STEP_PI_GET || c->step == STEP_PI_SET;
+	uint8_t next[UMAD_FRAME_MAX], *mad = next + UMAD_FRAME_HDR_SIZE;
+	bool smp = *c->step <= STEP_PI_SET; /* (the enum's order) */
+	char why[128];
 	unsigned status;
 	int r;
 
 	if (hdr->status) {
-		chain_end(c, -ETIMEDOUT, "%s: no answer (%u tries)", QUERY_RETRIES + 1u);
+		chain_end(c, -ETIMEDOUT, "no answer (%u tries)", QUERY_RETRIES + 1u);
 		return;
 	}
 	if (mad_len < MAD_SIZE) {
-		chain_end(c, -EIO, "%s: a short answer (%u bytes)", (unsigned)mad_len);
+		chain_end(c, -EIO, "a short answer (%u bytes)", (unsigned)mad_len);
 		return;
 	}
 	memcpy(next, frame, UMAD_FRAME_HDR_SIZE + MAD_SIZE);
-	status = mad_get_field(next + UMAD_FRAME_HDR_SIZE, 0,
-			       smp ? IB_DRSMP_STATUS_F : IB_MAD_STATUS_F);
-	if (status && c->step == STEP_PCX_SET && !(c->capmask & PM_PORT_COUNTERS_EXT)) {
-		chain_end(c, 0, "%s", 0); /* not claimed, not there: done */
+	status = mad_get_field(mad, 0, smp ? IB_DRSMP_STATUS_F : IB_MAD_STATUS_F);
+	if (status && *c->step == STEP_PCX_SET && !(c->capmask & PM_PORT_COUNTERS_EXT)) {
+		chain_end(c, 0, "not claimed, not there: done");
 		return;
 	}
 	if (status) {
-		chain_end(c, status_errno(status), "%s: MAD status 0x%04x", status);
+		chain_end(c, status_errno(status), "MAD status 0x%04x", status);
 		return;
 	}
-	r = chain_next(c, next);
-	if (r == 1)
-		chain_end(c, 0, "%s", 0);
-	else if (r < 0)
-		chain_end(c, r, "%s: could not be sent (error %u)", (unsigned)-r);
-}
-
-static struct chain *chain_new(struct mad_engine *engine, query_done_fn done,
-			       void *ctx, enum chain_step step)
-{
-	struct chain *c = calloc(1, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	c->engine = engine;
-	c->done = done;
-	c->ctx = ctx;
-	c->step = step;
-	return c;
-}
-
-static int chain_start(struct chain *c, uint8_t *frame)
-{
-	int r = chain_send(c, frame);
-
+	r = chain_take(c, mad, why, sizeof(why));
+	if (r < 0) {
+		chain_end(c, r, "%s", why);
+		return;
+	}
+	if (*++c->step == STEP_END) {
+		chain_end(c, 0, "done");
+		return;
+	}
+	chain_frame(c, next);
+	r = chain_send(c, next);
 	if (r < 0)
-		free(c);
+		chain_end(c, r, "could not be sent (error %u)", (unsigned)-r);
+}
+
+/* Starts the chain of plan: 0, or -errno (c freed, done not called). */
+static int chain_start(struct mad_engine *engine, const enum chain_step *plan,
+		       struct chain *c, query_done_fn done, void *ctx)
+{
+	uint8_t frame[UMAD_FRAME_MAX];
+	struct chain *mine = malloc(sizeof(*mine));
+	int r;
+
+	if (!mine)
+		return -ENOMEM;
+	*mine = *c;
+	mine->engine = engine;
+	mine->done = done;
+	mine->ctx = ctx;
+	mine->step = plan;
+	chain_frame(mine, frame);
+	r = chain_send(mine, frame);
+	if (r < 0)
+		free(mine);
 	return r;
 }
 
-int query_port_phys_set(struct mad_engine *engine, unsigned hops,
+int query_port_phys_set(struct mad_engine *engine, uint64_t guid, unsigned hops,
 			const uint8_t *path, unsigned port, unsigned phys_state,
 			query_done_fn done, void *ctx)
 {
-	struct chain *c = chain_new(engine, done, ctx, STEP_PI_GET);
-	uint8_t frame[UMAD_FRAME_MAX];
+	struct chain c = { .guid = guid, .port = port, .phys_state = phys_state,
+			   .hops = hops };
 
-	if (!c)
-		return -ENOMEM;
-	c->port = port;
-	c->phys_state = phys_state;
-	c->hops = hops;
-	memcpy(c->path, path, sizeof(c->path));
-	getframe_smp_route(frame, IB_ATTR_PORT_INFO, port, hops, path);
-	return chain_start(c, frame);
+	memcpy(c.path, path, sizeof(c.path));
+	return chain_start(engine, port_phys_plan, &c, done, ctx);
 }
 
-int query_counters_reset(struct mad_engine *engine, unsigned lid, unsigned port,
-			 query_done_fn done, void *ctx)
+int query_counters_reset(struct mad_engine *engine, uint64_t guid, unsigned lid,
+			 unsigned port, query_done_fn done, void *ctx)
 {
-	struct chain *c = chain_new(engine, done, ctx, STEP_CPI_GET);
-	uint8_t frame[UMAD_FRAME_MAX], data[IB_PC_DATA_SZ] = { 0 };
+	struct chain c = { .guid = guid, .port = port, .lid = lid };
 
-	if (!c)
-		return -ENOMEM;
-	if (!lid) {
-		free(c);
+	if (!lid)
 		return -ENETDOWN;
-	}
-	c->port = port;
-	c->lid = lid;
-	getframe_pma(frame, lid, CLASS_PORT_INFO, data);
-	return chain_start(c, frame);
+	return chain_start(engine, guid ? counters_plan : own_counters_plan, &c,
+			   done, ctx);
 }

@@ -2,7 +2,9 @@
  * enable, disable and reset) and its counters/reset (perfquery -R and
  * -x -R).  Each write is parked until the port's answer, which the fabric
  * view's port's receiver thread brings; a refusal sets fabric/last_error.
- * Each action is logged and noted in fabric/events with the writer's uid.
+ * Each action is logged and noted in fabric/events with the writer's uid,
+ * each refusal logged with it too.  An action is done only when the node
+ * named answered (query.h: its NodeInfo first).
  *
  * A port on this host's own route to the node it belongs to (the port
  * the directed route enters the node by, or the local port) is not
@@ -10,6 +12,7 @@
  * the host may lose the fabric. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +56,7 @@ bool actions_group(gid_t *out)
 struct action_port {
 	uint64_t guid;
 	unsigned port;
+	const char *file; /* "admin", "counters/reset" */
 };
 
 static void free_owner(struct node *n)
@@ -83,7 +87,7 @@ static void action_done(void *ctx, int err, const char *why)
 		fabevents_note("event=action action=%s guid=0x%016" PRIx64
 			       " port=%u node_desc=%s uid=%u result=failed errno=%s",
 			       a->what, a->guid, a->port, a->desc, (unsigned)a->uid,
-			       strerrorname_np(-err) ? strerrorname_np(-err) : "EIO");
+			       log_errno_name(-err));
 	} else {
 		log_info("fabric: uid %u: %s of 0x%016" PRIx64 " port %u (%s) done",
 			 (unsigned)a->uid, a->what, a->guid, a->port, a->desc);
@@ -97,10 +101,30 @@ static void action_done(void *ctx, int err, const char *why)
 	free(a);
 }
 
+/* Refuses the write of action file n: last_error and err, and a log line
+ * with the writer's uid and the port named - the journal's trail of what
+ * was refused (a refusal sends nothing: it is no action, not in events). */
+static void refuse(fuse_req_t req, const struct node *n, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void refuse(fuse_req_t req, const struct node *n, int err, const char *fmt, ...)
+{
+	const struct action_port *ap = n->owner;
+	char why[256];
+	va_list args;
+
+	va_start(args, fmt);
+	vsnprintf(why, sizeof(why), fmt, args);
+	va_end(args);
+	log_warn("fabric: uid %u: %s of 0x%016" PRIx64 " port %u refused (%s): %s",
+		 (unsigned)fuse_req_ctx(req)->uid, ap->file, ap->guid, ap->port,
+		 log_errno_name(err), why);
+	lasterror_refuse(req, err, "%s", why);
+}
+
 /* The snapshot's node of the file's directory and its port, in *s and
  * *fn (s a reference), or a refusal made (false). */
-static bool target(fuse_req_t req, struct node *n, const char *file,
-		   struct fab_snap **s, const struct fab_node **fn)
+static bool target(fuse_req_t req, struct node *n, struct fab_snap **s,
+		   const struct fab_node **fn)
 {
 	const struct action_port *ap = n->owner;
 	uint64_t guid = ap->guid;
@@ -109,11 +133,11 @@ static bool target(fuse_req_t req, struct node *n, const char *file,
 	*s = sweeper_snapshot();
 	*fn = *s ? fabsnap_find(*s, guid) : NULL;
 	if (!*s) {
-		lasterror_refuse(req, EAGAIN, "%s: no sweep yet: the view has no snapshot "
-		       "(write fabric/sweep)", file);
+		refuse(req, n, EAGAIN, "%s: no sweep yet: the view has no snapshot "
+		       "(write fabric/sweep)", ap->file);
 	} else if (!*fn || port > (*fn)->nports) {
-		lasterror_refuse(req, ENOENT, "%s: node 0x%016" PRIx64 " port %u is not in "
-		       "the current snapshot", file, guid, port);
+		refuse(req, n, ENOENT, "%s: node 0x%016" PRIx64 " port %u is not in "
+		       "the current snapshot", ap->file, guid, port);
 	} else {
 		return true;
 	}
@@ -148,8 +172,8 @@ static int start_phys(struct mad_engine *e, const struct fab_node *fn,
 typedef int (*action_start_fn)(struct mad_engine *e, const struct fab_node *fn,
 			       unsigned port, unsigned arg, struct action *a);
 
-/* Starts the action through the fabric view's port (snapshot s). */
-static void run(fuse_req_t req, size_t size, const char *what,
+/* Starts the action of file n through the fabric view's port (snapshot s). */
+static void run(fuse_req_t req, struct node *n, size_t size, const char *what,
 		const struct fab_snap *s, const struct fab_node *fn, unsigned port,
 		action_start_fn start, unsigned arg)
 {
@@ -160,7 +184,7 @@ static void run(fuse_req_t req, size_t size, const char *what,
 
 	e = via ? ca_port_engine(via, &err) : NULL;
 	if (!e) {
-		lasterror_refuse(req, ENODEV, "%s: the fabric view's port %s is gone: %s",
+		refuse(req, n, ENODEV, "%s: the fabric view's port %s is gone: %s",
 		       what, s->via, strerror(-err));
 		return;
 	}
@@ -193,7 +217,8 @@ static bool on_own_route(const struct fab_snap *s, const struct fab_node *fn,
 static int start_phys(struct mad_engine *e, const struct fab_node *fn,
 		      unsigned port, unsigned phys, struct action *a)
 {
-	return query_port_phys_set(e, fn->hops, fn->path, port, phys, action_done, a);
+	return query_port_phys_set(e, fn->guid, fn->hops, fn->path, port, phys,
+				   action_done, a);
 }
 
 /* "disable", "enable" or "reset", then optionally "force": 0 with the
@@ -238,15 +263,15 @@ static void admin_write(fuse_req_t req, struct node *n, const char *buf,
 	bool force = false;
 
 	if (parse_admin(buf, size, &phys, &force, &word) < 0) {
-		lasterror_refuse(req, EINVAL, "admin: expected disable, enable or reset, "
+		refuse(req, n, EINVAL, "admin: expected disable, enable or reset, "
 		       "optionally followed by force");
 		return;
 	}
-	if (!target(req, n, "admin", &s, &fn))
+	if (!target(req, n, &s, &fn))
 		return;
 	if (phys == PHYS_DISABLED || !strcmp(word, "reset")) {
 		if (!force && on_own_route(s, fn, port)) {
-			lasterror_refuse(req, EBUSY, "admin: %s of 0x%016" PRIx64 " port %u would "
+			refuse(req, n, EBUSY, "admin: %s of 0x%016" PRIx64 " port %u would "
 			       "cut this host's route to it (%s); write '%s force' to "
 			       "do it anyway", word, fn->guid, port,
 			       fn->guid == s->local_guid ? "the local port" :
@@ -255,7 +280,7 @@ static void admin_write(fuse_req_t req, struct node *n, const char *buf,
 			return;
 		}
 	}
-	run(req, size, word, s, fn, port, start_phys, phys);
+	run(req, n, size, word, s, fn, port, start_phys, phys);
 	fabsnap_put(s);
 }
 
@@ -305,7 +330,7 @@ static const struct node_ops admin_ops = {
 static int start_reset(struct mad_engine *e, const struct fab_node *fn,
 		       unsigned port, unsigned lid, struct action *a)
 {
-	return query_counters_reset(e, lid, port, action_done, a);
+	return query_counters_reset(e, fn->guid, lid, port, action_done, a);
 }
 
 static void reset_write(fuse_req_t req, struct node *n, const char *buf,
@@ -318,20 +343,20 @@ static void reset_write(fuse_req_t req, struct node *n, const char *buf,
 	uint64_t one;
 
 	if (number_parse_value(buf, size, 1, 1, &one) < 0) {
-		lasterror_refuse(req, EINVAL, "counters/reset: expected 1");
+		refuse(req, n, EINVAL, "counters/reset: expected 1");
 		return;
 	}
-	if (!target(req, n, "counters/reset", &s, &fn))
+	if (!target(req, n, &s, &fn))
 		return;
 	lid = fabsnap_pma_lid(fn, port);
 	if (!fn->ports[port].has_counters || !lid) {
-		lasterror_refuse(req, EOPNOTSUPP, "counters/reset: 0x%016" PRIx64 " port %u has "
+		refuse(req, n, EOPNOTSUPP, "counters/reset: 0x%016" PRIx64 " port %u has "
 		       "no counters to reset (%s)", fn->guid, port,
 		       lid ? "its PMA gave none in the last sweep" : "no LID to reach its PMA");
 		fabsnap_put(s);
 		return;
 	}
-	run(req, size, "counters_reset", s, fn, port, start_reset, lid);
+	run(req, n, size, "counters_reset", s, fn, port, start_reset, lid);
 	fabsnap_put(s);
 }
 
@@ -339,11 +364,12 @@ static const struct node_ops reset_ops = {
 	.show = textfile_show_nothing, .open = textfile_open_action, .write = reset_write,
 };
 
-/* An action file: root's, and the admin group's (-o fabric_admin_group=),
- * owning its port's name. */
-static int add_action(struct node *dir, const char *name, const struct node_ops *ops,
+/* An action file (file: its path in the port's directory): root's, and
+ * the admin group's (-o fabric_admin_group=), owning its port's name. */
+static int add_action(struct node *dir, const char *file, const struct node_ops *ops,
 		      uint64_t guid, unsigned port, mode_t mode)
 {
+	const char *name = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
 	struct action_port *ap = malloc(sizeof(*ap));
 	struct node *n;
 
@@ -351,6 +377,7 @@ static int add_action(struct node *dir, const char *name, const struct node_ops 
 		return -ENOMEM;
 	ap->guid = guid;
 	ap->port = port;
+	ap->file = file;
 	if (group_set)
 		mode |= (mode & 0600) >> 3;
 	n = tree_add(dir, name, S_IFREG | mode, ops, ap, 0);
@@ -368,7 +395,7 @@ int actions_port(struct node *port_dir, struct node *counters_dir, uint64_t guid
 		 unsigned port)
 {
 	if (add_action(port_dir, "admin", &admin_ops, guid, port, 0644) < 0 ||
-	    add_action(counters_dir, "reset", &reset_ops, guid, port, 0200) < 0)
+	    add_action(counters_dir, "counters/reset", &reset_ops, guid, port, 0200) < 0)
 		return -ENOMEM;
 	return 0;
 }

@@ -1,8 +1,10 @@
 /* The questions every layer asks of a MAD's header (mad.h). */
 #include <endian.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <infiniband/mad.h>
+#include <infiniband/umad.h>
 
 #include "umadfs/mad/mad.h"
 
@@ -50,6 +52,32 @@ uint32_t mad_vendor_oui(const uint8_t *mad)
 bool mad_method_changes_state(unsigned method)
 {
 	return method == IB_MAD_METHOD_SET || method == IB_MAD_METHOD_DELETE;
+}
+
+/* A frame's address, copied out: a frame need not be aligned as the
+ * struct is. */
+static struct ib_mad_addr frame_addr(const uint8_t *frame)
+{
+	struct ib_mad_addr a;
+
+	memcpy(&a, frame + offsetof(struct ib_user_mad, addr), sizeof(a));
+	return a;
+}
+
+bool mad_answer_matches(const uint8_t *request, const uint8_t *answer, unsigned lmc)
+{
+	struct ib_mad_addr to = frame_addr(request), from = frame_addr(answer);
+	unsigned mgmt_class = request[UMAD_FRAME_HDR_SIZE + 1];
+	unsigned dlid = be16toh(to.lid), slid = be16toh(from.lid);
+	unsigned path_bits = (1u << (lmc & 7)) - 1;
+
+	if (answer[UMAD_FRAME_HDR_SIZE + 1] != mgmt_class)
+		return false;
+	if (mgmt_class == IB_SMI_DIRECT_CLASS || !dlid || dlid >= MAD_LID_MULTICAST_FIRST)
+		return true;
+	if (to.grh_present && from.grh_present)
+		return !memcmp(to.gid, from.gid, sizeof(to.gid));
+	return !((dlid ^ slid) & ~path_bits);
 }
 
 uint64_t mad_tid(const uint8_t *mad)

@@ -1,19 +1,24 @@
 """Acting on the fabric: a port's admin (disable, enable, reset) against
 ibportstate doing the same to the same port, the refusal to cut this
 host's own route, counters/reset against perfquery -R, the local CA's
-counters/reset, and bad input with its errno and fabric/last_error."""
+counters/reset, and bad input with its errno and fabric/last_error; a
+node cut off (ring3.net): what is sent to it ends as no answer, never as
+another node's."""
 
 import errno
 import os
 import re
+import time
+from types import SimpleNamespace
 
 import pytest
 
 import diags as tm
 import fabric as fab
+from madfiles import Recv, write_send
 
 SW1, SW2 = "0x0000000000200000", "0x0000000000200001"   # two-switch.net
-HCA1, HCA2 = "0x0000000000100000", "0x0000000000100002"
+HCA1, HCA2, HCA3 = "0x0000000000100000", "0x0000000000100002", "0x0000000000100004"
 KV = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
 
 
@@ -97,6 +102,11 @@ def test_admin_keeps_this_hosts_route(quiet):
                     % (where, op))
     assert portinfo(f, lid, 1)["PhysLinkState"] == "LinkUp"    # nothing sent
     assert actions(m) == []
+    # Refusals are no actions, but the journal has who tried what.
+    assert "warning: fabric: uid 0: admin of %s port 1 refused (EBUSY): admin: " \
+        "disable of %s port 1 would cut this host's route to it (the local port)" \
+        % (HCA1, HCA1) in m.log_text()
+    assert m.log_text().count("refused (EBUSY)") == 6
     # Another port of the same switch is not on the route.
     assert write(port_file(m, SW1, 3, "admin"), "disable") == 7
     # force: done, and the answer is lost with the route (ibsim drops what
@@ -126,6 +136,8 @@ def test_admin_bad_words(quiet):
                 "optionally followed by force")
     assert portinfo(f, tm.lid_of(f, "Hca1", "0,1,7"), 1)["PhysLinkState"] == "LinkUp"
     assert actions(m) == []
+    assert m.log_text().count("warning: fabric: uid 0: admin of %s port 1 refused "
+                              "(EINVAL): admin: expected disable" % SW2) == len(BAD_WORDS)
 
 
 def test_action_on_a_node_gone(quiet):
@@ -143,6 +155,8 @@ def test_action_on_a_node_gone(quiet):
             assert e.value.errno == errno.ENOENT
             assert read(m.path("fabric", "last_error")) == \
                 "%s: node %s port 1 is not in the current snapshot\n" % (name, HCA2)
+            assert "fabric: uid 0: %s of %s port 1 refused (ENOENT): %s: node" \
+                % (name, HCA2, name) in m.log_text()
     finally:
         for fd in fds:
             os.close(fd)
@@ -212,3 +226,135 @@ def test_counters_reset_bad_input(quiet):
         r = write(m.path("ibsim0", "ports", "1", "counters", "reset"), text)
         assert isinstance(r, OSError) and r.errno == errno.EINVAL, (text, r)
     assert actions(m) == []
+    log = m.log_text()
+    assert log.count("warning: fabric: uid 0: counters/reset of %s port 1 refused "
+                     "(EINVAL): counters/reset: expected 1\n" % SW2) == 6, log
+    assert log.count("warning: ibsim0/1: uid 0: counters reset refused (EINVAL): "
+                     "expected 1\n") == 6, log
+
+
+def test_action_on_a_node_moved(quiet):
+    """The route or the LID the snapshot has for a node leads to another
+    node now: the action fails with EHOSTUNREACH and that node is left
+    alone.  Hca3's cable is moved to Hca2's switch port (no SM: no trap,
+    no refresh), then given Hca2's LID (as an SM reusing a LID would)."""
+    f, m = quiet
+    lid2 = tm.lid_of(f, "Hca1", "0,1,2")
+    sw1 = tm.lid_of(f, "Hca1", "0,1")
+    tm.perf_set(f, "Hca3", 1, "PortCounters", {"SymbolErrorCounter": 5})
+    for c in ('Unlink "Hca2"[1]', 'Unlink "Hca3"[1]', 'Link "Switch1"[2] "Hca3"[1]'):
+        f.command(c)
+    hca3_port = fab.parse_smpquery(tm.tool(f, "Hca3", "smpquery", "-D", "portinfo",
+                                           "0", "1").stdout)
+    refused(write(port_file(m, HCA2, 1, "admin"), "enable"), errno.EHOSTUNREACH, m,
+            "enable of %s port 1: NodeInfo Get: the route leads to node %s, not %s"
+            % (HCA2, HCA3, HCA2))
+    # The new link made Active (ibsim routes by LID only over Active
+    # ports), and Hca3 at Hca2's LID.
+    for args in ((str(sw1), "2", "arm"), ("-D", "0,1,2", "1", "arm"),
+                 (str(sw1), "2", "active"), ("-D", "0,1,2", "1", "active")):
+        tm.tool(f, "Hca1", "ibportstate", *args)
+    f.command('Baselid "Hca3"[1] %d' % lid2)
+    refused(write(port_file(m, HCA2, 1, "counters", "reset"), "1"), errno.EHOSTUNREACH,
+            m, "counters_reset of %s port 1: NodeInfo Get: LID %d is node %s, not %s"
+            % (HCA2, lid2, HCA3, HCA2))
+    assert tm.perfquery(f, "Hca3")["SymbolErrorCounter"] == 5
+    now = fab.parse_smpquery(tm.tool(f, "Hca3", "smpquery", "-D", "portinfo", "0",
+                                     "1").stdout)
+    assert now["PhysLinkState"] == hca3_port["PhysLinkState"] == "LinkUp"
+    assert [(e["action"], e["guid"], e["result"], e["errno"]) for e in actions(m)] == \
+        [(a, HCA2, "failed", "EHOSTUNREACH") for a in ("enable", "counters_reset")]
+    assert "fabric: uid 0: enable of %s port 1 failed: NodeInfo Get: the route " \
+        "leads to node %s" % (HCA2, HCA3) in m.log_text()
+
+
+# ---------------------------------------------------------------------------
+# A node cut off the fabric.  On a ring of three switches (ring3.net,
+# opensm on Hca6, the mount on Hca1), the switch port that is Hca4's only
+# link is disabled and enabled again through its admin file.  ibsim leaves
+# it Polling: nothing crosses it any more, and a LID-routed MAD to Hca4's
+# LID is dropped ("no route") and given back at once.  What was sent there
+# must end as no answer, never as another node's (umad2sim gives a dropped
+# request back addressed from this port's own LID: resent as it came
+# back, it reached this host's own PMA, and a counters reset cleared the
+# mount's counters and said ok).
+
+RING_HOSTS = ("Hca1", "Hca2", "Hca3", "Hca4", "Hca5", "Hca6")     # ring3.net: SW2 too
+HCA4 = "0x0000000000100006"
+HCA4_SYMBOL_ERRORS = 5          # set on Hca4 before the cut
+OWN_SYMBOL_ERRORS = 9           # and on the mount's own port
+
+
+def symbol_errors(f, host):
+    """SymbolErrorCounter of host's port as perfquery sees it from host
+    itself (Hca4 cannot be reached from elsewhere)."""
+    return tm.perfquery(f, host)["SymbolErrorCounter"]
+
+
+@pytest.fixture
+def cut(make_fabric, mount):
+    """The ring, swept, counters set, Hca4's link disabled and enabled.
+    Traps off: a trap's refresh would take Hca4 out of the snapshot at a
+    moment of opensm's choosing, and these tests act on it while the
+    snapshot still has it (as an action written just after the enable)."""
+    f = make_fabric("ring3.net")
+    f.start_opensm("Hca6")
+    for h in RING_HOSTS:
+        f.wait_active(h, timeout=30)
+    m = mount("Hca1", fabric=f, options=["fabric_traps=off"])
+    tm.sweep(m)
+    lid4 = tm.lid_of(f, "Hca1", "0,1,7,2")
+    tm.perf_set(f, "Hca4", 1, "PortCounters", {"SymbolErrorCounter": HCA4_SYMBOL_ERRORS})
+    tm.perf_set(f, "Hca1", 1, "PortCounters", {"SymbolErrorCounter": OWN_SYMBOL_ERRORS})
+    admin = port_file(m, SW2, 2, "admin")
+    assert write(admin, "disable") == 7
+    assert write(admin, "enable") == 6
+    assert open(admin).read() == "2: Polling\n"
+    return SimpleNamespace(f=f, m=m, lid4=lid4)
+
+
+def test_send_to_a_cut_lid_times_out(cut):
+    """A PMA Get written to send for the cut LID ends as a timeout line,
+    addressed as it was sent, and not as this host's own answer."""
+    with Recv(cut.m) as r:
+        t0 = time.monotonic()
+        write_send(cut.m, "class=perf method=get attr=PortCounters lid=%d "
+                   "data=00010000 timeout=100 retries=2 tid=0x44\n" % cut.lid4)
+        ln = r.line(timeout=5)
+        dt = time.monotonic() - t0
+        r.assert_empty(0.3)
+    assert ln["error"] == "timeout" and ln["method"] == "get", ln.text
+    assert ln.tid == 0x44 and ln.int("lid") == cut.lid4, ln.text
+    assert 0.27 <= dt <= 1.0, dt
+    assert symbol_errors(cut.f, "Hca1") == OWN_SYMBOL_ERRORS
+
+
+def test_counters_reset_of_a_cut_node_fails(cut):
+    """counters/reset of Hca4 just after its link was disabled and enabled:
+    no answer (ETIMEDOUT), said in last_error, events and the log; no
+    counter moves, Hca4's (as perfquery sees them from Hca4) or this
+    host's."""
+    t0 = time.monotonic()
+    refused(write(port_file(cut.m, HCA4, 1, "counters", "reset"), "1"), errno.ETIMEDOUT,
+            cut.m, "counters_reset of %s port 1: NodeInfo Get: no answer (3 tries)" % HCA4)
+    assert time.monotonic() - t0 >= 0.55     # 3 tries of 200 ms, none answered
+    assert symbol_errors(cut.f, "Hca4") == HCA4_SYMBOL_ERRORS
+    assert symbol_errors(cut.f, "Hca1") == OWN_SYMBOL_ERRORS
+    last = actions(cut.m)[-1]
+    assert (last["action"], last["guid"], last["port"], last["result"], last["errno"]) == \
+        ("counters_reset", HCA4, "1", "failed", "ETIMEDOUT"), last
+    assert "fabric: uid 0: counters_reset of %s port 1 failed: NodeInfo Get: no " \
+        "answer (3 tries)" % HCA4 in cut.m.log_text()
+
+
+def test_admin_of_a_cut_node_fails(cut):
+    """enable of Hca4's port, its route gone: ETIMEDOUT, the port as it
+    was (as Hca4 sees it)."""
+    before = cut.f.portinfo("Hca4", 1)
+    refused(write(port_file(cut.m, HCA4, 1, "admin"), "enable"), errno.ETIMEDOUT,
+            cut.m, "enable of %s port 1: NodeInfo Get: no answer (3 tries)" % HCA4)
+    assert cut.f.portinfo("Hca4", 1) == before
+    last = actions(cut.m)[-1]
+    assert (last["action"], last["guid"], last["result"], last["errno"]) == \
+        ("enable", HCA4, "failed", "ETIMEDOUT"), last
+    assert "fabric: uid 0: enable of %s port 1 failed" % HCA4 in cut.m.log_text()

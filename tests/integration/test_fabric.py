@@ -436,14 +436,19 @@ def test_events_unlink_relink_and_errors(make_fabric, mount):
         assert sweep_now(m)["links"] == "5"
         ups = [e for e in read_events(fd, 2) if e["event"] == "link_up"]
         assert len(ups) == 2 and os.path.islink(peer7)
-        f.command('PerformanceSet "Switch2"[8] PortCounters.SymbolErrorCounter=7')
+        # Switch1's counters: with no SM the link put back stays Init, and
+        # Switch2's answers to this host, routed over it, are lost (as
+        # perfquery's are).
+        sw2 = tm.lid_of(f, "Hca1", "0,1,8")
+        assert tm.tool(f, "Hca1", "perfquery", str(sw2), "8", check=False).returncode
+        f.command('PerformanceSet "Switch1"[8] PortCounters.SymbolErrorCounter=7')
         sweep_now(m)
         # (The Unlink's discards on port 7 show too: only symbol_error here.)
         ev = [e for e in read_events(fd, 1) if e["event"] == "counter_increased"
               and e["counter"] == "symbol_error"]
         assert [(e["guid"], e["port"], e["counter"], e["delta"]) for e in ev] == \
-            [("0x0000000000200001", "8", "symbol_error", "7")], ev
-        assert ev[0]["peer_guid"] == "0x0000000000200000"
+            [("0x0000000000200000", "8", "symbol_error", "7")], ev
+        assert ev[0]["peer_guid"] == "0x0000000000200001"
     finally:
         os.close(fd)
 

@@ -294,6 +294,39 @@ def test_timeout_defaults_from_files(fabric, mount):
     assert 0.09 <= dt <= 0.5, dt
 
 
+def test_answer_from_another_lid_is_not_taken(make_fabric, mount):
+    """An answer counts only from the LID its request went to, but for the
+    path bits of the port's LMC.  opensm with LMC 1 gives its own port
+    (Hca3) two LIDs; the SA answers a request to the second from the
+    first (umad2sim sends from the port's base LID).  A mount started
+    after opensm reads LMC 1 and takes it; one started before reads LMC 0
+    (libibumad's, from umad2sim's sysfs written at start): not the
+    answer, a timeout, and a warning in its log."""
+    f = make_fabric("two-switch.net")
+    before = mount("Hca1", fabric=f)
+    f.start_opensm("Hca3", extra_args=["-l", "1"])
+    for h in ("Hca1", "Hca2", "Hca3"):
+        f.wait_active(h, timeout=30)
+    after = mount("Hca2", fabric=f)
+    sm_lid = lid_of(f, "Hca1", "0,1,7,1")
+    ask = "class=sa method=get attr=ClassPortInfo lid=%d timeout=150 retries=1\n"
+    got = {}
+    for m in (before, after):
+        with Recv(m) as r:
+            for lid in (sm_lid, sm_lid + 1):
+                write_send(m, ask % lid)
+                ln = r.line(timeout=5)
+                got[m.sim_host, lid] = (ln.get("error"), ln.int("lid"))
+    assert got == {("Hca1", sm_lid): (None, sm_lid),
+                   ("Hca1", sm_lid + 1): ("timeout", sm_lid + 1),
+                   ("Hca2", sm_lid): (None, sm_lid),
+                   ("Hca2", sm_lid + 1): (None, sm_lid)}, got
+    assert ("ibsim0/1: dropped an answer not from where its request went (1 so far): "
+            "class 0x03 to LID 0x%x, answered by class 0x03 from LID 0x%x"
+            % (sm_lid + 1, sm_lid)) in before.log_text()
+    assert "dropped an answer" not in after.log_text()
+
+
 # ---------------------------------------------------------------------------
 # 6. umad frames from Python
 

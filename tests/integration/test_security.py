@@ -539,6 +539,12 @@ out["admin_read"] = attempt(read, os.path.join(port, "admin"))
 out["admin"] = attempt(write, os.path.join(port, "admin"), b"enable\n")
 out["reset"] = attempt(write, os.path.join(port, "counters", "reset"), b"1\n")
 out["local_reset"] = attempt(write, os.path.join(P, "counters", "reset"), b"1\n")
+# Refused by the daemon (this host's route enters Switch2 by port 7; a bad
+# word; a bad value), or by the kernel first (EACCES).
+uplink = os.path.join(F, "nodes", "0x0000000000200001", "ports", "7", "admin")
+out["busy"] = attempt(write, uplink, b"disable\n")
+out["bad_word"] = attempt(write, os.path.join(port, "admin"), b"foo\n")
+out["bad_local"] = attempt(write, os.path.join(P, "counters", "reset"), b"2\n")
 '''
 
 
@@ -556,9 +562,10 @@ def test_actions_root_only_without_admin_group(ids, open_mount):
     assert mode_of(m.path(PORT, "counters", "reset")) == (0o200, 0, 0)
     out = run_as(ids, m, ACTION_CODE)     # a member of mad_group, even with smi
     assert out["admin_read"] in ("5: LinkUp\n", "2: Polling\n"), out
-    assert (out["admin"], out["reset"], out["local_reset"]) == \
-        ("EACCES", "EACCES", "EACCES"), out
+    assert (out["admin"], out["reset"], out["local_reset"], out["busy"],
+            out["bad_word"], out["bad_local"]) == ("EACCES",) * 6, out
     assert action_lines(m) == []
+    assert "refused" not in m.log_text()      # the kernel's: never reaches us
 
 
 def test_actions_for_the_admin_group(ids, open_mount):
@@ -576,6 +583,19 @@ def test_actions_for_the_admin_group(ids, open_mount):
     other = run_as(ids, m, ACTION_CODE, member=False)
     assert (other["admin"], other["reset"], other["local_reset"]) == \
         ("EACCES", "EACCES", "EACCES"), other
+    assert (member["busy"], member["bad_word"], member["bad_local"]) == \
+        ("EBUSY", "EINVAL", "EINVAL"), member
     lines = action_lines(m)
     assert len(lines) == 3 and all(" uid=%d result=ok" % ids["uid"] in ln
                                    for ln in lines), lines
+    # The refusals are no actions, but the journal has who tried what.
+    log = m.log_text()
+    u, sw2 = ids["uid"], "0x0000000000200001"
+    for line in ("fabric: uid %d: admin of %s port 7 refused (EBUSY): admin: disable "
+                 "of %s port 7 would cut this host's route to it" % (u, sw2, sw2),
+                 "fabric: uid %d: admin of %s port 1 refused (EINVAL): admin: "
+                 "expected disable, enable or reset" % (u, sw2),
+                 "ibsim0/1: uid %d: counters reset refused (EINVAL): expected 1" % u):
+        assert "warning: " + line in log, (line, log)
+    other_uid = "uid %d:" % ids["other_uid"]
+    assert other_uid not in log, log

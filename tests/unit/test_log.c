@@ -1,6 +1,7 @@
 /* log.c: a message gets out even while another thread holds stderr's
  * stdio lock for good (as a libfuse worker cancelled inside perror()
- * does), and libfuse's own messages go the same way. */
+ * does), and libfuse's own messages go the same way; errno names. */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -82,5 +83,9 @@ int main(void)
 	CHECK(n > 0);
 	CHECK_STR(got, "umadfs: info: stopped 42\nfuse: from libfuse\n");
 	close(fd);
+	/* errno names for log and event lines (errno=ETIMEDOUT). */
+	CHECK_STR(log_errno_name(ETIMEDOUT), "ETIMEDOUT");
+	CHECK_STR(log_errno_name(EHOSTUNREACH), "EHOSTUNREACH");
+	CHECK_STR(log_errno_name(9999), "EIO");
 	CHECK_DONE();
 }

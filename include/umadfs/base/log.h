@@ -14,6 +14,10 @@ void log_use_syslog(void);
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* The name of errno value err ("ETIMEDOUT") for log and event lines;
+ * "EIO" for a number without one. */
+const char *log_errno_name(int err);
+
 #define log_err(...) log_msg(LOG_LVL_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_LVL_WARNING, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_LVL_INFO, __VA_ARGS__)

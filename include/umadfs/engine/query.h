@@ -38,20 +38,26 @@ int query_pma_get(struct mad_engine *engine, unsigned lid, unsigned attr_id,
  * handed to done(ctx, err, why) once, on the engine's receiver thread (or
  * at once, by the caller's, when the first send fails: then the call
  * returns that -errno and done is not called).  err is 0, -ETIMEDOUT
- * (no answer, or the engine stopped), -ENODEV (a step could not be sent:
- * the engine stopped), -EOPNOTSUPP or -EINVAL (the MAD status said so) or
- * -EIO (another status); why says which request and status. */
+ * (no answer, or the engine stopped), -EHOSTUNREACH (the answer is of
+ * another node or port than the one named: the route or LID leads
+ * elsewhere now), -ENODEV (a step could not be sent: the engine stopped),
+ * -EOPNOTSUPP or -EINVAL (the MAD status said so) or -EIO (another
+ * status); why says which request and what. */
 typedef void (*query_done_fn)(void *ctx, int err, const char *why);
 
-/* ibportstate's enable, disable and reset: PortInfo Get of port at the
- * end of the directed route path[1..hops], then its Set with the
- * physical state phys_state (getframe_portinfo_phys()). */
-int query_port_phys_set(struct mad_engine *engine, unsigned hops,
+/* ibportstate's enable, disable and reset of port of node guid, at the end
+ * of the directed route path[1..hops]: NodeInfo Get (the node there must
+ * be guid), PortInfo Get, then its Set with the physical state phys_state
+ * (getframe_portinfo_phys()). */
+int query_port_phys_set(struct mad_engine *engine, uint64_t guid, unsigned hops,
 			const uint8_t *path, unsigned port, unsigned phys_state,
 			query_done_fn done, void *ctx);
 
-/* perfquery -R and -x -R: ClassPortInfo Get of the PMA at lid, a
+/* perfquery -R and -x -R of port of node guid, whose PMA is at lid: a
+ * LID-routed NodeInfo Get (lid must reach guid), ClassPortInfo Get, a
  * PortCounters Set clearing port's counters, then a PortCountersExtended
- * Set (whose refusal counts only when ClassPortInfo claims them). */
-int query_counters_reset(struct mad_engine *engine, unsigned lid, unsigned port,
-			 query_done_fn done, void *ctx);
+ * Set (whose refusal counts only when ClassPortInfo claims them); the
+ * Sets' answers must be of port.  guid 0: lid is this port's own, no
+ * NodeInfo asked. */
+int query_counters_reset(struct mad_engine *engine, uint64_t guid, unsigned lid,
+			 unsigned port, query_done_fn done, void *ctx);

@@ -36,6 +36,23 @@ uint32_t mad_vendor_oui(const uint8_t *mad);
 /* Methods that change state: Set, and Delete (SA). */
 bool mad_method_changes_state(unsigned method);
 
+#define MAD_LID_MULTICAST_FIRST 0xc000 /* 0xc000-0xfffe: multicast LIDs */
+
+/* Whether answer, a response (a received frame: the umad header and at
+ * least the MAD header), can be the answer of request (the frame sent,
+ * the same) whose TID it carries.  As the kernel's ib_find_send_mad(): of
+ * the request's class, and a directed-route SMP matched by its TID alone
+ * (its LIDs may be permissive).  Then from where the request went, which
+ * the kernel does not ask (rcv_has_same_gid() checks this end: the path
+ * bits or GID the answer came to; a switch or an HCA takes only what is
+ * addressed to it, so on hardware the source is where the request went):
+ * for a request LID-routed to a unicast LID, the answer's source GID is
+ * the request's destination GID when both carry a GRH, else the answer's
+ * source LID the request's destination LID but for the low lmc bits (the
+ * path bits: a responder of LMC lmc answers from any of its LIDs).  A
+ * request to the permissive or a multicast LID has no one source. */
+bool mad_answer_matches(const uint8_t *request, const uint8_t *answer, unsigned lmc);
+
 /* The 64-bit transaction ID, host order. */
 uint64_t mad_tid(const uint8_t *mad);
 void mad_set_tid(uint8_t *mad, uint64_t tid);
