@@ -1,10 +1,19 @@
 /* Receive queues: the rq/ directory of a port, whose mkdir makes a UD QP
- * with its files (rqverbs.c, rqfiles.c) and whose rmdir removes it. */
+ * with its files (rqverbs.c, rqfiles.c) and whose rmdir removes it; a
+ * queue's life: its verbs objects and thread made and stopped together,
+ * its references.
+ *
+ * Lifetime: the creator and every node of the directory hold a reference
+ * (node->on_free drops it).  rmdir shuts the queue down at once (thread,
+ * QP, memory); the struct itself lives until the kernel forgot the last
+ * node, so a handler that found the node before the rmdir still finds a
+ * queue - marked shut - behind it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "umadfs/base/log.h"
 #include "umadfs/fuse/tree.h"
 #include "rq_priv.h"
 
@@ -30,6 +39,71 @@ static const struct {
 	{ "recv_bin", S_IFREG | 0400, &rq_recv_ops, RF_RECV_BIN },
 	{ "stats", S_IFREG | 0444, &rq_value_ops, RF_STATS },
 };
+
+/* A queue with its verbs objects and its running completion thread. */
+static int rq_create(const char *ca, int portnum, const char *name, struct rq **out)
+{
+	struct rq *rq;
+	int r = rq_verbs_create(ca, portnum, name, &rq);
+
+	if (r < 0)
+		return r;
+	r = rq_thread_start(rq);
+	if (r < 0) {
+		rq_verbs_destroy(rq);
+		rq_free(rq);
+		return r;
+	}
+	log_info("%s/%d rq %s: QPN %u qkey 0x%08x depth %u msg_size %u",
+		 rq->ca, rq->portnum, name, rq->qpn, rq->qkey, rq->depth,
+		 rq->msg_size);
+	*out = rq;
+	return 0;
+}
+
+/* Marks the queue shut: opens and writes fail from now on.  Returns
+ * false if it was already. */
+static bool rq_mark_shut(struct rq *rq)
+{
+	bool was;
+
+	pthread_mutex_lock(&rq->q.lock);
+	was = rq->shut;
+	rq->shut = true;
+	pthread_mutex_unlock(&rq->q.lock);
+	return !was;
+}
+
+/* Stops the thread, fails reads with err (ENODEV after rmdir, EIO when
+ * the device is gone), destroys the QP and frees the buffers of a queue
+ * marked shut.  The struct stays for the nodes that still point at it. */
+static void rq_teardown(struct rq *rq, int err)
+{
+	rq_thread_stop(rq);
+	readq_kill(&rq->q, err);
+	/* No thread and no reader now, but handlers of nodes found before
+	 * the rmdir read the fields under the lock. */
+	pthread_mutex_lock(&rq->q.lock);
+	rq_verbs_destroy(rq);
+	pthread_mutex_unlock(&rq->q.lock);
+	log_info("%s/%d rq %s: removed (QPN %u)", rq->ca, rq->portnum, rq->name,
+		 rq->qpn);
+}
+
+static void rq_get(struct rq *rq)
+{
+	__atomic_add_fetch(&rq->refs, 1, __ATOMIC_RELAXED);
+}
+
+static void rq_put(struct rq *rq)
+{
+	if (__atomic_sub_fetch(&rq->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		/* At exit (tree_destroy) the queue is still up. */
+		if (rq_mark_shut(rq))
+			rq_teardown(rq, ENODEV);
+		rq_free(rq);
+	}
+}
 
 static void rq_node_get(struct node *n)
 {

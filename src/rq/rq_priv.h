@@ -109,10 +109,13 @@ enum rq_file {
 /* rqverbs.c: the queue's verbs objects and references.  Functions that
  * change the QP are called with q.lock held. */
 bool rq_have_verbs_device(const char *ca);
-int rq_create(const char *ca, int portnum, const char *name, struct rq **out);
-void rq_teardown(struct rq *rq, int err);
-void rq_get(struct rq *rq);
-void rq_put(struct rq *rq);
+/* A queue with its verbs objects, everything up to the first posted
+ * buffers (its thread not started): 0, or -errno (logged). */
+int rq_verbs_create(const char *ca, int portnum, const char *name, struct rq **out);
+/* Destroys what rq_verbs_create made, in reverse order (the thread is
+ * stopped already); rq_free frees the struct. */
+void rq_verbs_destroy(struct rq *rq);
+void rq_free(struct rq *rq);
 int rq_qp_reset(struct rq *rq);
 int rq_set_qkey(struct rq *rq, uint32_t qkey);
 

@@ -1,12 +1,6 @@
 /* The verbs objects of a receive queue (device context, PD, CQ, UD QP)
- * from mkdir to rmdir: creating them, resetting the QP, destroying them,
- * and the references that keep the struct.
- *
- * Lifetime: the creator and every node of the directory hold a reference
- * (node->on_free drops it).  rmdir shuts the queue down at once (thread,
- * QP, memory); the struct itself lives until the kernel forgot the last
- * node, so a handler that found the node before the rmdir still finds a
- * queue - marked shut - behind it. */
+ * from mkdir to rmdir: creating them, resetting the QP, destroying them.
+ * The queue's life around them (its thread, its references) is rq.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -267,9 +261,7 @@ static int rq_create_qp(struct rq *rq)
 	return r;
 }
 
-/* Destroys what rq_create made, in reverse order.  The thread is stopped
- * already. */
-static void verbs_destroy(struct rq *rq)
+void rq_verbs_destroy(struct rq *rq)
 {
 	rq_destroy_qp(rq);
 	rq_destroy_cq(rq);
@@ -296,15 +288,13 @@ static struct rq *rq_alloc(const char *ca, int portnum, const char *name)
 	return rq;
 }
 
-static void rq_free(struct rq *rq)
+void rq_free(struct rq *rq)
 {
 	readq_destroy(&rq->q);
 	free(rq);
 }
 
-/* The verbs side of mkdir: everything up to the first posted buffers and
- * the running completion thread. */
-int rq_create(const char *ca, int portnum, const char *name, struct rq **out)
+int rq_verbs_create(const char *ca, int portnum, const char *name, struct rq **out)
 {
 	struct rq *rq;
 	int r;
@@ -335,13 +325,6 @@ int rq_create(const char *ca, int portnum, const char *name, struct rq **out)
 		r = verbs_fail(rq, "arming the CQ");
 		goto err_qp;
 	}
-	r = rq_thread_start(rq);
-	if (r < 0)
-		goto err_qp;
-
-	log_info("%s/%d rq %s: QPN %u qkey 0x%08x depth %u msg_size %u",
-		 rq->ca, rq->portnum, name, rq->qpn, rq->qkey, rq->depth,
-		 rq->msg_size);
 	*out = rq;
 	return 0;
 
@@ -357,48 +340,4 @@ err_device:
 err_free:
 	rq_free(rq);
 	return r;
-}
-
-/* Marks the queue shut: opens and writes fail from now on.  Returns
- * false if it was already. */
-static bool rq_mark_shut(struct rq *rq)
-{
-	bool was;
-
-	pthread_mutex_lock(&rq->q.lock);
-	was = rq->shut;
-	rq->shut = true;
-	pthread_mutex_unlock(&rq->q.lock);
-	return !was;
-}
-
-/* Stops the thread, fails reads with err (ENODEV after rmdir, EIO when
- * the device is gone), destroys the QP and frees the buffers of a queue
- * marked shut.  The struct stays for the nodes that still point at it. */
-void rq_teardown(struct rq *rq, int err)
-{
-	rq_thread_stop(rq);
-	readq_kill(&rq->q, err);
-	/* No thread and no reader now, but handlers of nodes found before
-	 * the rmdir read the fields under the lock. */
-	pthread_mutex_lock(&rq->q.lock);
-	verbs_destroy(rq);
-	pthread_mutex_unlock(&rq->q.lock);
-	log_info("%s/%d rq %s: removed (QPN %u)", rq->ca, rq->portnum, rq->name,
-		 rq->qpn);
-}
-
-void rq_get(struct rq *rq)
-{
-	__atomic_add_fetch(&rq->refs, 1, __ATOMIC_RELAXED);
-}
-
-void rq_put(struct rq *rq)
-{
-	if (__atomic_sub_fetch(&rq->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-		/* At exit (tree_destroy) the queue is still up. */
-		if (rq_mark_shut(rq))
-			rq_teardown(rq, ENODEV);
-		rq_free(rq);
-	}
 }
