@@ -2,7 +2,6 @@
  * (frames), the settings timeout_ms and retries, last_error and stats. */
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <infiniband/mad.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,19 +24,6 @@
 enum madfile_kind { MF_SEND, MF_RECV, MF_UMAD };
 
 static uint64_t next_text_tid = 1; /* TIDs for lines that gave none */
-
-/* Root passes the kernel's checks; the mode bits still say what a file is
- * for, so an open against them fails as on a read-only sysfs file. */
-static bool open_allowed(const struct node *n, int flags)
-{
-	int acc = flags & O_ACCMODE;
-
-	if ((acc == O_RDONLY || acc == O_RDWR) && !(n->mode & 0444))
-		return false;
-	if ((acc == O_WRONLY || acc == O_RDWR) && !(n->mode & 0222))
-		return false;
-	return true;
-}
 
 /* A MAD file's open state: the channel's view, and for send the line a
  * write left unfinished. */
@@ -63,10 +49,6 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	struct chan_open *of;
 	int r;
 
-	if (!open_allowed(n, fi->flags)) {
-		fuse_reply_err(req, EACCES);
-		return;
-	}
 	of = chan_open_new(ch, n->file == MF_UMAD, sizeof(struct madfile_open),
 			   madfile_open_fini);
 	if (!of) {

@@ -29,21 +29,21 @@ void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 void textfile_open_late(fuse_req_t req, struct node *n,
 			struct fuse_file_info *fi, textfile_show_fn show);
 /* An open of a text the caller made (of any length: over TEXTFILE_MAX
- * too), served by textfile_read and textfile_release; EACCES unless the
- * open is read-only. */
+ * too), served by textfile_read and textfile_release.  (fs.c refuses an
+ * open against the node's mode bits before any of these: a read-only
+ * file's writer, a write-only file's reader, root's too.) */
 void textfile_open_text(fuse_req_t req, struct fuse_file_info *fi,
 			const char *text, size_t len);
 /* For files that are also written (settings, register): a read-only open
- * gets a copy; an open for writing none (EACCES without a write bit),
- * but judge's verdict on the opener (if judge) is kept for the write
- * handler. */
+ * gets a copy; an open for writing none, but judge's verdict on the
+ * opener (if judge) is kept for the write handler. */
 void textfile_open_settable(fuse_req_t req, struct node *n,
 			    struct fuse_file_info *fi, textfile_show_fn show,
 			    textfile_judge_fn judge);
-/* A file written to act (a reset): its ops are .show =
- * textfile_show_nothing, .open = textfile_open_action and its write; a
- * read gives nothing (node_exporter reads every file of a counters/ and
- * skips the names it does not know). */
+/* A file written to act (a reset, mode 0200): its ops are .show =
+ * textfile_show_nothing (its size, 0), .open = textfile_open_action and
+ * its write; it has no read bit, so a read open fails with EACCES, root's
+ * too (node_exporter skips a counters/ file it may not read). */
 int textfile_show_nothing(struct node *n, char *buf, size_t cap);
 void textfile_open_action(fuse_req_t req, struct node *n, struct fuse_file_info *fi);
 /* For a write handler: what judge said of the opener (false without one). */
