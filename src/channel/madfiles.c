@@ -26,11 +26,13 @@ enum madfile_kind { MF_SEND, MF_RECV, MF_UMAD };
 static uint64_t next_text_tid = 1; /* TIDs for lines that gave none */
 
 /* A MAD file's open state: the channel's view, and for send the line a
- * write left unfinished. */
+ * write left unfinished.  Writes of one open file come one at a time (the
+ * kernel holds the inode's lock across a write), FLUSH beside them. */
 struct madfile_open {
 	struct chan_open co; /* first */
 	char *send_frag;     /* a written line not yet ended by '\n' */
 	size_t send_frag_len;
+	bool send_refused;   /* the last write was refused: last_error says why */
 };
 
 static struct madfile_open *madfile_open_of(struct fuse_file_info *fi)
@@ -70,14 +72,16 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 
 /* A close of send that leaves an unfinished line says so in last_error
  * before close(2) returns (FLUSH; RELEASE comes after it returned, too
- * late for `printf ... > send; cat last_error`).  The tail stays until
- * the last close, for a write through another descriptor of the same
- * open (a shell's forked command) may still end it. */
+ * late for `printf ... > send; cat last_error`), unless the last write
+ * was refused: its reason stays (a line over the limit, written in
+ * chunks, leaves its first 16384 bytes as the tail).  The tail stays
+ * until the last close, for a write through another descriptor of the
+ * same open (a shell's forked command) may still end it. */
 static void mad_flush(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	struct madfile_open *mo = madfile_open_of(fi);
 
-	if (mo->send_frag)
+	if (mo->send_frag && !mo->send_refused)
 		channel_set_error(mo->co.ch, "closed with an unfinished line (no "
 				  "'\\n'): %zu bytes discarded", mo->send_frag_len);
 	fuse_reply_err(req, 0);
@@ -140,8 +144,11 @@ struct write_parse {
 	size_t lineno;
 };
 
-static int send_parsed(fuse_req_t req, struct chan_open *of,
-		       const struct write_parse *wp, size_t written)
+/* Sends the parsed lines: the bytes of the write to report (all of them,
+ * or those of the lines sent before one that was not: a short write), or
+ * -errno if none was sent; last_error says why. */
+static ssize_t send_parsed(struct chan_open *of, const struct write_parse *wp,
+			   size_t written)
 {
 	for (size_t i = 0; i < wp->nout; i++) {
 		const struct out_mad *o = &wp->out[i];
@@ -156,11 +163,11 @@ static int send_parsed(fuse_req_t req, struct chan_open *of,
 					  i + 1, why);
 			/* What went out stays out: report a short write. */
 			if (i && wp->out[i - 1].end)
-				return fuse_reply_write(req, wp->out[i - 1].end);
-			return fuse_reply_err(req, -r == EBUSY ? EAGAIN : -r);
+				return (ssize_t)wp->out[i - 1].end;
+			return r == -EBUSY ? -EAGAIN : r;
 		}
 	}
-	return fuse_reply_write(req, written);
+	return (ssize_t)written;
 }
 
 /* The umad header of a parsed line: its timeout and retries (the line's,
@@ -310,6 +317,7 @@ static void text_write(fuse_req_t req, struct madfile_open *mo, const char *buf,
 	struct write_parse wp = { .ch = ch, .privileged = mo->co.privileged };
 	char *joined = NULL;
 	const char *t = buf;
+	ssize_t done;
 	int r;
 
 	pthread_mutex_lock(&ch->q.lock);
@@ -329,10 +337,13 @@ static void text_write(fuse_req_t req, struct madfile_open *mo, const char *buf,
 	r = parse_lines(&wp, t, total, frag_len, &tail);
 	if (r == 0)
 		r = keep_fragment(mo, t + tail, total - tail);
-	if (r == 0)
-		send_parsed(req, &mo->co, &wp, size);
+	done = r < 0 ? r : send_parsed(&mo->co, &wp, size);
+	/* Before the reply: the next write may follow it at once. */
+	mo->send_refused = done < (ssize_t)size;
+	if (done < 0)
+		fuse_reply_err(req, (int)-done);
 	else
-		fuse_reply_err(req, -r);
+		fuse_reply_write(req, (size_t)done);
 	free(wp.frames.buf);
 	free(wp.out);
 	free(joined);

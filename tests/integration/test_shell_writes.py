@@ -15,6 +15,7 @@ import pytest
 
 import diags as tm
 import fabric as fab
+from madfiles import Recv, last_error, pdir, stats, write_send
 
 SW2 = "0x0000000000200001"      # two-switch.net: Switch2; its port 2 is unlinked
 P = ("ibsim0", "ports", "1")    # the local port
@@ -73,3 +74,149 @@ def test_write_only_files_refuse_readers(fm):
         with pytest.raises(OSError) as e:
             os.close(os.open(path, os.O_WRONLY))
         assert e.value.errno == errno.EACCES, path
+
+
+# ---------------------------------------------------------------------------
+# The idioms
+
+IDIOMS = ("bash echo", "dash echo", "bash printf", "dash printf", "sed", "tee",
+          "cp", "truncate", "python", "split")
+ERRNOS = (errno.EINVAL, errno.EMSGSIZE, errno.EBUSY, errno.EACCES, errno.EPERM,
+          errno.ENOENT, errno.EOPNOTSUPP, errno.ETIMEDOUT, errno.EFBIG)
+
+
+class Outcome:
+    """What an idiom's writer saw: ok, else the errno when it says it."""
+
+    def __init__(self, status, err=None, stderr=""):
+        self.ok = status == 0
+        self.errno = err
+        if err is None and not self.ok:
+            # bash, sed, tee and cp print strerror(); dash says "I/O error".
+            found = [e for e in ERRNOS if os.strerror(e) in stderr]
+            self.errno = found[0] if found else None
+        self.stderr = stderr
+
+    def __repr__(self):
+        return "Outcome(ok=%s, errno=%s, %r)" % (
+            self.ok, self.errno and errno.errorcode[self.errno], self.stderr)
+
+
+def run_sh(shell, script, *args):
+    status, err = sh(shell, script, *args)
+    return Outcome(status, stderr=err)
+
+
+def write_as(idiom, path, lines, tmp):
+    """lines (each written with its newline) as idiom writes them to path.
+    The echos take one line; printf writes its arguments with "%s\\n"
+    (bash: a write(2) per line, dash: one); sed, tee and cp copy a file of
+    the lines; truncate -s 0 writes nothing; python is open/write/close;
+    split is two write(2)s on one open, cut inside the first line."""
+    text = "".join(ln + "\n" for ln in lines)
+    src = tmp / "src"
+    src.write_text(text)
+    if idiom.endswith(" echo"):
+        assert len(lines) == 1, lines
+        return run_sh(idiom.split()[0], 'echo "$1" > "$2"', lines[0], path)
+    if idiom.endswith(" printf"):
+        return run_sh(idiom.split()[0], 'p=$1; shift; printf "%s\\n" "$@" > "$p"',
+                      path, *lines)
+    if idiom in ("sed", "tee", "cp", "truncate"):
+        script = {"sed": 'sed "" "$1" > "$2"', "tee": 'tee "$2" < "$1" > /dev/null',
+                  "cp": 'cp "$1" "$2"', "truncate": 'truncate -s 0 "$2"'}[idiom]
+        return run_sh("bash", script, src, path)
+    try:
+        if idiom == "python":
+            with open(path, "w") as f:
+                f.write(text)
+        else:
+            assert idiom == "split", idiom
+            cut = max(1, len(lines[0]) // 2)
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, text[:cut].encode())
+                os.write(fd, text[cut:].encode())
+            finally:
+                os.close(fd)
+    except OSError as e:
+        return Outcome(1, e.errno)
+    return Outcome(0)
+
+
+def expect(out, ok_or_errno, what):
+    """out is ok (True), or refused with that errno (dash's echo and printf
+    name no errno: any refusal)."""
+    if ok_or_errno is True:
+        assert out.ok, (what, out)
+    else:
+        assert not out.ok and out.errno in (ok_or_errno, None), (what, out)
+        if out.errno is None:
+            assert what[0].startswith("dash"), (what, out)
+
+
+# ---------------------------------------------------------------------------
+# send: lines of MADs, each write parsed whole before anything is sent
+
+GOOD = "dr=0 method=get attr=NodeInfo tid=0x%x"
+BAD = "dr=0 method=get attr=NodeInfo bogus=1"
+BAD_WHY = "unknown key 'bogus' at column 31"
+
+
+def send_cases():
+    """(idiom, lines, MADs sent, True or the errno, last_error's start)."""
+    tid = iter(range(0x100, 0x1000))
+    for idiom in IDIOMS:
+        if idiom == "truncate":
+            yield idiom, [], 0, True, None
+            continue
+        yield idiom, [GOOD % next(tid)], 1, True, None
+        yield idiom, [BAD], 0, errno.EINVAL, "line 1: " + BAD_WHY
+        if "echo" not in idiom:
+            # bash's printf writes the good line alone: it goes out.
+            yield idiom, [GOOD % next(tid), BAD], int(idiom == "bash printf"), \
+                errno.EINVAL, "line %d: %s" % (1 if idiom == "bash printf" else 2, BAD_WHY)
+
+
+def test_send(fm, tmp_path):
+    """A refused write sends nothing of itself, and what recv had queued
+    stays; split lines join; truncate sends nothing."""
+    f, m = fm
+    p = pdir(m)
+    with Recv(m) as r:
+        for n, (idiom, lines, sent, want, why) in enumerate(send_cases()):
+            write_send(m, GOOD % (0x5000 + n) + "\n")   # an answer queued before
+            s0 = stats(p)
+            out = write_as(idiom, p / "send", lines, tmp_path)
+            expect(out, want, (idiom, lines))
+            assert stats(p)["sent"] == s0["sent"] + sent, (idiom, lines)
+            got = sorted(ln.tid for ln in r.lines(1 + sent))
+            assert got == sorted([0x5000 + n] + [int(ln.split("tid=")[1], 16)
+                                                 for ln in lines[:sent]]), (idiom, lines)
+            if why:
+                assert last_error(p).startswith(why), (idiom, lines, last_error(p))
+        r.assert_empty(0.1)
+
+
+def test_send_long_line_keeps_its_reason(fm, tmp_path):
+    """10 MB without a newline: refused as a line over 16384 bytes, and the
+    close keeps that reason (bash's printf writes it 4 KiB at a time, so
+    the first 16384 bytes were the open's unfinished line: the close used
+    to report them discarded instead)."""
+    f, m = fm
+    p = pdir(m)
+    s0 = stats(p)
+    for shell in ("bash", "dash"):
+        status, err = sh(shell, "printf '%10000000s' x > \"$1\"", p / "send")
+        assert status != 0, (shell, err)
+        assert last_error(p) == "line 1: longer than 16384 bytes", shell
+    with pytest.raises(OSError) as e:
+        with open(p / "send", "w") as w:
+            w.write("x" * 10_000_000)
+    assert e.value.errno == errno.EMSGSIZE
+    assert last_error(p) == "line 1: longer than 16384 bytes"
+    assert stats(p)["sent"] == s0["sent"]
+    # A tail that is only unfinished is still reported at close.
+    status, err = sh("bash", "printf %s 'dr=0 method=get' > \"$1\"", p / "send")
+    assert status == 0, err
+    assert last_error(p) == "closed with an unfinished line (no '\\n'): 15 bytes discarded"
