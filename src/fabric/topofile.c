@@ -59,6 +59,7 @@ struct expected_parser {
 		uint32_t vendor_id, device_id;
 	} hdr;
 	long cur;           /* the node whose port lines follow, -1 none */
+	unsigned clear;     /* the line of the word clear, 0 none */
 	unsigned port_line[PORT_MAX + 1]; /* of its ports given, 0 none */
 	struct node_name *names; /* by node index */
 	size_t names_cap;
@@ -689,6 +690,17 @@ static void comment_line(struct expected_parser *ps, const char *s, const char *
 	ps->snap->local_port_guid = port;
 }
 
+/* The word clear: a text of its own (expected_parser_clears). */
+static int clear_line(struct expected_parser *ps, const char *s)
+{
+	if (ps->snap->nnodes || ps->hdr.line)
+		return FAIL(ps, s, "'clear' in a text with node lines: the word is "
+			    "a text of its own, with blank lines and comments only");
+	if (!ps->clear)
+		ps->clear = ps->line;
+	return 0;
+}
+
 static int parse_line(struct expected_parser *ps, const char *s, const char *end)
 {
 	static const struct { const char *word; uint8_t type; } types[] = {
@@ -705,6 +717,12 @@ static int parse_line(struct expected_parser *ps, const char *s, const char *end
 		comment_line(ps, s, end);
 		return 0;
 	}
+	if (end - s >= 5 && !memcmp(s, "clear", 5) && skip_ws(s + 5, end) == end)
+		return clear_line(ps, s);
+	if (ps->clear)
+		return FAIL(ps, s, "a line after 'clear' (line %u): the word is a "
+			    "text of its own, with blank lines and comments only",
+			    ps->clear);
 	if (*s == '[')
 		return port_line(ps, s, end);
 	for (w = s; s < end && ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
@@ -934,6 +952,11 @@ void expected_parser_free(struct expected_parser *ps)
 	free(ps->refs);
 	fabsnap_put(ps->snap);
 	free(ps);
+}
+
+bool expected_parser_clears(const struct expected_parser *ps)
+{
+	return ps->clear != 0;
 }
 
 size_t expected_parser_size(const struct expected_parser *ps)

@@ -220,3 +220,111 @@ def test_send_long_line_keeps_its_reason(fm, tmp_path):
     status, err = sh("bash", "printf %s 'dr=0 method=get' > \"$1\"", p / "send")
     assert status == 0, err
     assert last_error(p) == "closed with an unfinished line (no '\\n'): 15 bytes discarded"
+
+
+# ---------------------------------------------------------------------------
+# fabric/expected: a whole text per open, its lines refused as they come,
+# taken at close; `clear` clears it
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def fabric_error(m):
+    return read(m.path("fabric", "last_error")).rstrip("\n")
+
+
+def set_expected(m, text):
+    with open(m.path("fabric", "expected"), "w") as f:
+        f.write(text)
+    return read(m.path("fabric", "expected"))
+
+
+NO_NODE = ("expected: a text without a node line: the expected topology is kept "
+           "(write the word clear to clear it)")
+NOT_A_LINE = ("expected: line 1 column 1: expected a node line (Switch, Ca, Rt), a "
+              "port line ([N] ...), KEY=VALUE or a # comment")
+
+
+def canonical(text):
+    """A topology text less its "generated on" date (each text written is
+    read back stamped with its own)."""
+    return "".join(ln for ln in text.splitlines(True)
+                   if not ln.startswith("# Topology file: generated on"))
+
+
+def line_col(text, what):
+    i = text.index(what)
+    return text.count("\n", 0, i) + 1, i - (text.rfind("\n", 0, i) + 1) + 1
+
+
+def expected_cases(r1):
+    """(idiom, lines, True or the errno, the text expected reads after,
+    last_error's start)."""
+    t2 = r1.replace("4xSDR", "4xDDR")
+    unknown = r1.replace('"H-0000000000100004"[1]', '"H-0000000000100009"[1]', 1)
+    peer_why = 'expected: line %d column %d: no node is called "H-0000000000100009"' \
+        % line_col(unknown, '"H-0000000000100009"')
+    shell = ("bash echo", "dash echo", "bash printf", "dash printf")
+    for idiom in IDIOMS:
+        if idiom == "truncate":
+            yield idiom, [], True, r1, None
+            continue
+        if "echo" not in idiom:
+            yield idiom, t2.splitlines(), True, t2, None
+            # A peer no node line names: only the close can tell, which a
+            # shell's builtin never sees (dup2 closes quietly).
+            yield idiom, unknown.splitlines(), True if idiom in shell else errno.EINVAL, \
+                r1, peer_why
+        yield idiom, ["not a topology"], errno.EINVAL, r1, NOT_A_LINE
+        yield idiom, [""], True if idiom in shell else errno.EINVAL, r1, NO_NODE
+        yield idiom, ["clear"], True, "", None
+
+
+def test_expected(fm, tmp_path):
+    """Each idiom: a good text taken, a bad line refused by its write (the
+    shell exits non-zero), what needs the whole text refused at close, a
+    blank text refused, `clear` clearing, truncate changing nothing; the
+    old expectation kept by every refusal."""
+    f, m = fm
+    path = m.path("fabric", "expected")
+    r1 = set_expected(m, read(m.path("fabric", "topology")))
+    assert r1.count("4xSDR") == 10
+    for idiom, lines, want, after, why in expected_cases(r1):
+        if canonical(read(path)) != canonical(r1):
+            set_expected(m, r1)
+        out = write_as(idiom, path, lines, tmp_path)
+        expect(out, want, (idiom, lines[:1]))
+        assert canonical(read(path)) == canonical(after), (idiom, lines[:1])
+        if why:
+            assert fabric_error(m).startswith(why), (idiom, lines[:1], fabric_error(m))
+
+
+def test_expected_refused_keeps_problems(fm, tmp_path):
+    """The report of issue 28: with a node missing, `echo 'not a topology'
+    > expected` cleared the expectation (its first close, before echo
+    wrote, was taken as an empty text) and the errors of `problems` went
+    with it.  Now it exits 1 and changes nothing; so does sed's malformed
+    copy."""
+    f, m = fm
+    topo = read(m.path("fabric", "topology"))
+    missing = topo + ('\ncaguid=0x100099\nCa\t1 "H-0000000000100099"\t# "gone"\n'
+                      '[1]\t"S-0000000000200001"[2]\t# "umadfs test switch two" 4xSDR\n')
+    before = set_expected(m, missing)
+    tm.sweep(m)
+    errors = [p for p in tm.problems(m) if p["severity"] == "error"]
+    assert {"node_missing", "link_missing"} <= {p["problem"] for p in errors}, errors
+    src = tmp_path / "topology"
+    src.write_text(missing)
+    for shell, script in (("bash", "echo 'not a topology' > \"$1\""),
+                          ("dash", "echo 'not a topology' > \"$1\""),
+                          ("bash", "sed s/Switch/Swtch/ \"$2\" > \"$1\"")):
+        status, err = sh(shell, script, m.path("fabric", "expected"), src)
+        assert status != 0, (shell, script, err)
+        assert canonical(read(m.path("fabric", "expected"))) == canonical(before)
+        tm.sweep(m)
+        assert [p for p in tm.problems(m) if p["severity"] == "error"] == errors
+    assert fabric_error(m) == ("expected: line 10 column 1: expected the node line of "
+                               "the KEY= of line 6")     # sed's Swtch
+    set_expected(m, topo)

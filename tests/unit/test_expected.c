@@ -473,15 +473,35 @@ static void test_link_words(void)
 	}
 }
 
+/* Texts without a node: blank ones, and the word clear (which only the
+ * parser tells from them: fabric/expected refuses the others). */
 static void test_empty(void)
 {
-	const char *texts[] = { "", "\n", "# only a comment\n\n  \t\n", "\r\n" };
+	static const struct {
+		const char *text;
+		bool clears;
+	} texts[] = {
+		{ "", false }, { "\n", false }, { "# only a comment\n\n  \t\n", false },
+		{ "\r\n", false }, { "clear\n", true }, { "clear", true },
+		{ "# why\n  clear \t\r\n\nclear\n", true },
+	};
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
-		struct fab_snap *s = parse_str(texts[i]);
+		struct expected_parser *p = expected_parser_new();
+		struct fab_snap *s = parse_str(texts[i].text), *fed = NULL;
+		char why[256];
 
 		CHECK(s && s->nnodes == 0);
 		fabsnap_put(s);
+		CHECK(p != NULL);
+		if (!p)
+			continue;
+		CHECK_INT(expected_parser_finish(p, texts[i].text, strlen(texts[i].text),
+						 &fed, why, sizeof(why)), 0);
+		CHECK(fed && fed->nnodes == 0);
+		CHECK(expected_parser_clears(p) == texts[i].clears);
+		fabsnap_put(fed);
+		expected_parser_free(p);
 	}
 }
 
@@ -585,6 +605,16 @@ static void test_bad(void)
 		{ "Switch2 \"S-1\"\n", "line 1 column 7: expected the number of ports "
 		  "after the node type" },
 		{ "Ca 1 \"H\x01\"\n", "line 1 column 8: a control character in a name" },
+		{ "clear\nCa 1 \"H-1\"\n", "line 2 column 1: a line after 'clear' (line "
+		  "1): the word is a text of its own, with blank lines and comments only" },
+		{ "Ca 1 \"H-1\"\n  clear\n", "line 2 column 3: 'clear' in a text with "
+		  "node lines: the word is a text of its own, with blank lines and "
+		  "comments only" },
+		{ "devid=0x1\nclear\n", "line 2 column 1: 'clear' in a text with node "
+		  "lines: the word is a text of its own, with blank lines and comments "
+		  "only" },
+		{ "clearly\n", "line 1 column 1: expected a node line (Switch, Ca, Rt), "
+		  "a port line ([N] ...), KEY=VALUE or a # comment" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

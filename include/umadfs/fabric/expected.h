@@ -13,6 +13,7 @@
 #ifndef UMADFS_EXPECTED_H
 #define UMADFS_EXPECTED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -44,7 +45,8 @@ void expected_offer(struct fab_snap *snap);
 struct fab_snap *expected_get(void);
 /* Parses an ibnetdiscover text (text[0..len), NUL bytes refused) into a
  * new snapshot (*out, its time now, ok set): 0, also for a text without a
- * node (blank lines and comments: *out has no node); -EINVAL with "line L
+ * node (blank lines and comments, or the word clear: *out has no node);
+ * -EINVAL with "line L
  * column C: reason" in why (columns count bytes from 1; more nodes, ports
  * or bytes in a line than the bounds above too), -EFBIG for more than
  * EXPECTED_TEXT_MAX bytes, -ENOMEM.  *out is NULL on failure.  A link the
@@ -69,6 +71,10 @@ int expected_parser_feed(struct expected_parser *p, const char *text, size_t len
  * expected_parse() gives it.  Once only; then p is only freed. */
 int expected_parser_finish(struct expected_parser *p, const char *text,
 			   size_t len, struct fab_snap **out, char *why, size_t cap);
+/* Whether the text read is the word clear (on a line of its own, with
+ * blank lines and comments only: expected_parse() gives it as a text
+ * without nodes; any other line with it is refused). */
+bool expected_parser_clears(const struct expected_parser *p);
 /* The bytes p holds (its snapshot so far, its names and links). */
 size_t expected_parser_size(const struct expected_parser *p);
 /* A sweep's topology as expected_parse() gives it from the sweep's
