@@ -434,63 +434,73 @@ static void setting_open(fuse_req_t req, struct node *n, struct fuse_file_info *
 	textfile_open_settable(req, n, fi, setting_show, NULL);
 }
 
-/* decode: "fields" (the default) or "none". */
-static void decode_write(fuse_req_t req, struct channel *ch, const char *text,
-			 size_t len, size_t size)
+/* decode: "fields" (the default) or "none"; unfinished, one of them or a
+ * beginning of one waits for its end. */
+static int decode_take(struct channel *ch, const char *text, size_t len,
+		       bool complete)
 {
 	unsigned flags;
 
-	if (len == 6 && !memcmp(text, "fields", 6)) {
+	if (!complete && len && ((len <= 6 && !memcmp(text, "fields", len)) ||
+				 (len <= 4 && !memcmp(text, "none", len)))) {
+		return -EAGAIN;
+	} else if (len == 6 && !memcmp(text, "fields", 6)) {
 		flags = MADTEXT_FIELDS;
 	} else if (len == 4 && !memcmp(text, "none", 4)) {
 		flags = 0;
+	} else if (memchr(text, '\n', len)) {
+		channel_set_error(ch, "decode: expected one word, fields or none");
+		return -EINVAL;
 	} else {
 		channel_set_error(ch, "decode: '%.*s' is not fields or none",
 				  (int)(len < 32 ? len : 32), text);
-		fuse_reply_err(req, EINVAL);
-		return;
+		return -EINVAL;
 	}
 	pthread_mutex_lock(&ch->q.lock);
 	ch->decode_flags = flags;
 	pthread_mutex_unlock(&ch->q.lock);
-	fuse_reply_write(req, size);
+	return 0;
 }
 
-static void setting_write(fuse_req_t req, struct node *n, const char *buf,
-			  size_t size, off_t off, struct fuse_file_info *fi)
+/* A setting's value (textfile_value_fn). */
+static int setting_take(struct node *n, const char *text, size_t len,
+			bool complete)
 {
 	struct channel *ch = n->owner;
 	uint64_t max = n->file == SET_TIMEOUT ? 3600000 : 100, v;
-	size_t len = size;
+	char why[96];
+	int r;
 
-	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-		len--;
-	if (n->file == SET_DECODE) {
-		decode_write(req, ch, buf, len, size);
-		return;
-	}
-	if (!len || len >= 32) {
-		channel_set_error(ch, "%s: expected one number", n->name);
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	if (number_parse_value(buf, len, 0, max, &v) < 0) {
-		channel_set_error(ch, "%s: '%.*s' is not a number from 0 to %" PRIu64,
-				  n->name, (int)len, buf, max);
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
+	if (n->file == SET_DECODE)
+		return decode_take(ch, text, len, complete);
+	r = number_parse_setting(text, len, max, complete, &v, why, sizeof(why));
+	if (r == -EINVAL)
+		channel_set_error(ch, "%s: %s", n->name, why);
+	if (r < 0 || !complete)
+		return r < 0 ? r : -EAGAIN;
 	pthread_mutex_lock(&ch->q.lock);
 	if (n->file == SET_TIMEOUT)
 		ch->timeout_ms = (int)v;
 	else
 		ch->retries = (int)v;
 	pthread_mutex_unlock(&ch->q.lock);
-	fuse_reply_write(req, size);
+	return 0;
+}
+
+static void setting_write(fuse_req_t req, struct node *n, const char *buf,
+			  size_t size, off_t off, struct fuse_file_info *fi)
+{
+	textfile_write_value(req, n, buf, size, fi, setting_take);
+}
+
+static void setting_flush(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	textfile_flush_value(req, n, fi, setting_take);
 }
 
 static const struct node_ops setting_ops = {
 	.show = setting_show, .open = setting_open, .write = setting_write,
+	.flush = setting_flush,
 };
 
 static int last_error_show(struct node *n, char *buf, size_t cap)

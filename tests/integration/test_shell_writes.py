@@ -1,5 +1,5 @@
 """Every writable file as shells and programs write it (docs/files.md,
-"Writing from a shell"): bash's and dash's `echo X >`, `printf 'a\\nb\\n' >`
+"Writing from a shell or a program"): bash's and dash's `echo X >`, `printf 'a\\nb\\n' >`
 (bash writes each line, dash both at once), `sed ... >`, `tee`, `cp`,
 `truncate -s 0`, Python's open/write/close and a write split in two.  Each
 case asserts what the table says: the value after, the exit status, the
@@ -8,13 +8,14 @@ fabric and one mount serve the whole module."""
 
 import errno
 import os
-import shutil
 import subprocess
+import time
 
 import pytest
 
 import diags as tm
 import fabric as fab
+import madtext as mt
 from madfiles import Recv, last_error, pdir, stats, write_send
 
 SW2 = "0x0000000000200001"      # two-switch.net: Switch2; its port 2 is unlinked
@@ -328,3 +329,288 @@ def test_expected_refused_keeps_problems(fm, tmp_path):
     assert fabric_error(m) == ("expected: line 10 column 1: expected the node line of "
                                "the KEY= of line 6")     # sed's Swtch
     set_expected(m, topo)
+
+
+# ---------------------------------------------------------------------------
+# Settings: one value, a line, taken whole when complete (its newline, or
+# the close); a write of two lines refused whole
+
+def value_cases(name, good, other, bad, why_bad, why_half, max_):
+    """(idiom, lines, True or the errno, the value after (None: as before),
+    last_error) for a setting called name.  Split, the bad value's first
+    half is refused by the first write when no more bytes could make it a
+    value (why_half), else the whole by the second."""
+    two = "%s: expected one number from 0 to %s" % (name, max_) if max_ else \
+        "%s: expected one word, fields or none" % name
+    for idiom in IDIOMS:
+        if idiom == "truncate":
+            yield idiom, [], True, None, None
+            continue
+        yield idiom, [good], True, good, None
+        yield idiom, [bad], errno.EINVAL, None, "%s: %s" % (
+            name, why_half if idiom == "split" else why_bad)
+        if "echo" not in idiom:
+            # bash's printf writes each line: each a value, the last stays.
+            if idiom == "bash printf":
+                yield idiom, [good, other], True, other, None
+            else:
+                yield idiom, [good, other], errno.EINVAL, None, two
+
+
+SETTINGS = [
+    # file, value before, good, other, bad, why, why of its first half, max
+    (P + ("timeout_ms",), "1000", "2000", "3000", "abc",
+     "'abc' is not a number from 0 to 3600000", "'a' is not a number", 3600000),
+    (P + ("retries",), "3", "5", "7", "-1", "'-1' is not a number from 0 to 100",
+     "'-' is not a number", 100),
+    (P + ("decode",), "fields", "none", "fields", "bits", "'bits' is not fields or none",
+     "'bi' is not fields or none", None),
+    (("fabric", "interval_ms"), "0", "5000", "7000", "5",
+     "5 ms is below the floor of 1000 ms", "5 ms is below the floor", 86400000),
+]
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s[0][-1])
+def test_settings(fm, tmp_path, setting):
+    """Each idiom on a setting: a good value taken (a split write joined:
+    "20" then "00\\n" is 2000), a bad one refused by its write with the
+    old value kept, two lines in one write refused whole (bash's printf
+    writes them apart: both taken, the last stays), truncate changing
+    nothing."""
+    f, m = fm
+    where, before, good, other, bad, why, why_half, max_ = setting
+    path = m.path(*where)
+    errors = m.path(*where[:-1], "last_error")
+    for idiom, lines, want, after, reason in value_cases(where[-1], good, other, bad,
+                                                         why, why_half, max_):
+        with open(path, "w") as w:
+            w.write(before + "\n")
+        out = write_as(idiom, path, lines, tmp_path)
+        expect(out, want, (idiom, lines))
+        assert read(path) == (after or before) + "\n", (idiom, lines)
+        if reason:
+            assert read(errors).startswith(reason), (idiom, lines, read(errors))
+    with open(path, "w") as w:
+        w.write(before + "\n")
+
+
+def test_values_without_newline(fm, tmp_path):
+    """A value without its newline is complete at close: taken then, or
+    refused then (which a shell's builtin never sees: dup2 closes quietly,
+    so bash exits 0 and last_error alone says it; Python's close raises).
+    A descriptor held open takes it at its close."""
+    f, m = fm
+    timeout, interval = m.path(*P, "timeout_ms"), m.path("fabric", "interval_ms")
+    assert sh("bash", 'printf %s 2000 > "$1"', timeout) == (0, "")
+    assert read(timeout) == "2000\n"
+    assert sh("bash", 'printf %s 5 > "$1"', interval) == (0, "")
+    assert read(interval) == "0\n"
+    assert fabric_error(m).startswith("interval_ms: 5 ms is below the floor of 1000 ms")
+    with pytest.raises(OSError) as e:
+        with open(interval, "w") as w:
+            w.write("5")
+    assert e.value.errno == errno.EINVAL and read(interval) == "0\n"
+    # Held open, it waits for the close; a shell's `printf %s 3000 >&3`
+    # closes a copy of the descriptor when it ends (and so does each
+    # command the shell forks with it), which takes the value then.
+    fd = os.open(timeout, os.O_WRONLY)
+    try:
+        assert os.write(fd, b"3000") == 4
+        assert read(timeout) == "2000\n"
+    finally:
+        os.close(fd)
+    assert read(timeout) == "3000\n"
+    cp = subprocess.run(["bash", "-c", 'exec 3> "$1"; printf %s 4000 >&3; read -r v < "$1"; '
+                         'echo $v', "sh", str(timeout)],
+                        capture_output=True, text=True, timeout=30)
+    assert (cp.returncode, cp.stdout) == (0, "4000\n"), cp
+    with open(timeout, "w") as w:
+        w.write("1000\n")
+
+
+# ---------------------------------------------------------------------------
+# Actions: one per write, done before the write returns
+
+def action_cases(one, two, bad, why):
+    """(idiom, lines, True or the errno, the lines acted on, last_error) for
+    an action file: one is a good line, two two good lines.  Split, the
+    first write is the first half of the first line, alone: a word's half
+    is refused, nothing done ("1" is one byte: whole, done, and what
+    follows it then judged alone)."""
+    whole = len(one) == 1
+    for idiom in IDIOMS:
+        if idiom == "truncate":
+            yield idiom, [], True, [], None
+        elif idiom == "split":
+            yield idiom, [one], errno.EINVAL, [one] if whole else [], why
+            yield idiom, two, errno.EINVAL, two[:1] if whole else [], why
+        elif idiom == "bash printf":
+            yield idiom, two, True, two, None        # a write per line: both done
+        elif "echo" in idiom:
+            yield idiom, [one], True, [one], None
+        else:
+            yield idiom, [one], True, [one], None
+            yield idiom, two, errno.EINVAL, [], why  # one write of two lines
+        if idiom != "truncate":
+            yield idiom, [bad], errno.EINVAL, [], why
+
+
+def actions_done(m):
+    """fabric/events.log's action lines, as dicts."""
+    return [dict(tm.KV.findall(ln)) for ln in read(m.path("fabric", "events.log"))
+            .splitlines() if "event=action" in ln]
+
+
+def test_admin(fm, tmp_path):
+    """Each idiom on the admin of an unlinked port (Switch2's port 2:
+    Polling, and Polling again after enable); printf 'disable\\nenable\\n'
+    from bash runs both, one write of the two lines neither."""
+    f, m = fm
+    admin = m.path("fabric", "nodes", SW2, "ports", "2", "admin")
+    assert read(admin) == "2: Polling\n"
+    why = "admin: expected disable, enable or reset, optionally followed by force"
+    for idiom, lines, want, done, reason in action_cases(
+            "enable", ["disable", "enable"], "enabel", why):
+        n = len(actions_done(m))
+        out = write_as(idiom, admin, lines, tmp_path)
+        expect(out, want, (idiom, lines))
+        new = actions_done(m)[n:]
+        assert [(a["action"], a["guid"], a["port"], a["result"]) for a in new] == \
+            [(w, SW2, "2", "ok") for w in done], (idiom, lines, new)
+        if reason:
+            assert fabric_error(m) == reason, (idiom, lines)
+        assert read(admin) == "2: Polling\n", (idiom, lines)
+
+
+@pytest.mark.parametrize("where", ["fabric", "local"])
+def test_counters_reset(fm, tmp_path, where):
+    """Each idiom on counters/reset (Switch2's port 2, or the local port):
+    "1" clears the counters as perfquery shows them, anything else is
+    refused and clears nothing; bash's printf '1\\n1\\n' resets twice."""
+    f, m = fm
+    if where == "fabric":
+        node, port = "Switch2", 2
+        path = m.path("fabric", "nodes", SW2, "ports", "2", "counters", "reset")
+        args = (str(tm.lid_of(f, "Hca1", "0,1,7")), "2")
+    else:
+        node, port = "Hca1", 1
+        path = m.path(*P, "counters", "reset")
+        args = ()
+    value = 0
+    for idiom, lines, want, done, reason in action_cases(
+            "1", ["1", "1"], "2", "counters/reset: expected 1"):
+        if not value:
+            tm.perf_set(f, node, port, "PortCounters", {"SymbolErrorCounter": 1234})
+        n = len(actions_done(m))
+        out = write_as(idiom, path, lines, tmp_path)
+        expect(out, want, (idiom, lines))
+        value = tm.perfquery(f, "Hca1", *args)["SymbolErrorCounter"]
+        assert value == (0 if done else 1234), (idiom, lines)
+        new = actions_done(m)[n:]
+        assert [(a["action"], a["result"]) for a in new] == \
+            [("counters_reset", "ok")] * len(done), (idiom, lines, new)
+        if reason and where == "fabric":
+            assert fabric_error(m) == reason, (idiom, lines)
+    if where == "local":        # no last_error there: the journal says why
+        assert "ibsim0/1: uid 0: counters reset refused: expected 1" in m.log_text()
+
+
+# ---------------------------------------------------------------------------
+# register: lines, each a registration, made in order
+
+REG = "class=0x%x oui=0x001405 methods=get"
+REG_BAD = "class=nope methods=get"
+
+
+def register_cases():
+    """(idiom, lines, True or the errno, the classes registered after,
+    last_error's start)."""
+    a, b = REG % 0x32, REG % 0x33
+    bad_why = "register line 1: unknown class 'nope'"
+    for idiom in IDIOMS:
+        if idiom == "truncate":
+            yield idiom, [], True, [], None
+            continue
+        split = idiom == "split"     # half a line is a line of its own: refused
+        yield idiom, [a], errno.EINVAL if split else True, [] if split else [0x32], None
+        yield idiom, [REG_BAD], errno.EINVAL, [], bad_why
+        if "echo" not in idiom:
+            yield idiom, [a, b], errno.EINVAL if split else True, \
+                [] if split else [0x32, 0x33], None
+            # A bad line after a good one: the good one stays registered
+            # (one write: a short write up to the bad line, whose rest the
+            # writer writes again, as line 1 of that write: refused).
+            yield idiom, [a, REG_BAD], errno.EINVAL, [] if split else [0x32], \
+                None if split else bad_why
+
+
+def test_register(fm, tmp_path):
+    f, m = fm
+    agents = m.path(*P, "agents")
+    for n, (idiom, lines, want, classes, why) in enumerate(register_cases()):
+        d = agents / ("sh%d" % n)
+        os.mkdir(d)
+        try:
+            out = write_as(idiom, d / "register", lines, tmp_path)
+            expect(out, want, (idiom, lines))
+            got = [int(ln.split("class=")[1].split()[0], 16)
+                   for ln in read(d / "register").splitlines()]
+            assert got == classes, (idiom, lines, got)
+            if why:
+                assert last_error(d).startswith(why), (idiom, lines, last_error(d))
+        finally:
+            os.rmdir(d)
+
+
+# ---------------------------------------------------------------------------
+# umad: one frame per write; text is no frame
+
+def test_umad(fm, tmp_path):
+    """Text written to umad by any idiom is refused (a frame is 88 bytes at
+    least), nothing sent and what recv queued kept; a frame copied by cp
+    or written by Python goes out; truncate does nothing."""
+    f, m = fm
+    p = pdir(m)
+    frame = mt.pack_umad(mt.dr_smp(0x11, tid=0x7777))
+    (tmp_path / "frame").write_bytes(frame)
+    with Recv(m) as r:
+        for n, idiom in enumerate(IDIOMS):
+            write_send(m, GOOD % (0x6000 + n) + "\n")   # an answer queued before
+            s0 = stats(p)
+            out = write_as(idiom, p / "umad", ["dr=0 method=get attr=NodeInfo"], tmp_path)
+            expect(out, True if idiom == "truncate" else errno.EINVAL, (idiom,))
+            if idiom != "truncate":
+                assert last_error(p).startswith("frame of "), (idiom, last_error(p))
+            assert stats(p)["sent"] == s0["sent"], idiom
+            assert r.line().tid == 0x6000 + n, idiom
+        s0 = stats(p)
+        assert sh("bash", 'cp "$1" "$2"', tmp_path / "frame", p / "umad") == (0, "")
+        with open(p / "umad", "wb") as w:
+            w.write(frame)
+        assert stats(p)["sent"] == s0["sent"] + 2
+        r.assert_empty(0.2)      # the answers went to those opens, closed
+
+
+# ---------------------------------------------------------------------------
+# sweep: any write asks a sweep and returns once it is complete
+
+def sweep_age_ms(m):
+    return int(dict(ln.split(" ", 1) for ln in read(m.path("fabric", "sweep"))
+                    .splitlines() if " " in ln)["age_ms"])
+
+
+def test_sweep(fm, tmp_path):
+    """Every idiom that writes returns after a sweep made since it began;
+    truncate asks none."""
+    f, m = fm
+    path = m.path("fabric", "sweep")
+    for idiom in IDIOMS:
+        for lines in (["1"], ["now", "again"]) if "echo" not in idiom else (["1"],):
+            t0 = time.monotonic()
+            out = write_as(idiom, path, lines, tmp_path)
+            elapsed_ms = (time.monotonic() - t0) * 1000
+            expect(out, True, (idiom, lines))
+            if idiom == "truncate":
+                assert sweep_age_ms(m) >= elapsed_ms, idiom
+            else:
+                assert sweep_age_ms(m) <= elapsed_ms + 50, (idiom, lines)
