@@ -199,9 +199,10 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 
 	if (!stat_of(req, ino, &st))
 		return;
-	/* Truncating a writable file is what `echo ... > file` does first;
-	 * it has nothing to cut, so it is accepted and ignored.  Nothing else
-	 * about a node can be changed. */
+	/* Truncating a writable file (truncate -s 0; an O_TRUNC open comes
+	 * with the open, FUSE_CAP_ATOMIC_O_TRUNC) has nothing to cut: it is
+	 * accepted and changes nothing, as an open that writes nothing.
+	 * Nothing else about a node can be changed. */
 	if (to_set & ~(FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME |
 		       FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
 		       FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME)) {
