@@ -95,6 +95,7 @@ static void reply_open(fuse_req_t req, struct fuse_file_info *fi,
 
 struct handoff {
 	fuse_ino_t ino; /* 0: empty */
+	uint64_t gen;   /* the node's: not another node given its ino since */
 	int64_t made_ms;
 	int len;
 	char text[TEXTFILE_MAX];
@@ -103,15 +104,16 @@ struct handoff {
 static pthread_mutex_t handoff_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct handoff *handoffs[HANDOFF_SLOTS];
 
-static void handoff_put(fuse_ino_t ino, const char *text, int len)
+static void handoff_put(const struct node *n, const char *text, int len)
 {
-	struct handoff **slot = &handoffs[ino % HANDOFF_SLOTS];
+	struct handoff **slot = &handoffs[n->ino % HANDOFF_SLOTS];
 
 	pthread_mutex_lock(&handoff_lock);
 	if (!*slot)
 		*slot = malloc(sizeof(**slot));
 	if (*slot) {
-		(*slot)->ino = ino;
+		(*slot)->ino = n->ino;
+		(*slot)->gen = n->gen;
 		(*slot)->made_ms = clock_now_ms();
 		(*slot)->len = len;
 		memcpy((*slot)->text, text, (size_t)len);
@@ -119,15 +121,16 @@ static void handoff_put(fuse_ino_t ino, const char *text, int len)
 	pthread_mutex_unlock(&handoff_lock);
 }
 
-/* Copies the value a recent stat of ino made into buf; its length, or -1. */
-static int handoff_take(fuse_ino_t ino, char *buf)
+/* Copies the value a recent stat of n made into buf; its length, or -1. */
+static int handoff_take(const struct node *n, char *buf)
 {
 	struct handoff *h;
 	int len = -1;
 
 	pthread_mutex_lock(&handoff_lock);
-	h = handoffs[ino % HANDOFF_SLOTS];
-	if (h && h->ino == ino && clock_now_ms() - h->made_ms <= HANDOFF_MS) {
+	h = handoffs[n->ino % HANDOFF_SLOTS];
+	if (h && h->ino == n->ino && h->gen == n->gen &&
+	    clock_now_ms() - h->made_ms <= HANDOFF_MS) {
 		len = h->len;
 		memcpy(buf, h->text, (size_t)len);
 		h->ino = 0;
@@ -156,7 +159,7 @@ static void open_copy(fuse_req_t req, struct node *n,
 	struct text_copy *s;
 	int len;
 
-	len = handoff_take(n->ino, buf);
+	len = handoff_take(n, buf);
 	if (len < 0)
 		len = show(n, buf, sizeof(buf));
 	if (len < 0 && (!late || len == -ENOENT)) {
@@ -357,6 +360,6 @@ off_t textfile_size(struct node *n, textfile_show_fn show)
 
 	if (len < 0)
 		return 0;
-	handoff_put(n->ino, buf, len);
+	handoff_put(n, buf, len);
 	return len;
 }

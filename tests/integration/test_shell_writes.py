@@ -614,3 +614,25 @@ def test_sweep(fm, tmp_path):
                 assert sweep_age_ms(m) >= elapsed_ms, idiom
             else:
                 assert sweep_age_ms(m) <= elapsed_ms + 50, (idiom, lines)
+
+
+def test_a_reused_inode_reads_its_own_value(fm):
+    """A channel made where one was just removed may get its files' inode
+    numbers; a stat's value is handed to the next open of the same node
+    only (Python's open stats: last_error's text once went to the new
+    register, read within 50 ms)."""
+    f, m = fm
+    agents = m.path(*P, "agents")
+    for n in range(120):
+        d = agents / "reuse"
+        os.mkdir(d)
+        with pytest.raises(OSError):
+            with open(d / "register", "w") as w:
+                w.write(REG_BAD + "\n")
+        assert last_error(d).startswith("register line 1: unknown class 'nope'")
+        os.rmdir(d)
+        os.mkdir(d)
+        try:
+            assert (read(d / "register"), read(d / "last_error")) == ("", ""), n
+        finally:
+            os.rmdir(d)
