@@ -106,16 +106,11 @@ static void reset_write(fuse_req_t req, struct node *n, const char *buf,
 	int lid, err;
 
 	if (number_parse_value(buf, size, 1, 1, &one) < 0) {
-		log_info("%s/%d: uid %u: counters reset refused: expected 1",
-			 port->ca->name, port->portnum, (unsigned)fuse_req_ctx(req)->uid);
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
 	lid = attr_port_lid(port);
 	if (lid <= 0) {
-		log_info("%s/%d: uid %u: counters reset refused: %s", port->ca->name,
-			 port->portnum, (unsigned)fuse_req_ctx(req)->uid,
-			 lid < 0 ? strerror(-lid) : "the port has no LID");
 		fuse_reply_err(req, lid < 0 ? -lid : ENETDOWN);
 		return;
 	}
