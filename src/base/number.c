@@ -1,5 +1,8 @@
 /* The one number grammar of umadfs (number.h). */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "umadfs/base/number.h"
 
@@ -59,4 +62,21 @@ int number_parse_value(const char *s, size_t len, uint64_t min, uint64_t max,
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+int number_parse_setting(const char *s, size_t len, uint64_t max, bool complete,
+			 uint64_t *out, char *why, size_t cap)
+{
+	if (!len || len >= NUMBER_SETTING_MAX || memchr(s, '\n', len)) {
+		snprintf(why, cap, "expected one number from 0 to %" PRIu64, max);
+		return -EINVAL;
+	}
+	if (number_parse(s, len, out) == 0 && *out <= max)
+		return 0;
+	/* Only "0x" is no number that more digits make one. */
+	if (!complete && len == 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		return -EAGAIN;
+	snprintf(why, cap, "'%.*s' is not a number from 0 to %" PRIu64, (int)len, s,
+		 max);
+	return -EINVAL;
 }

@@ -2,7 +2,6 @@
  * (frames), the settings timeout_ms and retries, last_error and stats. */
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <infiniband/mad.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,25 +25,14 @@ enum madfile_kind { MF_SEND, MF_RECV, MF_UMAD };
 
 static uint64_t next_text_tid = 1; /* TIDs for lines that gave none */
 
-/* Root passes the kernel's checks; the mode bits still say what a file is
- * for, so an open against them fails as on a read-only sysfs file. */
-static bool open_allowed(const struct node *n, int flags)
-{
-	int acc = flags & O_ACCMODE;
-
-	if ((acc == O_RDONLY || acc == O_RDWR) && !(n->mode & 0444))
-		return false;
-	if ((acc == O_WRONLY || acc == O_RDWR) && !(n->mode & 0222))
-		return false;
-	return true;
-}
-
 /* A MAD file's open state: the channel's view, and for send the line a
- * write left unfinished. */
+ * write left unfinished.  Writes of one open file come one at a time (the
+ * kernel holds the inode's lock across a write), FLUSH beside them. */
 struct madfile_open {
 	struct chan_open co; /* first */
 	char *send_frag;     /* a written line not yet ended by '\n' */
 	size_t send_frag_len;
+	bool send_refused;   /* the last write was refused: last_error says why */
 };
 
 static struct madfile_open *madfile_open_of(struct fuse_file_info *fi)
@@ -63,10 +51,6 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	struct chan_open *of;
 	int r;
 
-	if (!open_allowed(n, fi->flags)) {
-		fuse_reply_err(req, EACCES);
-		return;
-	}
 	of = chan_open_new(ch, n->file == MF_UMAD, sizeof(struct madfile_open),
 			   madfile_open_fini);
 	if (!of) {
@@ -88,14 +72,16 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 
 /* A close of send that leaves an unfinished line says so in last_error
  * before close(2) returns (FLUSH; RELEASE comes after it returned, too
- * late for `printf ... > send; cat last_error`).  The tail stays until
- * the last close, for a write through another descriptor of the same
- * open (a shell's forked command) may still end it. */
+ * late for `printf ... > send; cat last_error`), unless the last write
+ * was refused: its reason stays (a line over the limit, written in
+ * chunks, leaves its first 16384 bytes as the tail).  The tail stays
+ * until the last close, for a write through another descriptor of the
+ * same open (a shell's forked command) may still end it. */
 static void mad_flush(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	struct madfile_open *mo = madfile_open_of(fi);
 
-	if (mo->send_frag)
+	if (mo->send_frag && !mo->send_refused)
 		channel_set_error(mo->co.ch, "closed with an unfinished line (no "
 				  "'\\n'): %zu bytes discarded", mo->send_frag_len);
 	fuse_reply_err(req, 0);
@@ -158,8 +144,11 @@ struct write_parse {
 	size_t lineno;
 };
 
-static int send_parsed(fuse_req_t req, struct chan_open *of,
-		       const struct write_parse *wp, size_t written)
+/* Sends the parsed lines: the bytes of the write to report (all of them,
+ * or those of the lines sent before one that was not: a short write), or
+ * -errno if none was sent; last_error says why. */
+static ssize_t send_parsed(struct chan_open *of, const struct write_parse *wp,
+			   size_t written)
 {
 	for (size_t i = 0; i < wp->nout; i++) {
 		const struct out_mad *o = &wp->out[i];
@@ -174,11 +163,11 @@ static int send_parsed(fuse_req_t req, struct chan_open *of,
 					  i + 1, why);
 			/* What went out stays out: report a short write. */
 			if (i && wp->out[i - 1].end)
-				return fuse_reply_write(req, wp->out[i - 1].end);
-			return fuse_reply_err(req, -r == EBUSY ? EAGAIN : -r);
+				return (ssize_t)wp->out[i - 1].end;
+			return r == -EBUSY ? -EAGAIN : r;
 		}
 	}
-	return fuse_reply_write(req, written);
+	return (ssize_t)written;
 }
 
 /* The umad header of a parsed line: its timeout and retries (the line's,
@@ -328,6 +317,7 @@ static void text_write(fuse_req_t req, struct madfile_open *mo, const char *buf,
 	struct write_parse wp = { .ch = ch, .privileged = mo->co.privileged };
 	char *joined = NULL;
 	const char *t = buf;
+	ssize_t done;
 	int r;
 
 	pthread_mutex_lock(&ch->q.lock);
@@ -347,10 +337,13 @@ static void text_write(fuse_req_t req, struct madfile_open *mo, const char *buf,
 	r = parse_lines(&wp, t, total, frag_len, &tail);
 	if (r == 0)
 		r = keep_fragment(mo, t + tail, total - tail);
-	if (r == 0)
-		send_parsed(req, &mo->co, &wp, size);
+	done = r < 0 ? r : send_parsed(&mo->co, &wp, size);
+	/* Before the reply: the next write may follow it at once. */
+	mo->send_refused = done < (ssize_t)size;
+	if (done < 0)
+		fuse_reply_err(req, (int)-done);
 	else
-		fuse_reply_err(req, -r);
+		fuse_reply_write(req, (size_t)done);
 	free(wp.frames.buf);
 	free(wp.out);
 	free(joined);
@@ -441,63 +434,73 @@ static void setting_open(fuse_req_t req, struct node *n, struct fuse_file_info *
 	textfile_open_settable(req, n, fi, setting_show, NULL);
 }
 
-/* decode: "fields" (the default) or "none". */
-static void decode_write(fuse_req_t req, struct channel *ch, const char *text,
-			 size_t len, size_t size)
+/* decode: "fields" (the default) or "none"; unfinished, one of them or a
+ * beginning of one waits for its end. */
+static int decode_take(struct channel *ch, const char *text, size_t len,
+		       bool complete)
 {
 	unsigned flags;
 
-	if (len == 6 && !memcmp(text, "fields", 6)) {
+	if (!complete && len && ((len <= 6 && !memcmp(text, "fields", len)) ||
+				 (len <= 4 && !memcmp(text, "none", len)))) {
+		return -EAGAIN;
+	} else if (len == 6 && !memcmp(text, "fields", 6)) {
 		flags = MADTEXT_FIELDS;
 	} else if (len == 4 && !memcmp(text, "none", 4)) {
 		flags = 0;
+	} else if (memchr(text, '\n', len)) {
+		channel_set_error(ch, "decode: expected one word, fields or none");
+		return -EINVAL;
 	} else {
 		channel_set_error(ch, "decode: '%.*s' is not fields or none",
 				  (int)(len < 32 ? len : 32), text);
-		fuse_reply_err(req, EINVAL);
-		return;
+		return -EINVAL;
 	}
 	pthread_mutex_lock(&ch->q.lock);
 	ch->decode_flags = flags;
 	pthread_mutex_unlock(&ch->q.lock);
-	fuse_reply_write(req, size);
+	return 0;
 }
 
-static void setting_write(fuse_req_t req, struct node *n, const char *buf,
-			  size_t size, off_t off, struct fuse_file_info *fi)
+/* A setting's value (textfile_value_fn). */
+static int setting_take(struct node *n, const char *text, size_t len,
+			bool complete)
 {
 	struct channel *ch = n->owner;
 	uint64_t max = n->file == SET_TIMEOUT ? 3600000 : 100, v;
-	size_t len = size;
+	char why[96];
+	int r;
 
-	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-		len--;
-	if (n->file == SET_DECODE) {
-		decode_write(req, ch, buf, len, size);
-		return;
-	}
-	if (!len || len >= 32) {
-		channel_set_error(ch, "%s: expected one number", n->name);
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	if (number_parse_value(buf, len, 0, max, &v) < 0) {
-		channel_set_error(ch, "%s: '%.*s' is not a number from 0 to %" PRIu64,
-				  n->name, (int)len, buf, max);
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
+	if (n->file == SET_DECODE)
+		return decode_take(ch, text, len, complete);
+	r = number_parse_setting(text, len, max, complete, &v, why, sizeof(why));
+	if (r == -EINVAL)
+		channel_set_error(ch, "%s: %s", n->name, why);
+	if (r < 0 || !complete)
+		return r < 0 ? r : -EAGAIN;
 	pthread_mutex_lock(&ch->q.lock);
 	if (n->file == SET_TIMEOUT)
 		ch->timeout_ms = (int)v;
 	else
 		ch->retries = (int)v;
 	pthread_mutex_unlock(&ch->q.lock);
-	fuse_reply_write(req, size);
+	return 0;
+}
+
+static void setting_write(fuse_req_t req, struct node *n, const char *buf,
+			  size_t size, off_t off, struct fuse_file_info *fi)
+{
+	textfile_write_value(req, n, buf, size, fi, setting_take);
+}
+
+static void setting_flush(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	textfile_flush_value(req, n, fi, setting_take);
 }
 
 static const struct node_ops setting_ops = {
 	.show = setting_show, .open = setting_open, .write = setting_write,
+	.flush = setting_flush,
 };
 
 static int last_error_show(struct node *n, char *buf, size_t cap)

@@ -1,7 +1,9 @@
 /* The expected topology (expected.h): the expectation the sweep thread
  * judges against (the first complete sweep when none was given),
  * -o fabric_expected=PATH loaded at mount and saved at each write, and the
- * file fabric/expected.  Its snapshots are topofile.c's. */
+ * file fabric/expected: a writer's text read line by line as it is written
+ * (a bad line fails the write that carries it) and taken at close(), when
+ * something was written since the last.  Its snapshots are topofile.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -28,7 +30,8 @@ static struct {
 	pthread_mutex_t lock;
 	struct fab_snap *snap;   /* the expectation, or NULL (lock) */
 	struct exp_open *opens;  /* every open file, for expected_close (lock) */
-	size_t pending;          /* bytes the writers' opens hold (lock) */
+	size_t pending;          /* bytes the writers' opens hold: their texts
+				  * and their parsers (lock) */
 	/* One text taken at a time, so that PATH and snap agree. */
 	pthread_mutex_t apply_lock;
 	/* -o fabric_expected=: absolute, and its directory; set at mount. */
@@ -303,23 +306,16 @@ out:
 	return err;
 }
 
-/* A text written to fabric/expected: parsed, saved to PATH, swapped in
- * (one without nodes clears it).  0, or -errno with the reason in
- * last_error; the expectation is as it was then. */
-static int take_text(const char *text, size_t len)
+/* A text's snapshot made the expectation (s without nodes: none, the
+ * next complete sweep), the text saved to PATH first.  0, or -errno with
+ * the reason in last_error; the expectation is as it was then. */
+static int apply(struct fab_snap *s, const char *text, size_t len)
 {
-	struct fab_snap *s;
+	size_t nodes = s->nnodes;
+	unsigned links = s->stats.links;
 	char why[224];
-	int err = expected_parse(text, len, &s, why, sizeof(why));
-	size_t nodes;
-	unsigned links;
+	int err;
 
-	if (err) {
-		lasterror_set("expected: %s", why);
-		return err;
-	}
-	nodes = s->nnodes;
-	links = s->stats.links;
 	if (!nodes) {
 		fabsnap_put(s);
 		s = NULL;
@@ -356,8 +352,11 @@ struct exp_open {
 	pthread_mutex_t lock;
 	char *buf;
 	size_t len, cap;
-	size_t taken;     /* len when last taken, SIZE_MAX: not yet */
-	bool trunc;       /* opened with O_TRUNC: taken even if empty */
+	/* buf[0..len) read so far; NULL before a write, and after a take
+	 * until the next write (which reads the whole text again). */
+	struct expected_parser *parser;
+	size_t held;      /* parser's bytes, counted in ex.pending */
+	size_t taken;     /* len when last taken: a close takes more, or nothing */
 	int err;          /* a write refused: each close fails so */
 };
 
@@ -371,10 +370,11 @@ static void open_free(struct exp_open *o)
 	if (o->next)
 		o->next->prev = o->prev;
 	if (o->writer)
-		ex.pending -= o->len;
+		ex.pending -= o->len + o->held;
 	pthread_mutex_unlock(&ex.lock);
 	if (o->writer)
 		pthread_mutex_destroy(&o->lock);
+	expected_parser_free(o->parser);
 	if (o->owned)
 		fabtext_free((char *)o->text, o->len);
 	fabsnap_put(o->snap);
@@ -422,8 +422,6 @@ static void exp_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	o->writer = writer;
 	if (writer) {
 		pthread_mutex_init(&o->lock, NULL);
-		o->taken = SIZE_MAX;
-		o->trunc = fi->flags & O_TRUNC;
 	} else if ((err = open_text(req, o)) < 0) {
 		open_free(o);
 		fuse_reply_err(req, -err);
@@ -455,12 +453,35 @@ static void exp_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 	reply_text_slice(req, o->text, o->len, size, off);
 }
 
+/* n more bytes held by the writers' opens: 0, or -ENOSPC (nothing
+ * counted) with the reason in last_error. */
+static int hold(size_t n)
+{
+	bool room;
+
+	pthread_mutex_lock(&ex.lock);
+	room = n <= EXPECTED_PENDING_MAX - ex.pending;
+	if (room)
+		ex.pending += n;
+	pthread_mutex_unlock(&ex.lock);
+	if (!room)
+		lasterror_set("expected: the opens being written hold %u MiB "
+			      "already", EXPECTED_PENDING_MAX >> 20);
+	return room ? 0 : -ENOSPC;
+}
+
+static void unhold(size_t n)
+{
+	pthread_mutex_lock(&ex.lock);
+	ex.pending -= n;
+	pthread_mutex_unlock(&ex.lock);
+}
+
 /* Room for size more bytes of o's text (o->lock held): 0 or -errno, the
  * reason in last_error. */
 static int take_room(struct exp_open *o, size_t size, off_t off)
 {
 	size_t cap = o->cap ? o->cap : 65536;
-	bool room;
 	char *bigger;
 
 	if (off < 0 || (size_t)off != o->len) {
@@ -474,29 +495,55 @@ static int take_room(struct exp_open *o, size_t size, off_t off)
 				   EXPECTED_TEXT_MAX >> 20);
 		return -EFBIG;
 	}
-	pthread_mutex_lock(&ex.lock);
-	room = size <= EXPECTED_PENDING_MAX - ex.pending;
-	if (room)
-		ex.pending += size;
-	pthread_mutex_unlock(&ex.lock);
-	if (!room) {
-		lasterror_set("expected: %u MiB are being written through "
-				   "other opens already", EXPECTED_PENDING_MAX >> 20);
+	if (hold(size) < 0)
 		return -ENOSPC;
-	}
 	while (cap < o->len + size)
 		cap *= 2;
 	if (cap > o->cap) {
 		bigger = realloc(o->buf, cap);
 		if (!bigger) {
-			pthread_mutex_lock(&ex.lock);
-			ex.pending -= size;
-			pthread_mutex_unlock(&ex.lock);
+			unhold(size);
 			lasterror_set("expected: out of memory");
 			return -ENOMEM;
 		}
 		o->buf = bigger;
 		o->cap = cap;
+	}
+	return 0;
+}
+
+static void drop_parser(struct exp_open *o)
+{
+	expected_parser_free(o->parser);
+	o->parser = NULL;
+	unhold(o->held);
+	o->held = 0;
+}
+
+/* Reads the lines of o's text it has not read (o->lock held): 0, or
+ * -errno with the reason in last_error (the parser dropped). */
+static int feed(struct exp_open *o)
+{
+	char why[224] = "out of memory";
+	size_t size;
+	int err = 0;
+
+	if (!o->parser && !(o->parser = expected_parser_new()))
+		err = -ENOMEM;
+	if (!err)
+		err = expected_parser_feed(o->parser, o->buf, o->len, why, sizeof(why));
+	if (err) {
+		lasterror_set("expected: %s", why);
+		drop_parser(o);
+		return err;
+	}
+	size = expected_parser_size(o->parser);
+	if (size > o->held) {
+		if (hold(size - o->held) < 0) {
+			drop_parser(o);
+			return -ENOSPC;
+		}
+		o->held = size;
 	}
 	return 0;
 }
@@ -509,12 +556,13 @@ static void exp_write(fuse_req_t req, struct node *n, const char *buf,
 
 	pthread_mutex_lock(&o->lock);
 	err = o->err ? -o->err : take_room(o, size, off);
-	if (err) {
-		o->err = -err;
-	} else {
+	if (!err) {
 		memcpy(o->buf + o->len, buf, size);
 		o->len += size;
+		err = feed(o);
 	}
+	if (err)
+		o->err = -err;
 	pthread_mutex_unlock(&o->lock);
 	if (err)
 		fuse_reply_err(req, -err);
@@ -522,9 +570,37 @@ static void exp_write(fuse_req_t req, struct node *n, const char *buf,
 		fuse_reply_write(req, size);
 }
 
-/* At a close: the text written so far, if anything was written since the
- * last close (or the file was opened with O_TRUNC), is taken; 0 or
- * -errno.  A refused write makes every close fail as it did. */
+/* o's text, ended (o->lock held): the expectation it gives, or none for
+ * the word clear; a text without a node line is refused.  0 or -errno,
+ * the reason in last_error. */
+static int take(struct exp_open *o)
+{
+	struct fab_snap *s = NULL;
+	char why[224];
+	bool clears;
+	int err = o->parser ? 0 : feed(o);
+
+	if (err)
+		return err;
+	err = expected_parser_finish(o->parser, o->buf, o->len, &s, why, sizeof(why));
+	clears = expected_parser_clears(o->parser);
+	drop_parser(o);
+	if (err) {
+		lasterror_set("expected: %s", why);
+		return err;
+	}
+	if (!s->nnodes && !clears) {
+		fabsnap_put(s);
+		lasterror_set("expected: a text without a node line: the expected "
+			      "topology is kept (write the word clear to clear it)");
+		return -EINVAL;
+	}
+	return apply(s, o->buf, o->len);
+}
+
+/* At a close: the text, if anything was written since the last close
+ * took it; 0 or -errno.  A refused write makes every close fail as it
+ * did. */
 static int take_open(struct exp_open *o)
 {
 	int err = 0;
@@ -532,8 +608,8 @@ static int take_open(struct exp_open *o)
 	pthread_mutex_lock(&o->lock);
 	if (o->err)
 		err = -o->err;
-	else if (o->taken == SIZE_MAX ? o->len || o->trunc : o->taken != o->len)
-		err = take_text(o->buf ? o->buf : "", o->len);
+	else if (o->taken != o->len)
+		err = take(o);
 	o->taken = o->len;
 	pthread_mutex_unlock(&o->lock);
 	return err;

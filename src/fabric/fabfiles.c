@@ -303,29 +303,38 @@ static void interval_open(fuse_req_t req, struct node *n, struct fuse_file_info 
 	textfile_open_settable(req, n, fi, interval_show, NULL);
 }
 
+/* interval_ms's value (textfile_value_fn). */
+static int interval_take(struct node *n, const char *text, size_t len,
+			 bool complete)
+{
+	char why[160];
+	uint64_t v;
+	int r = number_parse_setting(text, len, SWEEPER_INTERVAL_MAX_MS, complete, &v,
+				     why, sizeof(why));
+
+	if (!r && !complete)
+		return -EAGAIN;
+	if (!r)
+		r = sweeper_set_interval_ms((unsigned)v, why, sizeof(why));
+	if (r == -EINVAL)
+		lasterror_set("interval_ms: %s", why);
+	return r;
+}
+
 static void interval_write(fuse_req_t req, struct node *n, const char *buf,
 			   size_t size, off_t off, struct fuse_file_info *fi)
 {
-	char why[160];
-	size_t len = size;
-	uint64_t v;
+	textfile_write_value(req, n, buf, size, fi, interval_take);
+}
 
-	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-		len--;
-	if (!len || len >= 32 || memchr(buf, '\n', len))
-		lasterror_refuse(req, EINVAL, "interval_ms: expected one number from 0 to %u",
-		       SWEEPER_INTERVAL_MAX_MS);
-	else if (number_parse_value(buf, size, 0, SWEEPER_INTERVAL_MAX_MS, &v) < 0)
-		lasterror_refuse(req, EINVAL, "interval_ms: '%.*s' is not a number from 0 to %u",
-		       (int)len, buf, SWEEPER_INTERVAL_MAX_MS);
-	else if (sweeper_set_interval_ms((unsigned)v, why, sizeof(why)) < 0)
-		lasterror_refuse(req, EINVAL, "interval_ms: %s", why);
-	else
-		fuse_reply_write(req, size);
+static void interval_flush(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
+{
+	textfile_flush_value(req, n, fi, interval_take);
 }
 
 static const struct node_ops interval_ops = {
 	.show = interval_show, .open = interval_open, .write = interval_write,
+	.flush = interval_flush,
 };
 
 /* Node, port and counter files: n->file is (port << 8) | what. */

@@ -1,8 +1,8 @@
 /* The expected topology's snapshots (expected.h): ibnetdiscover's topology
- * file read into one (expected_parse: node lines with their KEY= lines,
- * port lines with their link comments' widths and speeds, names resolved
- * once every node is known; bounded; every refusal a line, a column and a
- * reason), or a sweep's topology taken as one. */
+ * file read into one (node lines with their KEY= lines, port lines with
+ * their link comments' widths and speeds, read as they are written; names
+ * resolved once every node is known; bounded; every refusal a line, a
+ * column and a reason), or a sweep's topology taken as one. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -20,9 +20,10 @@
 #define NAME_MAX_LEN 64 /* a node's name in quotes: "S-0002c90300001234" */
 #define PORT_MAX 254
 
-/* A port line: its end, and the other end by the name the text gives. */
+/* A port line: its end, and the other end by the name the text gives.
+ * Names are offsets in the text, which may move while it is written. */
 struct link_ref {
-	const char *name;        /* the peer's name, in the text */
+	uint32_t name;           /* the peer's name: its offset in the text */
 	uint64_t peer_port_guid; /* "(GUID)" after the peer, 0 if none */
 	uint32_t node;           /* the node whose line it is */
 	uint32_t line, col, port_col; /* of the peer's name and its [port] */
@@ -31,18 +32,20 @@ struct link_ref {
 	uint16_t peer_lid;       /* "lid N" after its description, 0 if none */
 };
 
-/* A node's name and where it was given. */
+/* A node's name (its offset in the text) and where it was given. */
 struct node_name {
-	const char *s;
+	uint32_t s;
 	uint32_t line, col;
 	uint8_t len;
 };
 
 enum { HDR_VENDID = 1, HDR_DEVID = 2, HDR_SYSGUID = 4, HDR_GUID = 8 };
 
-struct parse {
-	char *why;
+struct expected_parser {
+	char *why;          /* the caller's, for the call under way */
 	size_t cap;
+	const char *text;   /* the text, where it is for the call under way */
+	size_t done;        /* its bytes read: whole lines */
 	struct fab_snap *snap;
 	unsigned line;      /* the line being read, from 1 */
 	const char *bol;    /* its first byte */
@@ -56,6 +59,7 @@ struct parse {
 		uint32_t vendor_id, device_id;
 	} hdr;
 	long cur;           /* the node whose port lines follow, -1 none */
+	unsigned clear;     /* the line of the word clear, 0 none */
 	unsigned port_line[PORT_MAX + 1]; /* of its ports given, 0 none */
 	struct node_name *names; /* by node index */
 	size_t names_cap;
@@ -66,10 +70,10 @@ struct parse {
 };
 
 /* Refuses the text at line and col: -EINVAL, the reason in why. */
-static int fail_at(struct parse *ps, unsigned line, size_t col,
+static int fail_at(struct expected_parser *ps, unsigned line, size_t col,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-static int fail_at(struct parse *ps, unsigned line, size_t col,
+static int fail_at(struct expected_parser *ps, unsigned line, size_t col,
 		   const char *fmt, ...)
 {
 	va_list ap;
@@ -185,7 +189,7 @@ static bool word_is(const char *w, size_t len, const char *lit)
 
 /* "(HEX)" at *p, after optional whitespace: 0 with *v, 1 if none there
  * (*p unmoved), or the refusal. */
-static int scan_paren_guid(struct parse *ps, const char **p, const char *end,
+static int scan_paren_guid(struct expected_parser *ps, const char **p, const char *end,
 			   uint64_t *v)
 {
 	const char *s = skip_ws(*p, end);
@@ -202,7 +206,7 @@ static int scan_paren_guid(struct parse *ps, const char **p, const char *end,
 }
 
 /* The quoted name at *p: s and its length, *p past the closing quote. */
-static int scan_name(struct parse *ps, const char **p, const char *end,
+static int scan_name(struct expected_parser *ps, const char **p, const char *end,
 		     const char **s, uint8_t *len)
 {
 	const char *q = *p, *close;
@@ -240,7 +244,7 @@ static void skip_ext(const char **p, const char *end)
 
 /* The rest of a line after its fields: whitespace, then a comment or
  * nothing.  The comment (after '#') in *c, or NULL. */
-static int line_end(struct parse *ps, const char *s, const char *end,
+static int line_end(struct expected_parser *ps, const char *s, const char *end,
 		    const char **c, const char *what)
 {
 	s = skip_ws(s, end);
@@ -256,7 +260,7 @@ static int line_end(struct parse *ps, const char *s, const char *end,
 /* A link's width and speed as ibnetdiscover writes them: 4xSDR, 1xQDR,
  * 12xHDR, 4xFDR10 (QDR: the sweep reads no vendor speeds), "??" and "???"
  * for unknown ones (0). */
-static int parse_link(struct parse *ps, const char *w, size_t len,
+static int parse_link(struct expected_parser *ps, const char *w, size_t len,
 		      struct link_ref *r)
 {
 	static const struct { const char *name; uint8_t speed, ext; } speeds[] = {
@@ -318,7 +322,7 @@ static bool looks_like_link(const char *w, size_t len)
 
 /* "lid N" and "lmc M" (lmc not NULL) among the words of [s, end), each
  * where given. */
-static int parse_lid_lmc(struct parse *ps, const char *s, const char *end,
+static int parse_lid_lmc(struct expected_parser *ps, const char *s, const char *end,
 			 uint16_t *lid, uint8_t *lmc)
 {
 	const char *w;
@@ -347,7 +351,7 @@ static int parse_lid_lmc(struct parse *ps, const char *s, const char *end,
 
 /* A node line's comment: "# \"DESC\"", and a switch's "base port 0 lid N
  * lmc M" after it. */
-static int node_comment(struct parse *ps, struct fab_node *n, const char *c,
+static int node_comment(struct expected_parser *ps, struct fab_node *n, const char *c,
 			const char *end)
 {
 	const char *q = skip_ws(c, end), *close = NULL;
@@ -375,7 +379,7 @@ static int node_comment(struct parse *ps, struct fab_node *n, const char *c,
 
 /* A port line's comment: a CA's "lid N lmc M" before the peer's quoted
  * description, and the link's width and speed after it. */
-static int port_comment(struct parse *ps, struct fab_node *n, unsigned port,
+static int port_comment(struct expected_parser *ps, struct fab_node *n, unsigned port,
 			const char *c, const char *end, struct link_ref *r)
 {
 	const char *q1 = memchr(c, '"', (size_t)(end - c)), *q2 = NULL;
@@ -410,7 +414,7 @@ static int port_comment(struct parse *ps, struct fab_node *n, unsigned port,
 	return 0;
 }
 
-static int add_ref(struct parse *ps, const struct link_ref *r)
+static int add_ref(struct expected_parser *ps, const struct link_ref *r)
 {
 	if (ps->nrefs == ps->refs_cap) {
 		size_t cap = ps->refs_cap ? ps->refs_cap * 2 : 256;
@@ -426,7 +430,7 @@ static int add_ref(struct parse *ps, const struct link_ref *r)
 }
 
 /* "[Q]" after the peer's name: Q, *p past it. */
-static int scan_peer_port(struct parse *ps, const char **p, const char *end,
+static int scan_peer_port(struct expected_parser *ps, const char **p, const char *end,
 			  unsigned *port)
 {
 	const char *s = *p;
@@ -444,11 +448,11 @@ static int scan_peer_port(struct parse *ps, const char **p, const char *end,
 
 /* "[P](GUID) \"NAME\"[Q](GUID) # comment": port P of the current node
  * linked to port Q of the node called NAME. */
-static int port_line(struct parse *ps, const char *s, const char *end)
+static int port_line(struct expected_parser *ps, const char *s, const char *end)
 {
 	struct link_ref r = { .line = ps->line };
 	struct fab_node *n;
-	const char *c, *at = s + 1;
+	const char *c, *at = s + 1, *name;
 	unsigned port, peer_port = 0;
 	uint64_t guid;
 	int err;
@@ -478,8 +482,9 @@ static int port_line(struct parse *ps, const char *s, const char *end)
 		n->ports[port].port_guid = guid;
 	s = skip_ws(s, end);
 	r.col = (uint32_t)(s - ps->bol) + 1;
-	if ((err = scan_name(ps, &s, end, &r.name, &r.name_len)) < 0)
+	if ((err = scan_name(ps, &s, end, &name, &r.name_len)) < 0)
 		return err;
+	r.name = (uint32_t)(name - ps->text);
 	r.port_col = (uint32_t)(s - ps->bol) + 2;
 	if ((err = scan_peer_port(ps, &s, end, &peer_port)) < 0)
 		return err;
@@ -515,7 +520,7 @@ static const char *type_key(uint8_t type)
 
 /* "vendid=0x2c9", "switchguid=0x...(PORTGUID)", ...: kept for the node
  * line that follows. */
-static int header_line(struct parse *ps, const char *key, const char *eq,
+static int header_line(struct expected_parser *ps, const char *key, const char *eq,
 		       const char *end)
 {
 	const char *v = eq + 1, *s = v, *c;
@@ -582,7 +587,7 @@ static uint64_t guid_of_name(const char *s, uint8_t len)
 	return guid;
 }
 
-static int add_name(struct parse *ps, const char *at, const char *s,
+static int add_name(struct expected_parser *ps, const char *at, const char *s,
 		    uint8_t len)
 {
 	if (ps->snap->nnodes > ps->names_cap) {
@@ -595,12 +600,12 @@ static int add_name(struct parse *ps, const char *at, const char *s,
 		ps->names_cap = cap;
 	}
 	ps->names[ps->snap->nnodes - 1] = (struct node_name){
-		s, ps->line, (uint32_t)(at - ps->bol) + 1, len };
+		(uint32_t)(s - ps->text), ps->line, (uint32_t)(at - ps->bol) + 1, len };
 	return 0;
 }
 
 /* The node of a node line, added to the snapshot with its KEY= lines. */
-static int add_node(struct parse *ps, const char *at, uint8_t type,
+static int add_node(struct expected_parser *ps, const char *at, uint8_t type,
 		    unsigned nports, const char *name, uint8_t name_len)
 {
 	uint64_t guid = ps->hdr.guid ? ps->hdr.guid : guid_of_name(name, name_len);
@@ -643,7 +648,7 @@ static int add_node(struct parse *ps, const char *at, uint8_t type,
 
 /* "Switch 36 \"S-...\" # \"desc\" base port 0 lid 2 lmc 0", "Ca 2 \"H-...\"
  * # \"desc\"", "Rt ...": a node; s is past the keyword. */
-static int node_line(struct parse *ps, uint8_t type, const char *s,
+static int node_line(struct expected_parser *ps, uint8_t type, const char *s,
 		     const char *end)
 {
 	const char *at, *name, *c;
@@ -668,7 +673,7 @@ static int node_line(struct parse *ps, uint8_t type, const char *s,
 
 /* A comment; ibnetdiscover's "# Initiated from node GUID port GUID" names
  * where it looked from, as the sweep's local_guid and local_port_guid. */
-static void comment_line(struct parse *ps, const char *s, const char *end)
+static void comment_line(struct expected_parser *ps, const char *s, const char *end)
 {
 	static const char from[] = "# Initiated from node ";
 	uint64_t node, port;
@@ -685,7 +690,18 @@ static void comment_line(struct parse *ps, const char *s, const char *end)
 	ps->snap->local_port_guid = port;
 }
 
-static int parse_line(struct parse *ps, const char *s, const char *end)
+/* The word clear: a text of its own (expected_parser_clears). */
+static int clear_line(struct expected_parser *ps, const char *s)
+{
+	if (ps->snap->nnodes || ps->hdr.line)
+		return FAIL(ps, s, "'clear' in a text with node lines: the word is "
+			    "a text of its own, with blank lines and comments only");
+	if (!ps->clear)
+		ps->clear = ps->line;
+	return 0;
+}
+
+static int parse_line(struct expected_parser *ps, const char *s, const char *end)
 {
 	static const struct { const char *word; uint8_t type; } types[] = {
 		{ "Switch", FAB_SWITCH }, { "Ca", FAB_CA }, { "Hca", FAB_CA },
@@ -701,6 +717,12 @@ static int parse_line(struct parse *ps, const char *s, const char *end)
 		comment_line(ps, s, end);
 		return 0;
 	}
+	if (end - s >= 5 && !memcmp(s, "clear", 5) && skip_ws(s + 5, end) == end)
+		return clear_line(ps, s);
+	if (ps->clear)
+		return FAIL(ps, s, "a line after 'clear' (line %u): the word is a "
+			    "text of its own, with blank lines and comments only",
+			    ps->clear);
 	if (*s == '[')
 		return port_line(ps, s, end);
 	for (w = s; s < end && ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
@@ -733,20 +755,20 @@ static uint32_t name_hash(const char *s, uint8_t len)
 }
 
 /* The index of the node called s, or -1. */
-static long find_name(const struct parse *ps, const char *s, uint8_t len)
+static long find_name(const struct expected_parser *ps, const char *s, uint8_t len)
 {
 	for (size_t slot = name_hash(s, len) & (ps->hash_cap - 1);
 	     ps->name_hash[slot]; slot = (slot + 1) & (ps->hash_cap - 1)) {
 		const struct node_name *o = &ps->names[ps->name_hash[slot] - 1];
 
-		if (o->len == len && !memcmp(o->s, s, len))
+		if (o->len == len && !memcmp(ps->text + o->s, s, len))
 			return (long)ps->name_hash[slot] - 1;
 	}
 	return -1;
 }
 
 /* Node names -> node index, every name once. */
-static int hash_names(struct parse *ps)
+static int hash_names(struct expected_parser *ps)
 {
 	size_t n = ps->snap->nnodes, cap = 16;
 	char buf[NAME_MAX_LEN + 1];
@@ -759,14 +781,15 @@ static int hash_names(struct parse *ps)
 	ps->hash_cap = cap;
 	for (size_t i = 0; i < n; i++) {
 		const struct node_name *nm = &ps->names[i];
-		long dup = find_name(ps, nm->s, nm->len);
+		const char *name = ps->text + nm->s;
+		long dup = find_name(ps, name, nm->len);
 		size_t slot;
 
 		if (dup >= 0)
 			return fail_at(ps, nm->line, nm->col,
 				       "the name \"%s\" given twice (line %u)",
-				       shown(buf, nm->s, nm->len), ps->names[dup].line);
-		for (slot = name_hash(nm->s, nm->len) & (cap - 1); ps->name_hash[slot];
+				       shown(buf, name, nm->len), ps->names[dup].line);
+		for (slot = name_hash(name, nm->len) & (cap - 1); ps->name_hash[slot];
 		     slot = (slot + 1) & (cap - 1))
 			;
 		ps->name_hash[slot] = (uint32_t)i + 1;
@@ -775,16 +798,18 @@ static int hash_names(struct parse *ps)
 }
 
 /* Port p's link as another line gave it, for a refusal. */
-static const char *linked_to(const struct parse *ps, const struct fab_port *p,
+static const char *linked_to(const struct expected_parser *ps, const struct fab_port *p,
 			     char *buf, size_t cap)
 {
 	const struct fab_node *n = fabsnap_find(ps->snap, p->peer_guid);
 	char name[NAME_MAX_LEN + 1];
 
-	if (n)
-		snprintf(buf, cap, "\"%s\"[%u]", shown(name, ps->names[n - ps->snap->nodes].s,
-						       ps->names[n - ps->snap->nodes].len),
+	if (n) {
+		const struct node_name *nm = &ps->names[n - ps->snap->nodes];
+
+		snprintf(buf, cap, "\"%s\"[%u]", shown(name, ps->text + nm->s, nm->len),
 			 p->peer_port);
+	}
 	return buf;
 }
 
@@ -799,21 +824,22 @@ static void set_link(struct fab_port *p, const struct fab_node *peer, uint8_t po
 /* One port line's link, both ends.  A link two lines give differently
  * (A says its port 1 goes to B[2], B says its port 2 goes elsewhere) is
  * refused where the second of them names its peer. */
-static int resolve_ref(struct parse *ps, const struct link_ref *r)
+static int resolve_ref(struct expected_parser *ps, const struct link_ref *r)
 {
-	long b = find_name(ps, r->name, r->name_len);
+	const char *name = ps->text + r->name;
+	long b = find_name(ps, name, r->name_len);
 	struct fab_node *na = &ps->snap->nodes[r->node], *nb;
 	struct fab_port *pa, *pb;
 	char buf[NAME_MAX_LEN + 1], other[NAME_MAX_LEN + 16] = "";
 
 	if (b < 0)
 		return fail_at(ps, r->line, r->col, "no node is called \"%s\"",
-			       shown(buf, r->name, r->name_len));
+			       shown(buf, name, r->name_len));
 	nb = &ps->snap->nodes[b];
 	if (r->peer_port > nb->nports)
 		return fail_at(ps, r->line, r->port_col,
 			       "port %u: \"%s\" has ports 1 to %u", r->peer_port,
-			       shown(buf, r->name, r->name_len), nb->nports);
+			       shown(buf, name, r->name_len), nb->nports);
 	if (na == nb && r->port == r->peer_port)
 		return fail_at(ps, r->line, r->col, "a port linked to itself");
 	pa = &na->ports[r->port];
@@ -824,7 +850,7 @@ static int resolve_ref(struct parse *ps, const struct link_ref *r)
 			       linked_to(ps, pa, other, sizeof(other)));
 	if (pb->peer_guid && (pb->peer_guid != na->guid || pb->peer_port != r->port))
 		return fail_at(ps, r->line, r->col, "\"%s\"[%u] is linked to %s",
-			       shown(buf, r->name, r->name_len), r->peer_port,
+			       shown(buf, name, r->name_len), r->peer_port,
 			       linked_to(ps, pb, other, sizeof(other)));
 	set_link(pa, nb, r->peer_port);
 	set_link(pb, na, r->port);
@@ -840,7 +866,7 @@ static int resolve_ref(struct parse *ps, const struct link_ref *r)
 
 /* The links, once every node is known; a port whose own line gives no
  * width and speed (or has none) takes its peer's. */
-static int resolve(struct parse *ps)
+static int resolve(struct expected_parser *ps)
 {
 	struct fab_snap *s = ps->snap;
 	int err = hash_names(ps);
@@ -864,38 +890,131 @@ static int resolve(struct parse *ps)
 	return err;
 }
 
-static int parse_text(struct parse *ps, const char *text, size_t len)
+/* One line, bol[0..n) without its '\n'. */
+static int read_line(struct expected_parser *ps, const char *bol, size_t n)
 {
-	size_t pos = 0;
+	const char *nul;
+
+	ps->line++;
+	ps->bol = bol;
+	if (n > EXPECTED_LINE_MAX)
+		return FAIL(ps, bol + EXPECTED_LINE_MAX, "a line longer than %u bytes",
+			    EXPECTED_LINE_MAX);
+	if ((nul = memchr(bol, '\0', n)))
+		return FAIL(ps, nul, "a NUL byte");
+	if (n && bol[n - 1] == '\r')
+		n--;
+	return parse_line(ps, bol, bol + n);
+}
+
+/* What of the unfinished last line, bol[0..n), is refused before its end:
+ * its length, a NUL byte (the reasons read_line would give). */
+static int read_tail(struct expected_parser *ps, const char *bol, size_t n)
+{
+	const char *nul;
+
+	if (n > EXPECTED_LINE_MAX)
+		return fail_at(ps, ps->line + 1, EXPECTED_LINE_MAX + 1,
+			       "a line longer than %u bytes", EXPECTED_LINE_MAX);
+	if ((nul = memchr(bol, '\0', n)))
+		return fail_at(ps, ps->line + 1, (size_t)(nul - bol) + 1, "a NUL byte");
+	return 0;
+}
+
+static int refused(struct expected_parser *ps, int err)
+{
+	if (err == -ENOMEM && ps->cap)
+		snprintf(ps->why, ps->cap, "out of memory");
+	return err;
+}
+
+struct expected_parser *expected_parser_new(void)
+{
+	struct expected_parser *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		return NULL;
+	ps->cur = -1;
+	ps->snap = fabsnap_new();
+	if (!ps->snap) {
+		free(ps);
+		return NULL;
+	}
+	return ps;
+}
+
+void expected_parser_free(struct expected_parser *ps)
+{
+	if (!ps)
+		return;
+	free(ps->names);
+	free(ps->name_hash);
+	free(ps->refs);
+	fabsnap_put(ps->snap);
+	free(ps);
+}
+
+bool expected_parser_clears(const struct expected_parser *ps)
+{
+	return ps->clear != 0;
+}
+
+size_t expected_parser_size(const struct expected_parser *ps)
+{
+	return sizeof(*ps) + ps->names_cap * sizeof(*ps->names) +
+		ps->refs_cap * sizeof(*ps->refs) + ps->hash_cap * sizeof(*ps->name_hash) +
+		(ps->snap ? ps->snap->cap * sizeof(struct fab_node) +
+		 ps->nports * sizeof(struct fab_port) : 0);
+}
+
+int expected_parser_feed(struct expected_parser *ps, const char *text, size_t len,
+			 char *why, size_t cap)
+{
 	int err = 0;
 
-	while (!err && pos < len) {
-		const char *bol = text + pos, *nul;
-		const char *eol = memchr(bol, '\n', len - pos);
-		size_t n = eol ? (size_t)(eol - bol) : len - pos;
+	ps->why = why;
+	ps->cap = cap;
+	ps->text = text;
+	while (!err && ps->done < len) {
+		const char *bol = text + ps->done;
+		const char *eol = memchr(bol, '\n', len - ps->done);
 
-		ps->line++;
-		ps->bol = bol;
-		pos += n + (eol != NULL);
-		if (n > EXPECTED_LINE_MAX)
-			return FAIL(ps, bol + EXPECTED_LINE_MAX,
-				    "a line longer than %u bytes", EXPECTED_LINE_MAX);
-		if ((nul = memchr(bol, '\0', n)))
-			return FAIL(ps, nul, "a NUL byte");
-		if (n && bol[n - 1] == '\r')
-			n--;
-		err = parse_line(ps, bol, bol + n);
+		if (!eol)
+			return read_tail(ps, bol, len - ps->done);
+		ps->done += (size_t)(eol - bol) + 1;
+		err = read_line(ps, bol, (size_t)(eol - bol));
+	}
+	return refused(ps, err);
+}
+
+int expected_parser_finish(struct expected_parser *ps, const char *text,
+			   size_t len, struct fab_snap **out, char *why, size_t cap)
+{
+	int err = expected_parser_feed(ps, text, len, why, cap);
+
+	*out = NULL;
+	if (!err && ps->done < len) {
+		err = read_line(ps, text + ps->done, len - ps->done);
+		ps->done = len;
 	}
 	if (!err && ps->hdr.line)
-		return fail_at(ps, ps->hdr.line, 1,
-			       "KEY= lines without their node line");
-	return err ? err : resolve(ps);
+		err = fail_at(ps, ps->hdr.line, 1, "KEY= lines without their node line");
+	if (!err)
+		err = resolve(ps);
+	if (err)
+		return refused(ps, err);
+	ps->snap->ok = true;
+	clock_gettime(CLOCK_REALTIME, &ps->snap->time);
+	fabsnap_count(ps->snap);
+	*out = ps->snap;
+	ps->snap = NULL;
+	return 0;
 }
 
 int expected_parse(const char *text, size_t len, struct fab_snap **out,
 		   char *why, size_t cap)
 {
-	struct parse ps = { .why = why, .cap = cap, .cur = -1 };
+	struct expected_parser *ps;
 	int err;
 
 	*out = NULL;
@@ -905,24 +1024,14 @@ int expected_parse(const char *text, size_t len, struct fab_snap **out,
 		snprintf(why, cap, "longer than %u MiB", EXPECTED_TEXT_MAX >> 20);
 		return -EFBIG;
 	}
-	ps.snap = fabsnap_new();
-	if (!ps.snap)
-		return -ENOMEM;
-	err = parse_text(&ps, text, len);
-	free(ps.names);
-	free(ps.name_hash);
-	free(ps.refs);
-	if (err == -ENOMEM && cap)
+	ps = expected_parser_new();
+	if (!ps) {
 		snprintf(why, cap, "out of memory");
-	if (err) {
-		fabsnap_put(ps.snap);
-		return err;
+		return -ENOMEM;
 	}
-	ps.snap->ok = true;
-	clock_gettime(CLOCK_REALTIME, &ps.snap->time);
-	fabsnap_count(ps.snap);
-	*out = ps.snap;
-	return 0;
+	err = expected_parser_finish(ps, text, len, out, why, cap);
+	expected_parser_free(ps);
+	return err;
 }
 
 struct fab_snap *expected_topology_of(const struct fab_snap *s)

@@ -199,9 +199,10 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 
 	if (!stat_of(req, ino, &st))
 		return;
-	/* Truncating a writable file is what `echo ... > file` does first;
-	 * it has nothing to cut, so it is accepted and ignored.  Nothing else
-	 * about a node can be changed. */
+	/* Truncating a writable file (truncate -s 0; an O_TRUNC open comes
+	 * with the open, FUSE_CAP_ATOMIC_O_TRUNC) has nothing to cut: it is
+	 * accepted and changes nothing, as an open that writes nothing.
+	 * Nothing else about a node can be changed. */
 	if (to_set & ~(FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME |
 		       FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
 		       FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME)) {
@@ -365,12 +366,29 @@ static struct node *file_node(fuse_req_t req, fuse_ino_t ino)
 	return n;
 }
 
+/* The mode bits say what a file is for, root's opens included (root
+ * passes the kernel's checks): one without a read bit is not opened for
+ * reading (send, counters/reset), one without a write bit not for writing
+ * (attributes, recv), as sysfs refuses a write-only attribute's reader. */
+static bool open_allowed(const struct node *n, int flags)
+{
+	int acc = flags & O_ACCMODE;
+
+	if (acc != O_WRONLY && !(n->mode & 0444))
+		return false;
+	return acc == O_RDONLY || (n->mode & 0222);
+}
+
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct node *n = file_node(req, ino);
 
 	if (!n)
 		return;
+	if (!open_allowed(n, fi->flags)) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
 	fi->noflush = !n->ops->flush;
 	if (n->ops->open)
 		n->ops->open(req, n, fi);

@@ -1,5 +1,6 @@
 /* Text files made at open (textfile.h): the per-open copies of a value, the
- * list of those still open, and the values a stat hands to the next open. */
+ * list of those still open, the values a stat hands to the next open, and
+ * the line a writer of a one-value file has not ended yet. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -17,8 +18,16 @@ struct text_copy {
 	int err;          /* not 0: what reads fail with (textfile_open_late) */
 	bool for_writing; /* no text: the open of a writer */
 	bool privileged;  /* a writer's opener, as judged at open */
+	/* A writer's value not ended by a newline yet, judged at its close
+	 * (value_lock): */
+	char line[TEXTFILE_VALUE_MAX];
+	size_t line_len;
 	char text[];
 };
+
+/* Guards every writer's line: taken around a judgement, so that a close
+ * and a write of one open do not judge it at once. */
+static pthread_mutex_t value_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Every copy still open, for textfile_drop_opens(): the kernel drops
  * the RELEASE of a file closed just before an unmount. */
@@ -48,6 +57,7 @@ static struct text_copy *text_copy_new(const char *text, size_t len)
 	s->len = len;
 	s->err = 0;
 	s->for_writing = s->privileged = false;
+	s->line_len = 0;
 	if (len)
 		memcpy(s->text, text, len);
 	pthread_mutex_lock(&open_lock);
@@ -66,6 +76,9 @@ static void reply_open(fuse_req_t req, struct fuse_file_info *fi,
 		       struct text_copy *s)
 {
 	fi->fh = (uintptr_t)s;
+	/* Only a writer's close may have something to say (its value). */
+	if (!s->for_writing)
+		fi->noflush = 1;
 	/* Reads must reach us whatever st_size said: the value is live. */
 	fi->direct_io = 1;
 	if (fuse_reply_open(req, fi) == -ENOENT)
@@ -82,6 +95,7 @@ static void reply_open(fuse_req_t req, struct fuse_file_info *fi,
 
 struct handoff {
 	fuse_ino_t ino; /* 0: empty */
+	uint64_t gen;   /* the node's: not another node given its ino since */
 	int64_t made_ms;
 	int len;
 	char text[TEXTFILE_MAX];
@@ -90,15 +104,16 @@ struct handoff {
 static pthread_mutex_t handoff_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct handoff *handoffs[HANDOFF_SLOTS];
 
-static void handoff_put(fuse_ino_t ino, const char *text, int len)
+static void handoff_put(const struct node *n, const char *text, int len)
 {
-	struct handoff **slot = &handoffs[ino % HANDOFF_SLOTS];
+	struct handoff **slot = &handoffs[n->ino % HANDOFF_SLOTS];
 
 	pthread_mutex_lock(&handoff_lock);
 	if (!*slot)
 		*slot = malloc(sizeof(**slot));
 	if (*slot) {
-		(*slot)->ino = ino;
+		(*slot)->ino = n->ino;
+		(*slot)->gen = n->gen;
 		(*slot)->made_ms = clock_now_ms();
 		(*slot)->len = len;
 		memcpy((*slot)->text, text, (size_t)len);
@@ -106,15 +121,16 @@ static void handoff_put(fuse_ino_t ino, const char *text, int len)
 	pthread_mutex_unlock(&handoff_lock);
 }
 
-/* Copies the value a recent stat of ino made into buf; its length, or -1. */
-static int handoff_take(fuse_ino_t ino, char *buf)
+/* Copies the value a recent stat of n made into buf; its length, or -1. */
+static int handoff_take(const struct node *n, char *buf)
 {
 	struct handoff *h;
 	int len = -1;
 
 	pthread_mutex_lock(&handoff_lock);
-	h = handoffs[ino % HANDOFF_SLOTS];
-	if (h && h->ino == ino && clock_now_ms() - h->made_ms <= HANDOFF_MS) {
+	h = handoffs[n->ino % HANDOFF_SLOTS];
+	if (h && h->ino == n->ino && h->gen == n->gen &&
+	    clock_now_ms() - h->made_ms <= HANDOFF_MS) {
 		len = h->len;
 		memcpy(buf, h->text, (size_t)len);
 		h->ino = 0;
@@ -143,12 +159,7 @@ static void open_copy(fuse_req_t req, struct node *n,
 	struct text_copy *s;
 	int len;
 
-	/* Root passes the kernel's mode checks; refuse writes as sysfs does. */
-	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-		fuse_reply_err(req, EACCES);
-		return;
-	}
-	len = handoff_take(n->ino, buf);
+	len = handoff_take(n, buf);
 	if (len < 0)
 		len = show(n, buf, sizeof(buf));
 	if (len < 0 && (!late || len == -ENOENT)) {
@@ -173,13 +184,8 @@ void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 void textfile_open_text(fuse_req_t req, struct fuse_file_info *fi,
 			const char *text, size_t len)
 {
-	struct text_copy *s;
+	struct text_copy *s = text_copy_new(text, len);
 
-	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-		fuse_reply_err(req, EACCES);
-		return;
-	}
-	s = text_copy_new(text, len);
 	if (!s) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -201,10 +207,6 @@ void textfile_open_settable(fuse_req_t req, struct node *n,
 
 	if ((fi->flags & O_ACCMODE) == O_RDONLY) {
 		textfile_open(req, n, fi, show);
-		return;
-	}
-	if (!(n->mode & 0222)) {
-		fuse_reply_err(req, EACCES);
 		return;
 	}
 	/* Writes go to the node's write handler: no text to keep, only who
@@ -234,6 +236,77 @@ bool textfile_opener_privileged(const struct fuse_file_info *fi)
 	const struct text_copy *s = (const struct text_copy *)(uintptr_t)fi->fh;
 
 	return s && s->for_writing && s->privileged;
+}
+
+/* text[0..len) less its trailing spaces and newlines: the length left. */
+static size_t trimmed(const char *text, size_t len)
+{
+	while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		len--;
+	return len;
+}
+
+/* The open's unfinished line and buf joined, judged (value_lock held):
+ * 0, -EAGAIN or the refusal, as take says; the line kept while it waits
+ * for its end. */
+static int judge_value(struct text_copy *s, struct node *n, const char *buf,
+		       size_t size, textfile_value_fn take)
+{
+	size_t total = s->line_len + size;
+	char *joined = NULL;
+	const char *t = buf;
+	bool complete;
+	int r;
+
+	if (s->line_len) {
+		joined = malloc(total);
+		if (!joined)
+			return -ENOMEM;
+		memcpy(joined, s->line, s->line_len);
+		memcpy(joined + s->line_len, buf, size);
+		t = joined;
+	}
+	/* Ended by its newline, or too long to be a value going on. */
+	complete = t[total - 1] == '\n' || total > sizeof(s->line);
+	r = take(n, t, trimmed(t, total), complete);
+	s->line_len = 0;
+	if (r == -EAGAIN) {
+		memcpy(s->line, t, total);
+		s->line_len = total;
+	}
+	free(joined);
+	return r;
+}
+
+void textfile_write_value(fuse_req_t req, struct node *n, const char *buf,
+			  size_t size, struct fuse_file_info *fi,
+			  textfile_value_fn take)
+{
+	struct text_copy *s = (struct text_copy *)(uintptr_t)fi->fh;
+	int r;
+
+	pthread_mutex_lock(&value_lock);
+	r = judge_value(s, n, buf, size, take);
+	pthread_mutex_unlock(&value_lock);
+	if (r < 0 && r != -EAGAIN)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_write(req, size);
+}
+
+void textfile_flush_value(fuse_req_t req, struct node *n,
+			  struct fuse_file_info *fi, textfile_value_fn take)
+{
+	struct text_copy *s = (struct text_copy *)(uintptr_t)fi->fh;
+	int r = 0;
+
+	pthread_mutex_lock(&value_lock);
+	if (s->line_len) {
+		r = take(n, s->line, trimmed(s->line, s->line_len), true);
+		s->line_len = 0;
+	}
+	pthread_mutex_unlock(&value_lock);
+	fuse_reply_err(req, -r);
 }
 
 void textfile_read(fuse_req_t req, struct node *n, size_t size, off_t off,
@@ -287,6 +360,6 @@ off_t textfile_size(struct node *n, textfile_show_fn show)
 
 	if (len < 0)
 		return 0;
-	handoff_put(n->ino, buf, len);
+	handoff_put(n, buf, len);
 	return len;
 }

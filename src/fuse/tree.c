@@ -14,6 +14,7 @@ static size_t nodes_len, nodes_cap;
  * once it has forgotten it.  Guarded by tree_lock. */
 static size_t *free_slots;
 static size_t free_len, free_cap;
+static uint64_t nodes_made; /* the last node's gen; guarded by tree_lock */
 
 void tree_rdlock(void)
 {
@@ -58,6 +59,7 @@ static struct node *node_new(struct node *parent, const char *name,
 	n->ops = ops;
 	n->owner = owner;
 	n->file = which; /* one int: attr and pkey too */
+	n->gen = ++nodes_made;
 	if (free_len) {
 		n->ino = free_slots[--free_len] + 1;
 	} else {

@@ -11,7 +11,10 @@
  * ports and distinct non-zero GUIDs, whose every link is seen from both
  * ends, Active and LinkUp, with widths and speeds of PortInfo's encodings;
  * and that snapshot, formatted as fabric/expected reads it (fabric/
- * topology's formatter), parses back to the same nodes and links.
+ * topology's formatter), parses back to the same nodes and links.  The
+ * text written to a parser in two writes (expected_parser_feed, cut in
+ * the middle, the first half's bytes moved as a writer's buffer moves)
+ * is refused or taken as the whole is, to the same nodes and links.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -111,6 +114,28 @@ static void check_same(const struct fab_snap *a, const struct fab_snap *b)
 	}
 }
 
+/* text as fabric/expected takes it when written in two writes: 0 with
+ * *out, or the refusal. */
+static int parse_in_two(const char *text, size_t size, struct fab_snap **out)
+{
+	struct expected_parser *p = expected_parser_new();
+	char why[256], *first = malloc(size / 2 + 1), *all = malloc(size + 1);
+	int r = -ENOMEM;
+
+	*out = NULL;
+	if (p && first && all) {
+		memcpy(first, text, size / 2);
+		memcpy(all, text, size);
+		r = expected_parser_feed(p, first, size / 2, why, sizeof(why));
+		if (r == 0)
+			r = expected_parser_finish(p, all, size, out, why, sizeof(why));
+	}
+	expected_parser_free(p);
+	free(first);
+	free(all);
+	return r;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fab_snap *s = NULL, *back = NULL;
@@ -123,6 +148,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(why, 'z', sizeof(why));
 	r = expected_parse(text, size, &s, why, sizeof(why));
+	if (parse_in_two(text, size, &back) != r && r != -ENOMEM)
+		die("written in two writes, judged otherwise", why);
+	if (back && s)
+		check_same(s, back);
+	fabsnap_put(back);
+	back = NULL;
 	if (r < 0) {
 		if (s)
 			die("a refusal with a snapshot", why);

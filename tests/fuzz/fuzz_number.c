@@ -11,8 +11,12 @@
  * (decimal digits, or 0x/0X and 1 to 16 hex digits; no sign, no spaces; at
  * most 2^64-1), number_parse_value() with the model after trailing spaces
  * and newlines and the range; an accepted value printed in decimal and in
- * hex must parse back to itself.
+ * hex must parse back to itself.  number_parse_setting() (the trimmed
+ * value, ranges from 0) takes what the model takes when the text is one
+ * line of fewer than 32 bytes, and, unfinished, asks for more bytes
+ * (-EAGAIN) only for "0x"; every refusal says why.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -114,6 +118,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ok = number_parse_value(s, n, min, max, &v) == 0;
 	if (ok != mok || (ok && v != mv))
 		die("number_parse_value() disagrees with the grammar and range", s, n);
+	if (!min && trimmed) {
+		bool one = trimmed < NUMBER_SETTING_MAX && !memchr(s, '\n', trimmed);
+		char why[128] = "";
+
+		for (int complete = 0; complete < 2; complete++) {
+			int r = number_parse_setting(s, trimmed, max, complete, &v, why,
+						     sizeof(why));
+			bool again = !complete && trimmed == 2 && s[0] == '0' &&
+				(s[1] == 'x' || s[1] == 'X');
+
+			if ((r == 0) != (one && mok) || (r == 0 && v != mv) ||
+			    (r == -EAGAIN) != (again && one) ||
+			    (r == -EINVAL && !why[0]))
+				die("number_parse_setting() disagrees with the model", s, n);
+		}
+	}
 	if (ok) {
 		int k = snprintf(text, sizeof(text), "%" PRIu64, v);
 

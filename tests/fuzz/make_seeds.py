@@ -269,6 +269,8 @@ EXPECTED.update({
                                              "4xFDR10", "??", "4x???", "1xDDR"))),
     "empty": "",
     "comments": "# only\n\n\t# comments\n",
+    "clear": "# the word that clears it\nclear\n",
+    "bad-clear": 'clear\nSwitch 2 "S-1"\n',
     "bad-inconsistent": 'Switch 2 "S-1"\n[1] "H-2"[1]\nCa 1 "H-2"\n[1] "S-1"[2]\n',
     "bad-unknown-peer": 'Switch 2 "S-1"\n[1] "H-9"[1]\n',
     "bad-speed": 'Switch 2 "S-1"\n[1] "H-2"[1] # "d" lid 1 4xSDQ\nCa 1 "H-2"\n',

@@ -363,7 +363,9 @@ def test_unmount_with_sigterm(fabric, tmp_path):
 
 # The MAD files and channel directories are streams, not values: a copy of
 # the tree leaves them out (recv would wait for a MAD).
-NOT_VALUES = {"send", "recv", "umad", "agents", "rq"}
+# Left out of a copy (files.md): streams, and counters/reset, which has
+# no read bit (its open for reading fails, root's too).
+NOT_VALUES = {"send", "recv", "umad", "agents", "rq", "reset"}
 # Counters the daemon's own queries move (each read of a counter sends
 # PerfMgt MADs through the port): a copy shows a value between two reads.
 MOVING = {"port_xmit_data", "port_rcv_data", "port_xmit_packets",
@@ -422,8 +424,12 @@ def test_copies_get_every_value(fabric, mount, tmp_path):
     cp = tmp_path / "cp"
     cp.mkdir()
     for sub in ("ports/1/counters", "ports/1/pkeys"):
-        subprocess.run(["cp", "-r", os.path.join(ca, sub), cp / os.path.basename(sub)],
-                       check=True, timeout=60)
+        done = subprocess.run(["cp", "-r", os.path.join(ca, sub), cp / os.path.basename(sub)],
+                              capture_output=True, text=True, timeout=60)
+        # Every value copied; the write-only counters/reset refused alone.
+        assert (done.returncode, done.stderr) == (0, "") if sub.endswith("pkeys") else \
+            (done.returncode == 1 and done.stderr.count("\n") == 1 and
+             "counters/reset' for reading: Permission denied" in done.stderr), done
     copied = [rel[len("ports/1/"):] for rel in rels
               if rel.startswith(("ports/1/counters/", "ports/1/pkeys/"))]
     assert len(copied) > 10

@@ -1,9 +1,11 @@
 """fabric/expected: the expected topology.  Without -o fabric_expected= the
 first complete sweep (compared with ibnetdiscover); `cp fabric/topology
 fabric/expected` and ibnetdiscover's own output (-f and -g too) written and
-read back with the same nodes and links; malformed texts refused at
-close() with EINVAL, the line and column in last_error, the old
-expectation kept; an empty text back to the next sweep; -o
+read back with the same nodes and links; malformed texts refused with
+EINVAL, by the write that carries a bad line or else by close(), the line
+and column in last_error, the old expectation kept; the word clear back
+to the next sweep, an open that writes nothing or a blank text changing
+nothing; -o
 fabric_expected=PATH loaded at mount, each write saved there atomically,
 a malformed PATH refusing the mount; another fabric entirely."""
 
@@ -200,6 +202,20 @@ def test_malformed_writes_keep_the_old(fabric, mount):
         expect_errno(errno.EINVAL, write_text, path, text, 97)
         assert last_error(m) == "expected: line %d column %d: %s\n" % (line, col, why)
         assert read(m, "expected") == old
+    # A bad line fails the write that carries it; what needs the whole
+    # text (a peer a later line may name) fails the close.
+    for ((text, line, col), _), at_write in zip(cases, (True, True, False, False)):
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+        cut = len("\n".join(text.split("\n")[:line])) + 1      # to the bad line's end
+        try:
+            if at_write:
+                assert os.write(fd, text[:cut - 1].encode()) == cut - 1
+                expect_errno(errno.EINVAL, os.write, fd, b"\n")
+            else:
+                assert os.write(fd, text.encode()) == len(text.encode())
+        finally:
+            expect_errno(errno.EINVAL, os.close, fd)
+        assert read(m, "expected") == old
     # Not text at all.
     expect_errno(errno.EINVAL, write_text, path, b"Ca 1 \"H-1\"\n\x00\x01")
     assert last_error(m) == "expected: line 2 column 1: a NUL byte\n"
@@ -237,18 +253,26 @@ def test_too_long_a_text(fabric, mount):
     assert read(m, "expected") == old
 
 
-def test_empty_text_means_the_next_sweep(fabric, mount):
-    """`: > expected` and `echo > expected` clear it: empty until the next
-    complete sweep, which is the expectation then; a write-open that
-    writes nothing without O_TRUNC changes nothing."""
+def test_clear_means_the_next_sweep(fabric, mount):
+    """`echo clear > expected` clears it: empty until the next complete
+    sweep, which is the expectation then.  An open that writes nothing
+    (`: > expected`, `truncate -s 0`, touch) changes nothing, nor does a
+    blank text (`echo > expected`: refused at close, the reason in
+    last_error)."""
     m = mount("Hca1")
     assert read(m, "topology")              # the first sweep is done
     path = m.path("fabric", "expected")
     foreign = foreign_fabric(2, 8, 2)
-    for clear in (": > \"$1\"", "echo > \"$1\""):
+    write_text(path, foreign)
+    for nothing in (": > \"$1\"", "truncate -s 0 \"$1\"", "touch \"$1\"",
+                    "echo > \"$1\"", "printf '# only a comment\\n\\n' > \"$1\""):
+        subprocess.run(["sh", "-c", nothing, "sh", str(path)], check=True)
+        assert parse_topo(read(m, "expected")) == parse_topo(foreign), nothing
+    assert last_error(m) == ("expected: a text without a node line: the expected "
+                             "topology is kept (write the word clear to clear it)\n")
+    expect_errno(errno.EINVAL, write_text, path, "\n")
+    for clear in ("echo clear > \"$1\"", "printf '# why\\nclear' > \"$1\""):
         write_text(path, foreign)
-        os.close(os.open(path, os.O_WRONLY))            # as touch(1) does
-        assert parse_topo(read(m, "expected")) == parse_topo(foreign)
         subprocess.run(["sh", "-c", clear, "sh", str(path)], check=True)
         assert read(m, "expected") == ""
         assert os.stat(path).st_size == 0
@@ -280,11 +304,15 @@ def test_option_loads_and_saves(fabric, mount, tmp_path):
     assert os.listdir(d) == ["expected.topo"]
     m2 = mount("Hca2", options=("fabric_expected=%s" % path,))
     assert parse_topo(read(m2, "expected")) == parse_topo(foreign)
-    # An empty file is no expectation: the first sweep then.
-    write_text(m.path("fabric", "expected"), "")
-    assert path.read_text() == ""
+    # Cleared, PATH holds the word; loaded, it is no expectation: the
+    # first sweep then.  So is an empty file.
+    write_text(m.path("fabric", "expected"), "clear\n")
+    assert path.read_text() == "clear\n"
     m3 = mount("Hca3", options=("fabric_expected=%s" % path,))
     assert read(m3, "expected") == read(m3, "topology")
+    path.write_text("")
+    m4 = mount("Switch1", options=("fabric_expected=%s" % path,))
+    assert read(m4, "expected") == read(m4, "topology")
 
 
 def test_option_save_failure_changes_nothing(fabric, mount, tmp_path):

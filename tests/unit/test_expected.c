@@ -187,6 +187,41 @@ static void test_fixtures(void)
 	free(text);
 }
 
+/* text written in pieces of step bytes to a parser, each time from a new
+ * copy of all that was written (a writer's buffer moves as it grows), then
+ * ended: 0 with *out, or the refusal; *at_feed says it came before the
+ * end. */
+static int parse_fed(const char *text, size_t len, size_t step,
+		     struct fab_snap **out, char *why, size_t cap, bool *at_feed)
+{
+	struct expected_parser *p = expected_parser_new();
+	char *copy = NULL;
+	size_t have = 0;
+	int r = p ? 0 : -ENOMEM;
+
+	*out = NULL;
+	*at_feed = false;
+	do {
+		have = len - have > step ? have + step : len;
+		free(copy);
+		copy = malloc(have + 1);
+		if (!copy || !p) {
+			r = -ENOMEM;
+			break;
+		}
+		memcpy(copy, text, have);
+		if (have < len) {
+			r = expected_parser_feed(p, copy, have, why, cap);
+			*at_feed = r != 0;
+		} else {
+			r = expected_parser_finish(p, copy, have, out, why, cap);
+		}
+	} while (!r && have < len);
+	free(copy);
+	expected_parser_free(p);
+	return r;
+}
+
 /* a and b hold the same nodes and links (what the parser keeps). */
 static void check_same(const struct fab_snap *a, const struct fab_snap *b)
 {
@@ -241,6 +276,33 @@ static void round_trip(struct fab_snap *s)
 	if (back)
 		check_same(s, back);
 	fabsnap_put(back);
+}
+
+/* Every fixture written in pieces of 1, 7 and 4096 bytes reads as the
+ * whole text does. */
+static void test_fed_in_pieces(void)
+{
+	const char *files[] = { "two-switch.txt", "two-switch-full.txt",
+				"two-switch-group.txt", "dual-port-hca.txt",
+				"fat-tree.txt" };
+	const size_t steps[] = { 1, 7, 4096 };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		size_t len;
+		char *text = slurp(files[i], &len), why[256];
+		struct fab_snap *whole = parse_ok(text, len), *fed;
+		bool at_feed;
+
+		for (size_t k = 0; whole && k < sizeof(steps) / sizeof(steps[0]); k++) {
+			CHECK_INT(parse_fed(text, len, steps[k], &fed, why, sizeof(why),
+					    &at_feed), 0);
+			if (fed)
+				check_same(whole, fed);
+			fabsnap_put(fed);
+		}
+		fabsnap_put(whole);
+		free(text);
+	}
 }
 
 static void test_round_trip(void)
@@ -411,15 +473,35 @@ static void test_link_words(void)
 	}
 }
 
+/* Texts without a node: blank ones, and the word clear (which only the
+ * parser tells from them: fabric/expected refuses the others). */
 static void test_empty(void)
 {
-	const char *texts[] = { "", "\n", "# only a comment\n\n  \t\n", "\r\n" };
+	static const struct {
+		const char *text;
+		bool clears;
+	} texts[] = {
+		{ "", false }, { "\n", false }, { "# only a comment\n\n  \t\n", false },
+		{ "\r\n", false }, { "clear\n", true }, { "clear", true },
+		{ "# why\n  clear \t\r\n\nclear\n", true },
+	};
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
-		struct fab_snap *s = parse_str(texts[i]);
+		struct expected_parser *p = expected_parser_new();
+		struct fab_snap *s = parse_str(texts[i].text), *fed = NULL;
+		char why[256];
 
 		CHECK(s && s->nnodes == 0);
 		fabsnap_put(s);
+		CHECK(p != NULL);
+		if (!p)
+			continue;
+		CHECK_INT(expected_parser_finish(p, texts[i].text, strlen(texts[i].text),
+						 &fed, why, sizeof(why)), 0);
+		CHECK(fed && fed->nnodes == 0);
+		CHECK(expected_parser_clears(p) == texts[i].clears);
+		fabsnap_put(fed);
+		expected_parser_free(p);
 	}
 }
 
@@ -523,11 +605,22 @@ static void test_bad(void)
 		{ "Switch2 \"S-1\"\n", "line 1 column 7: expected the number of ports "
 		  "after the node type" },
 		{ "Ca 1 \"H\x01\"\n", "line 1 column 8: a control character in a name" },
+		{ "clear\nCa 1 \"H-1\"\n", "line 2 column 1: a line after 'clear' (line "
+		  "1): the word is a text of its own, with blank lines and comments only" },
+		{ "Ca 1 \"H-1\"\n  clear\n", "line 2 column 3: 'clear' in a text with "
+		  "node lines: the word is a text of its own, with blank lines and "
+		  "comments only" },
+		{ "devid=0x1\nclear\n", "line 2 column 1: 'clear' in a text with node "
+		  "lines: the word is a text of its own, with blank lines and comments "
+		  "only" },
+		{ "clearly\n", "line 1 column 1: expected a node line (Switch, Ca, Rt), "
+		  "a port line ([N] ...), KEY=VALUE or a # comment" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct fab_snap *s = (struct fab_snap *)1;
 		char why[256];
+		bool at_feed;
 		int r = expected_parse(cases[i].text, strlen(cases[i].text), &s, why,
 				       sizeof(why));
 
@@ -536,6 +629,54 @@ static void test_bad(void)
 		CHECK_INT(r, -EINVAL);
 		CHECK(s == NULL);
 		CHECK_STR(why, cases[i].why);
+		/* Written a byte at a time: the same reason. */
+		r = parse_fed(cases[i].text, strlen(cases[i].text), 1, &s, why,
+			      sizeof(why), &at_feed);
+		CHECK_INT(r, -EINVAL);
+		CHECK(s == NULL);
+		CHECK_STR(why, cases[i].why);
+	}
+}
+
+/* What is refused as the text is written (the write carrying the line
+ * fails) and what only at its end (the close). */
+static void test_refused_when(void)
+{
+	static const struct {
+		const char *text;
+		size_t len;   /* 0: strlen */
+		bool at_feed;
+	} cases[] = {
+		{ "hello\n", 0, true },
+		{ "Ca 1 \"H-1\"\nCa 1 \"H-01\"\n", 0, true },          /* a GUID twice */
+		{ SW "[3] \"H-2\"[1]\n", 0, true },                     /* no port 3 */
+		{ SW "[1] \"H-2\"[1] # \"d\" lid 1 4xFOO\n", 0, true },   /* a speed */
+		{ "Ca 1 \"H-1\"\n#\0", 13, true },          /* a NUL, its line unfinished */
+		{ SW "[1] \"H-2\"[1]\n", 0, false },   /* a peer a later line may name */
+		{ "devid=0x1\n", 0, false },           /* its node line may follow */
+		{ "hello", 0, false },                 /* the last line, unfinished */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct expected_parser *p = expected_parser_new();
+		size_t len = cases[i].len ? cases[i].len : strlen(cases[i].text);
+		struct fab_snap *s = NULL;
+		char why[256];
+		int r;
+
+		CHECK(p != NULL);
+		if (!p)
+			return;
+		r = expected_parser_feed(p, cases[i].text, len, why, sizeof(why));
+		if ((r != 0) != cases[i].at_feed)
+			fprintf(stderr, "case %zu: %s\n", i, cases[i].text);
+		CHECK((r != 0) == cases[i].at_feed);
+		if (!r)
+			r = expected_parser_finish(p, cases[i].text, len, &s, why,
+						   sizeof(why));
+		CHECK_INT(r, -EINVAL);
+		CHECK(s == NULL);
+		expected_parser_free(p);
 	}
 }
 
@@ -604,11 +745,13 @@ int main(int argc, char **argv)
 	fixtures = argc > 1 ? argv[1] : "tests/unit/ibnetdiscover";
 	test_fixtures();
 	test_round_trip();
+	test_fed_in_pieces();
 	test_names_and_one_end();
 	test_topology_of();
 	test_link_words();
 	test_empty();
 	test_bad();
+	test_refused_when();
 	test_bytes_and_bounds();
 	test_short_why();
 	CHECK_DONE();

@@ -5,6 +5,7 @@
 #ifndef UMADFS_NUMBER_H
 #define UMADFS_NUMBER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,5 +16,15 @@ int number_parse(const char *s, size_t len, uint64_t *out);
  * followed by spaces and newlines, from min to max: 0, or -EINVAL. */
 int number_parse_value(const char *s, size_t len, uint64_t min, uint64_t max,
 		       uint64_t *out);
+
+/* A setting's value as a file holds it (the text written, trailing spaces
+ * and newlines cut): one number from 0 to max, 0 with *out; -EINVAL with
+ * why ("expected one number from 0 to MAX" for none, several lines or
+ * NUMBER_SETTING_MAX bytes or more; "'TEXT' is not a number from 0 to
+ * MAX"); or, for a text its writer has not ended (complete false) that
+ * more bytes could make a number ("0x"), -EAGAIN. */
+#define NUMBER_SETTING_MAX 32
+int number_parse_setting(const char *s, size_t len, uint64_t max, bool complete,
+			 uint64_t *out, char *why, size_t cap);
 
 #endif

@@ -13,6 +13,7 @@
 #ifndef UMADFS_EXPECTED_H
 #define UMADFS_EXPECTED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -44,7 +45,8 @@ void expected_offer(struct fab_snap *snap);
 struct fab_snap *expected_get(void);
 /* Parses an ibnetdiscover text (text[0..len), NUL bytes refused) into a
  * new snapshot (*out, its time now, ok set): 0, also for a text without a
- * node (blank lines and comments: *out has no node); -EINVAL with "line L
+ * node (blank lines and comments, or the word clear: *out has no node);
+ * -EINVAL with "line L
  * column C: reason" in why (columns count bytes from 1; more nodes, ports
  * or bytes in a line than the bounds above too), -EFBIG for more than
  * EXPECTED_TEXT_MAX bytes, -ENOMEM.  *out is NULL on failure.  A link the
@@ -52,6 +54,29 @@ struct fab_snap *expected_get(void);
  * only is taken for both. */
 int expected_parse(const char *text, size_t len, struct fab_snap **out,
 		   char *why, size_t cap);
+/* The same read as it is written: a parser fed the text's lines as they
+ * come, which refuses a line as soon as it has it (and an unfinished line
+ * once it is longer than a line may be, or holds a NUL byte), and judges
+ * what needs the whole text (names, links, KEY= lines left without their
+ * node line) at the end.  NULL on ENOMEM. */
+struct expected_parser;
+struct expected_parser *expected_parser_new(void);
+void expected_parser_free(struct expected_parser *p);
+/* Reads the lines of text[0..len) it has not read: text is the whole text
+ * so far (the same bytes as at the last call, and more; it may have
+ * moved).  0, or as expected_parse(); after a refusal p is only freed. */
+int expected_parser_feed(struct expected_parser *p, const char *text, size_t len,
+			 char *why, size_t cap);
+/* The end of the text: its last line, then what needs it all; *out as
+ * expected_parse() gives it.  Once only; then p is only freed. */
+int expected_parser_finish(struct expected_parser *p, const char *text,
+			   size_t len, struct fab_snap **out, char *why, size_t cap);
+/* Whether the text read is the word clear (on a line of its own, with
+ * blank lines and comments only: expected_parse() gives it as a text
+ * without nodes; any other line with it is refused). */
+bool expected_parser_clears(const struct expected_parser *p);
+/* The bytes p holds (its snapshot so far, its names and links). */
+size_t expected_parser_size(const struct expected_parser *p);
 /* A sweep's topology as expected_parse() gives it from the sweep's
  * fabric/topology: the nodes, their IDs and descriptions, port GUIDs,
  * LIDs and LMCs, and the links (Active, LinkUp) with the widths and

@@ -29,23 +29,44 @@ void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 void textfile_open_late(fuse_req_t req, struct node *n,
 			struct fuse_file_info *fi, textfile_show_fn show);
 /* An open of a text the caller made (of any length: over TEXTFILE_MAX
- * too), served by textfile_read and textfile_release; EACCES unless the
- * open is read-only. */
+ * too), served by textfile_read and textfile_release.  (fs.c refuses an
+ * open against the node's mode bits before any of these: a read-only
+ * file's writer, a write-only file's reader, root's too.) */
 void textfile_open_text(fuse_req_t req, struct fuse_file_info *fi,
 			const char *text, size_t len);
 /* For files that are also written (settings, register): a read-only open
- * gets a copy; an open for writing none (EACCES without a write bit),
- * but judge's verdict on the opener (if judge) is kept for the write
- * handler. */
+ * gets a copy; an open for writing none, but judge's verdict on the
+ * opener (if judge) is kept for the write handler. */
 void textfile_open_settable(fuse_req_t req, struct node *n,
 			    struct fuse_file_info *fi, textfile_show_fn show,
 			    textfile_judge_fn judge);
-/* A file written to act (a reset): its ops are .show =
- * textfile_show_nothing, .open = textfile_open_action and its write; a
- * read gives nothing (node_exporter reads every file of a counters/ and
- * skips the names it does not know). */
+/* A file written to act (a reset, mode 0200): its ops are .show =
+ * textfile_show_nothing (its size, 0), .open = textfile_open_action and
+ * its write; it has no read bit, so a read open fails with EACCES, root's
+ * too (node_exporter skips a counters/ file it may not read). */
 int textfile_show_nothing(struct node *n, char *buf, size_t cap);
 void textfile_open_action(fuse_req_t req, struct node *n, struct fuse_file_info *fi);
+/* One-value files (settings): a writer's text is one value, a line,
+ * taken whole when it is complete: at its newline, or at the close
+ * (FLUSH) of a descriptor of its open if it has none.  A write is joined
+ * to the line the open's writes before left unfinished and judged by the
+ * feature's take: text[0..len), trailing spaces and newlines cut;
+ * complete when ended (a newline, a close, TEXTFILE_VALUE_MAX bytes or
+ * more).  Complete, take returns 0 (taken) or -errno (refused: the write
+ * or close fails with it, the feature has said why).  Unfinished, it
+ * takes nothing: -EAGAIN if the text is, or more bytes could make it, a
+ * value (the write succeeds; the text waits for the rest, or the close),
+ * else -errno (refused now: no more bytes can help).  So "10" then "00\n"
+ * is 1000, and a value is never taken in part.  The node's flush is
+ * textfile_flush_value with the same take. */
+#define TEXTFILE_VALUE_MAX 64
+typedef int (*textfile_value_fn)(struct node *n, const char *text, size_t len,
+				 bool complete);
+void textfile_write_value(fuse_req_t req, struct node *n, const char *buf,
+			  size_t size, struct fuse_file_info *fi,
+			  textfile_value_fn take);
+void textfile_flush_value(fuse_req_t req, struct node *n,
+			  struct fuse_file_info *fi, textfile_value_fn take);
 /* For a write handler: what judge said of the opener (false without one). */
 bool textfile_opener_privileged(const struct fuse_file_info *fi);
 /* EBADF on a file opened for writing only. */

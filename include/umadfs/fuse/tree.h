@@ -66,6 +66,10 @@ struct dir_ops {
 
 struct node {
 	fuse_ino_t ino;
+	/* Distinct for every node made: an ino serves new nodes once the
+	 * kernel has forgotten the old one, and what was kept for the old one
+	 * (a stat's value, textfile.c) must not go to the new. */
+	uint64_t gen;
 	struct node *parent;
 	struct node *children, *next_sibling; /* guarded by the tree lock */
 	char *name;
