@@ -511,12 +511,12 @@ def test_fabric_files_for_everyone_settings_for_the_group(ids, open_mount):
                  "last_error", "problems", "sm"):
         assert mode_of(fdir / name) == (0o444, 0, 0)
     member = run_as(ids, m, FABRIC_CODE)
-    assert member["sweep_read"] == 21 and member["links"] == 5, member
+    assert member["sweep_read"] == 28 and member["links"] == 5, member
     assert member["metrics"] is True
     assert (member["sweep"], member["interval"]) == (2, 2), member
     assert member["topology"] == "EACCES"
     other = run_as(ids, m, FABRIC_CODE, member=False)
-    assert other["sweep_read"] == 21 and other["links"] == 5, other
+    assert other["sweep_read"] == 28 and other["links"] == 5, other
     assert (other["sweep"], other["interval"], other["topology"]) == \
         ("EACCES", "EACCES", "EACCES"), other
 
