@@ -1,5 +1,5 @@
 /* The daemon's one clock (clock.h): CLOCK_MONOTONIC for "now" and every
- * timed wait. */
+ * timed wait; the wall clock's times as the files print them. */
 #include <errno.h>
 #include <time.h>
 
@@ -33,4 +33,13 @@ int clock_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, int64_t deadl
 		until = (struct timespec){ 0 };
 	r = pthread_cond_clockwait(cond, mutex, CLOCK_MONOTONIC, &until);
 	return r == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+void clock_iso_time(char *buf, size_t cap, const struct timespec *t)
+{
+	struct tm tm;
+
+	gmtime_r(&t->tv_sec, &tm);
+	if (!strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) && cap)
+		buf[0] = '\0';
 }

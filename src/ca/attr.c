@@ -17,8 +17,8 @@
 
 #include "umadfs/ca/attr.h"
 #include "umadfs/device/device.h"
-#include "umadfs/engine/ibumad.h"
 #include "umadfs/device/sysfmt.h"
+#include "umadfs/engine/ibumad.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
 

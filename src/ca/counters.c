@@ -9,10 +9,10 @@
 
 #include <infiniband/mad.h>
 
-#include "umadfs/ca/attr.h"
-#include "umadfs/ca/counters.h"
 #include "umadfs/base/log.h"
 #include "umadfs/base/number.h"
+#include "umadfs/ca/attr.h"
+#include "umadfs/ca/counters.h"
 #include "umadfs/device/device.h"
 #include "umadfs/engine/query.h"
 #include "umadfs/fuse/parkedwrite.h"

@@ -9,9 +9,9 @@
 #include "umadfs/base/group.h"
 #include "umadfs/base/number.h"
 #include "umadfs/channel/access.h"
+#include "umadfs/fuse/tree.h"
 #include "umadfs/mad/mad.h"
 #include "umadfs/mad/madtext.h"
-#include "umadfs/fuse/tree.h"
 
 /* Set once by main() before the tree is built, read-only afterwards. */
 static bool group_set, group_smi;

@@ -10,13 +10,13 @@
 #include "umadfs/channel/access.h"
 #include "umadfs/channel/agents.h"
 #include "umadfs/channel/channel.h"
-#include "umadfs/device/device.h"
 #include "umadfs/channel/madfiles.h"
-#include "umadfs/mad/mad.h"
-#include "umadfs/mad/madtext.h"
+#include "umadfs/device/device.h"
 #include "umadfs/engine/engine.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
+#include "umadfs/mad/mad.h"
+#include "umadfs/mad/madtext.h"
 
 #define AGENT_NAME_MAX 63
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "umadfs/base/log.h"
 #include "umadfs/channel/channel.h"
 #include "umadfs/device/device.h"
 #include "umadfs/mad/mad.h"
-#include "umadfs/base/log.h"
 #include "umadfs/mad/madtext.h"
 
 struct channel_item {

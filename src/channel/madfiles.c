@@ -11,14 +11,14 @@
 #include "umadfs/base/number.h"
 #include "umadfs/channel/access.h"
 #include "umadfs/channel/channel.h"
-#include "umadfs/device/device.h"
 #include "umadfs/channel/madfiles.h"
-#include "umadfs/mad/mad.h"
-#include "umadfs/mad/madtext.h"
+#include "umadfs/device/device.h"
 #include "umadfs/engine/engine.h"
 #include "umadfs/fuse/stream.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
+#include "umadfs/mad/mad.h"
+#include "umadfs/mad/madtext.h"
 #include "umadfs/mad/umadframe.h"
 
 enum madfile_kind { MF_SEND, MF_RECV, MF_UMAD };

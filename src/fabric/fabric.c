@@ -12,17 +12,20 @@
 #include "umadfs/base/clock.h"
 #include "umadfs/base/group.h"
 #include "umadfs/base/number.h"
-#include "umadfs/fabric/actions.h"
-#include "umadfs/fabric/discover.h"
-#include "umadfs/fabric/expected.h"
-#include "umadfs/fabric/fabevents.h"
-#include "umadfs/fabric/fabfiles.h"
 #include "umadfs/fabric/fabric.h"
-#include "umadfs/fabric/health.h"
-#include "umadfs/fabric/lightsweep.h"
-#include "umadfs/fabric/routefiles.h"
-#include "umadfs/fabric/sweeper.h"
-#include "umadfs/fabric/traps.h"
+#include "umadfs/fabric/files/actions.h"
+#include "umadfs/fabric/files/expectedfile.h"
+#include "umadfs/fabric/files/fabevents.h"
+#include "umadfs/fabric/files/fabfiles.h"
+#include "umadfs/fabric/files/fabtext.h"
+#include "umadfs/fabric/files/routefiles.h"
+#include "umadfs/fabric/problems/expected.h"
+#include "umadfs/fabric/problems/problem.h"
+#include "umadfs/fabric/problems/problems.h"
+#include "umadfs/fabric/snapshot/discover.h"
+#include "umadfs/fabric/snapshot/lightsweep.h"
+#include "umadfs/fabric/watch/sweeper.h"
+#include "umadfs/fabric/watch/traps.h"
 
 #define INTERVAL_MAX_MS SWEEPER_INTERVAL_MAX_MS
 #define PORT_CA_MAX 64
@@ -135,7 +138,7 @@ static int check_options(const struct fabric_opts *o)
 		fprintf(stderr, "umadfs: fabric_port=%s: expected CA:PORT\n", o->port);
 		return -EINVAL;
 	}
-	if (health_configure(o->thresholds) < 0 ||
+	if (problems_configure(o->thresholds) < 0 ||
 	    expected_configure(o->expected) < 0)
 		return -EINVAL;
 	return 0;
@@ -171,7 +174,7 @@ static void on_judge(const struct fab_snap *old, struct fab_snap *snap)
 
 	expected_offer(snap);
 	expected = expected_get();
-	health_judge(old, snap, expected);
+	problems_judge(old, snap, expected);
 	fabsnap_put(expected);
 	snap->problems_us = (unsigned)(clock_now_us() - t0);
 }
@@ -181,6 +184,24 @@ static void on_swap(struct fab_snap *old, struct fab_snap *snap)
 {
 	fabevents_diff(old, snap);
 	fabfiles_update(snap);
+}
+
+/* The writers waiting for it answered: its big texts made ahead when the
+ * snapshot before was read (a regular scrape finds them made). */
+static void on_settled(struct fab_snap *old, struct fab_snap *snap)
+{
+	if (old)
+		fabtext_make_ahead(snap, old);
+}
+
+static const struct sweeper_hooks hooks = {
+	.judge = on_judge, .swap = on_swap, .settled = on_settled,
+};
+
+/* A line from the traps thread into fabric/events. */
+static void note_line(const char *line)
+{
+	fabevents_note("%s", line);
 }
 
 int fabric_add_dir(struct node *root, const gid_t *group, sweeper_ports_fn ports)
@@ -194,13 +215,13 @@ int fabric_add_dir(struct node *root, const gid_t *group, sweeper_ports_fn ports
 	if (r == 0)
 		r = fabevents_add(dir);
 	if (r == 0)
-		r = expected_add(dir, group);
+		r = expectedfile_add(dir, group);
 	if (r == 0)
 		r = routefiles_add(dir, !routes_off);
 	if (r == 0)
-		r = sweeper_start(on_judge, on_swap, ports);
+		r = sweeper_start(&hooks, ports);
 	if (r == 0)
-		r = traps_start();
+		r = traps_start(note_line);
 	return r;
 }
 
@@ -232,5 +253,6 @@ void fabric_stop(void)
 	sweeper_stop();
 	fabfiles_close();
 	fabevents_close();
+	expectedfile_close();
 	expected_close();
 }

@@ -17,16 +17,16 @@ struct text_copy {
 	size_t len;
 	int err;          /* not 0: what reads fail with (textfile_open_late) */
 	bool for_writing; /* no text: the open of a writer */
-	bool privileged;  /* a writer's opener, as judged at open */
-	/* A writer's value not ended by a newline yet, judged at its close
+	bool privileged;  /* a writer's opener, as decided at open */
+	/* A writer's value not ended by a newline yet, checked at its close
 	 * (value_lock): */
 	char line[TEXTFILE_VALUE_MAX];
 	size_t line_len;
 	char text[];
 };
 
-/* Guards every writer's line: taken around a judgement, so that a close
- * and a write of one open do not judge it at once. */
+/* Guards every writer's line: taken around a check, so that a close
+ * and a write of one open do not check it at once. */
 static pthread_mutex_t value_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Every copy still open, for textfile_drop_opens(): the kernel drops
@@ -201,7 +201,7 @@ void textfile_open_late(fuse_req_t req, struct node *n,
 
 void textfile_open_settable(fuse_req_t req, struct node *n,
 			    struct fuse_file_info *fi, textfile_show_fn show,
-			    textfile_judge_fn judge)
+			    textfile_privilege_fn privilege)
 {
 	struct text_copy *s;
 
@@ -210,14 +210,14 @@ void textfile_open_settable(fuse_req_t req, struct node *n,
 		return;
 	}
 	/* Writes go to the node's write handler: no text to keep, only who
-	 * opened (register judges lines by it). */
+	 * opened (register checks lines by it). */
 	s = text_copy_new(NULL, 0);
 	if (!s) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	s->for_writing = true;
-	s->privileged = judge && judge(req);
+	s->privileged = privilege && privilege(req);
 	reply_open(req, fi, s);
 }
 
@@ -246,10 +246,10 @@ static size_t trimmed(const char *text, size_t len)
 	return len;
 }
 
-/* The open's unfinished line and buf joined, judged (value_lock held):
+/* The open's unfinished line and buf joined, checked (value_lock held):
  * 0, -EAGAIN or the refusal, as take says; the line kept while it waits
  * for its end. */
-static int judge_value(struct text_copy *s, struct node *n, const char *buf,
+static int check_value(struct text_copy *s, struct node *n, const char *buf,
 		       size_t size, textfile_value_fn take)
 {
 	size_t total = s->line_len + size;
@@ -286,7 +286,7 @@ void textfile_write_value(fuse_req_t req, struct node *n, const char *buf,
 	int r;
 
 	pthread_mutex_lock(&value_lock);
-	r = judge_value(s, n, buf, size, take);
+	r = check_value(s, n, buf, size, take);
 	pthread_mutex_unlock(&value_lock);
 	if (r < 0 && r != -EAGAIN)
 		fuse_reply_err(req, -r);

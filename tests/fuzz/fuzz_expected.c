@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * libFuzzer target: the expected topology's parser, expected_parse() (see
+ * libFuzzer target: the expected topology's parser, topofile_parse() (see
  * docs/bad-input.md), on a text written to fabric/expected or read from
  * -o fabric_expected=PATH.
  *
  * The input is the text.  It must not crash, leak or read outside it.  A
  * refusal is -EINVAL with one line "line L column C: reason" (L at most
- * the input's lines, C at most one past EXPECTED_LINE_MAX) and no
+ * the input's lines, C at most one past TOPOFILE_LINE_MAX) and no
  * snapshot.  An accepted text gives a snapshot whose nodes have 1 to 254
  * ports and distinct non-zero GUIDs, whose every link is seen from both
  * ends, Active and LinkUp, with widths and speeds of PortInfo's encodings;
  * and that snapshot, formatted as fabric/expected reads it (fabric/
  * topology's formatter), parses back to the same nodes and links.  The
- * text written to a parser in two writes (expected_parser_feed, cut in
+ * text written to a parser in two writes (topofile_parser_feed, cut in
  * the middle, the first half's bytes moved as a writer's buffer moves)
  * is refused or taken as the whole is, to the same nodes and links.
  */
@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "umadfs/fabric/expected.h"
-#include "umadfs/fabric/fabsnap.h"
-#include "umadfs/fabric/fabtext.h"
+#include "umadfs/fabric/files/fabtext.h"
+#include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/fabric/snapshot/topofile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -43,7 +43,7 @@ static void check_refusal(const char *text, size_t len, const char *why)
 	if (sscanf(why, "line %u column %u: %n", &line, &col, &n) != 2 || !n ||
 	    !why[n] || strchr(why, '\n'))
 		die("a refusal without 'line L column C: reason'", why);
-	if (!line || line > lines || !col || col > EXPECTED_LINE_MAX + 1)
+	if (!line || line > lines || !col || col > TOPOFILE_LINE_MAX + 1)
 		die("a refusal's line or column outside the text", why);
 }
 
@@ -118,7 +118,7 @@ static void check_same(const struct fab_snap *a, const struct fab_snap *b)
  * *out, or the refusal. */
 static int parse_in_two(const char *text, size_t size, struct fab_snap **out)
 {
-	struct expected_parser *p = expected_parser_new();
+	struct topofile_parser *p = topofile_parser_new();
 	char why[256], *first = malloc(size / 2 + 1), *all = malloc(size + 1);
 	int r = -ENOMEM;
 
@@ -126,11 +126,11 @@ static int parse_in_two(const char *text, size_t size, struct fab_snap **out)
 	if (p && first && all) {
 		memcpy(first, text, size / 2);
 		memcpy(all, text, size);
-		r = expected_parser_feed(p, first, size / 2, why, sizeof(why));
+		r = topofile_parser_feed(p, first, size / 2, why, sizeof(why));
 		if (r == 0)
-			r = expected_parser_finish(p, all, size, out, why, sizeof(why));
+			r = topofile_parser_finish(p, all, size, out, why, sizeof(why));
 	}
-	expected_parser_free(p);
+	topofile_parser_free(p);
 	free(first);
 	free(all);
 	return r;
@@ -147,7 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int r;
 
 	memset(why, 'z', sizeof(why));
-	r = expected_parse(text, size, &s, why, sizeof(why));
+	r = topofile_parse(text, size, &s, why, sizeof(why));
 	if (parse_in_two(text, size, &back) != r && r != -ENOMEM)
 		die("written in two writes, judged otherwise", why);
 	if (back && s)
@@ -169,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	out = fabtext_get(s, FAB_TEXT_TOPOLOGY, &len, &owned);
 	if (!out || owned)
 		die("no topology text", NULL);
-	if (expected_parse(out, len, &back, why, sizeof(why)) != 0)
+	if (topofile_parse(out, len, &back, why, sizeof(why)) != 0)
 		die("round trip: fabric/expected's own text refused", why);
 	check_same(s, back);
 	fabsnap_put(back);

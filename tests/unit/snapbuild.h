@@ -2,7 +2,7 @@
 #ifndef UMADFS_TEST_SNAPBUILD_H
 #define UMADFS_TEST_SNAPBUILD_H
 
-#include "umadfs/fabric/fabsnap.h"
+#include "umadfs/fabric/snapshot/fabsnap.h"
 
 /* Links a's port pa and b's port pb, both ways. */
 static inline void link_ports(struct fab_node *a, unsigned pa, struct fab_node *b,

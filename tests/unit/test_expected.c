@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "umadfs/fabric/expected.h"
-#include "umadfs/fabric/fabsnap.h"
-#include "umadfs/fabric/fabtext.h"
+#include "umadfs/fabric/files/fabtext.h"
+#include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/fabric/snapshot/topofile.h"
 
 static const char *fixtures;
 
@@ -47,7 +47,7 @@ static struct fab_snap *parse_ok(const char *text, size_t len)
 {
 	struct fab_snap *s = NULL;
 	char why[256] = "";
-	int r = expected_parse(text, len, &s, why, sizeof(why));
+	int r = topofile_parse(text, len, &s, why, sizeof(why));
 
 	if (r != 0)
 		fprintf(stderr, "refused: %d %s\n", r, why);
@@ -194,7 +194,7 @@ static void test_fixtures(void)
 static int parse_fed(const char *text, size_t len, size_t step,
 		     struct fab_snap **out, char *why, size_t cap, bool *at_feed)
 {
-	struct expected_parser *p = expected_parser_new();
+	struct topofile_parser *p = topofile_parser_new();
 	char *copy = NULL;
 	size_t have = 0;
 	int r = p ? 0 : -ENOMEM;
@@ -211,14 +211,14 @@ static int parse_fed(const char *text, size_t len, size_t step,
 		}
 		memcpy(copy, text, have);
 		if (have < len) {
-			r = expected_parser_feed(p, copy, have, why, cap);
+			r = topofile_parser_feed(p, copy, have, why, cap);
 			*at_feed = r != 0;
 		} else {
-			r = expected_parser_finish(p, copy, have, out, why, cap);
+			r = topofile_parser_finish(p, copy, have, out, why, cap);
 		}
 	} while (!r && have < len);
 	free(copy);
-	expected_parser_free(p);
+	topofile_parser_free(p);
 	return r;
 }
 
@@ -414,7 +414,7 @@ static void test_topology_of(void)
 	s->local_port_guid = 0x100001;
 	s->ok = true;
 	fabsnap_count(s);
-	e = expected_topology_of(s);
+	e = topofile_of_sweep(s);
 	CHECK(e != NULL);
 	if (!e)
 		goto out;
@@ -487,7 +487,7 @@ static void test_empty(void)
 	};
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
-		struct expected_parser *p = expected_parser_new();
+		struct topofile_parser *p = topofile_parser_new();
 		struct fab_snap *s = parse_str(texts[i].text), *fed = NULL;
 		char why[256];
 
@@ -496,12 +496,12 @@ static void test_empty(void)
 		CHECK(p != NULL);
 		if (!p)
 			continue;
-		CHECK_INT(expected_parser_finish(p, texts[i].text, strlen(texts[i].text),
+		CHECK_INT(topofile_parser_finish(p, texts[i].text, strlen(texts[i].text),
 						 &fed, why, sizeof(why)), 0);
 		CHECK(fed && fed->nnodes == 0);
-		CHECK(expected_parser_clears(p) == texts[i].clears);
+		CHECK(topofile_parser_clears(p) == texts[i].clears);
 		fabsnap_put(fed);
-		expected_parser_free(p);
+		topofile_parser_free(p);
 	}
 }
 
@@ -621,7 +621,7 @@ static void test_bad(void)
 		struct fab_snap *s = (struct fab_snap *)1;
 		char why[256];
 		bool at_feed;
-		int r = expected_parse(cases[i].text, strlen(cases[i].text), &s, why,
+		int r = topofile_parse(cases[i].text, strlen(cases[i].text), &s, why,
 				       sizeof(why));
 
 		if (r != -EINVAL || strcmp(why, cases[i].why))
@@ -658,7 +658,7 @@ static void test_refused_when(void)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct expected_parser *p = expected_parser_new();
+		struct topofile_parser *p = topofile_parser_new();
 		size_t len = cases[i].len ? cases[i].len : strlen(cases[i].text);
 		struct fab_snap *s = NULL;
 		char why[256];
@@ -667,61 +667,61 @@ static void test_refused_when(void)
 		CHECK(p != NULL);
 		if (!p)
 			return;
-		r = expected_parser_feed(p, cases[i].text, len, why, sizeof(why));
+		r = topofile_parser_feed(p, cases[i].text, len, why, sizeof(why));
 		if ((r != 0) != cases[i].at_feed)
 			fprintf(stderr, "case %zu: %s\n", i, cases[i].text);
 		CHECK((r != 0) == cases[i].at_feed);
 		if (!r)
-			r = expected_parser_finish(p, cases[i].text, len, &s, why,
+			r = topofile_parser_finish(p, cases[i].text, len, &s, why,
 						   sizeof(why));
 		CHECK_INT(r, -EINVAL);
 		CHECK(s == NULL);
-		expected_parser_free(p);
+		topofile_parser_free(p);
 	}
 }
 
 static void test_bytes_and_bounds(void)
 {
 	struct fab_snap *s = (struct fab_snap *)1;
-	char why[256], line[EXPECTED_LINE_MAX + 2];
+	char why[256], line[TOPOFILE_LINE_MAX + 2];
 	size_t n, cap = 4u << 20, len = 0;
 	char *big = malloc(cap);
 	int r;
 
-	r = expected_parse("Ca 1 \"H-1\"\n#\0\n", 14, &s, why, sizeof(why));
+	r = topofile_parse("Ca 1 \"H-1\"\n#\0\n", 14, &s, why, sizeof(why));
 	CHECK_INT(r, -EINVAL);
 	CHECK_STR(why, "line 2 column 2: a NUL byte");
 	memset(line, 'x', sizeof(line));
 	line[0] = '#';
-	r = expected_parse(line, sizeof(line), &s, why, sizeof(why));
+	r = topofile_parse(line, sizeof(line), &s, why, sizeof(why));
 	CHECK_INT(r, -EINVAL);
 	CHECK_STR(why, "line 1 column 4097: a line longer than 4096 bytes");
-	r = expected_parse(line, sizeof(line) - 2, &s, why, sizeof(why));
+	r = topofile_parse(line, sizeof(line) - 2, &s, why, sizeof(why));
 	CHECK_INT(r, 0);
 	fabsnap_put(s);
 	/* Only the length is looked at. */
-	r = expected_parse(line, EXPECTED_TEXT_MAX + 1ull, &s, why, sizeof(why));
+	r = topofile_parse(line, TOPOFILE_TEXT_MAX + 1ull, &s, why, sizeof(why));
 	CHECK_INT(r, -EFBIG);
 	CHECK_STR(why, "longer than 64 MiB");
 	CHECK(s == NULL);
 
-	/* EXPECTED_NODES_MAX nodes, then one more */
+	/* TOPOFILE_NODES_MAX nodes, then one more */
 	if (!big)
 		return;
-	for (unsigned i = 1; i <= EXPECTED_NODES_MAX + 1; i++)
+	for (unsigned i = 1; i <= TOPOFILE_NODES_MAX + 1; i++)
 		len += (size_t)sprintf(big + len, "Ca 1 \"H-%x\"\n", i);
-	r = expected_parse(big, len, &s, why, sizeof(why));
+	r = topofile_parse(big, len, &s, why, sizeof(why));
 	CHECK_INT(r, -EINVAL);
 	CHECK_STR(why, "line 65537 column 1: more than 65536 nodes");
 	n = (size_t)(strrchr(big, 'C') - big);
-	r = expected_parse(big, n, &s, why, sizeof(why));
+	r = topofile_parse(big, n, &s, why, sizeof(why));
 	CHECK_INT(r, 0);
-	CHECK_INT(s ? s->nnodes : 0, EXPECTED_NODES_MAX);
+	CHECK_INT(s ? s->nnodes : 0, TOPOFILE_NODES_MAX);
 	fabsnap_put(s);
 	/* 1028 switches of 254 ports are 262,140 ports; the 1029th is over */
 	for (len = 0, n = 1; n <= 1029; n++)
 		len += (size_t)sprintf(big + len, "Switch 254 \"S-%zx\"\n", n);
-	r = expected_parse(big, len, &s, why, sizeof(why));
+	r = topofile_parse(big, len, &s, why, sizeof(why));
 	CHECK_INT(r, -EINVAL);
 	CHECK_STR(why, "line 1029 column 1: more than 262144 ports in all");
 	free(big);
@@ -734,10 +734,10 @@ static void test_short_why(void)
 	char why[12];
 
 	memset(why, 'z', sizeof(why));
-	CHECK_INT(expected_parse("hello", 5, &s, why, 8), -EINVAL);
+	CHECK_INT(topofile_parse("hello", 5, &s, why, 8), -EINVAL);
 	CHECK_STR(why, "line 1 ");
 	CHECK(why[8] == 'z');
-	CHECK_INT(expected_parse("hello", 5, &s, why, 0), -EINVAL);
+	CHECK_INT(topofile_parse("hello", 5, &s, why, 0), -EINVAL);
 }
 
 int main(int argc, char **argv)

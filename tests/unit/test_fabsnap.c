@@ -5,8 +5,8 @@
 
 #include "check.h"
 #include "snapbuild.h"
-#include "umadfs/fabric/fabsnap.h"
-#include "umadfs/fabric/fabtext.h"
+#include "umadfs/fabric/files/fabtext.h"
+#include "umadfs/fabric/snapshot/fabsnap.h"
 
 static void test_hash(void)
 {

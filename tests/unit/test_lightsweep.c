@@ -3,7 +3,7 @@
  * oldest confirmation it reports, carried over a refresh's snapshot. */
 #include "check.h"
 #include "snapbuild.h"
-#include "umadfs/fabric/lightsweep.h"
+#include "umadfs/fabric/snapshot/lightsweep.h"
 
 static struct fab_node *node(struct fab_snap *s, uint64_t guid, unsigned type,
 			     unsigned nports, unsigned hops)

@@ -9,9 +9,10 @@
 
 #include "check.h"
 #include "snapbuild.h"
-#include "umadfs/fabric/fabsnap.h"
-#include "umadfs/fabric/health.h"
-#include "umadfs/fabric/routes.h"
+#include "umadfs/fabric/problems/problem.h"
+#include "umadfs/fabric/problems/problems.h"
+#include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/fabric/snapshot/routes.h"
 
 enum { S1 = 0x11, S2 = 0x12, S3 = 0x13, CA_A = 0xa0, CA_B = 0xb0, CA_C = 0xc0 };
 
@@ -183,7 +184,7 @@ static void route_problems(struct fab_snap *s, char *buf, size_t cap)
 {
 	size_t o = 0;
 
-	health_judge(NULL, s, NULL);
+	problems_judge(NULL, s, NULL);
 	buf[0] = '\0';
 	for (size_t i = 0; i < s->nproblems; i++) {
 		const struct fab_problem *p = &s->problems[i];
@@ -191,7 +192,7 @@ static void route_problems(struct fab_snap *s, char *buf, size_t cap)
 
 		if (p->kind < PROBLEM_ROUTE_MISSING || p->kind > PROBLEM_ROUTE_DEAD_END)
 			continue;
-		health_problem_keys(p, keys, sizeof(keys));
+		problem_keys(p, keys, sizeof(keys));
 		o += (size_t)snprintf(buf + o, cap - o, "%s\n", keys);
 	}
 }

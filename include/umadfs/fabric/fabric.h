@@ -9,7 +9,7 @@
 
 #include <fuse_lowlevel.h>
 
-#include "umadfs/fabric/sweeper.h"
+#include "umadfs/fabric/watch/sweeper.h"
 
 struct node;
 

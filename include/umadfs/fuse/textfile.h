@@ -17,9 +17,9 @@ struct node;
 
 /* Formats the file's value into buf; returns its length or -errno. */
 typedef int (*textfile_show_fn)(struct node *n, char *buf, size_t cap);
-/* The feature's judgement of the opener of req (e.g. whether it may do
- * everything), made at open as the kernel judges a write by f_cred. */
-typedef bool (*textfile_judge_fn)(fuse_req_t req);
+/* Whether the opener of req is privileged (e.g. may do everything), for
+ * the feature to say, at open, as the kernel decides a write by f_cred. */
+typedef bool (*textfile_privilege_fn)(fuse_req_t req);
 
 void textfile_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi,
 		   textfile_show_fn show);
@@ -35,11 +35,11 @@ void textfile_open_late(fuse_req_t req, struct node *n,
 void textfile_open_text(fuse_req_t req, struct fuse_file_info *fi,
 			const char *text, size_t len);
 /* For files that are also written (settings, register): a read-only open
- * gets a copy; an open for writing none, but judge's verdict on the
- * opener (if judge) is kept for the write handler. */
+ * gets a copy; an open for writing none, but privilege's answer for the
+ * opener (if privilege) is kept for the write handler. */
 void textfile_open_settable(fuse_req_t req, struct node *n,
 			    struct fuse_file_info *fi, textfile_show_fn show,
-			    textfile_judge_fn judge);
+			    textfile_privilege_fn privilege);
 /* A file written to act (a reset, mode 0200): its ops are .show =
  * textfile_show_nothing (its size, 0), .open = textfile_open_action and
  * its write; it has no read bit, so a read open fails with EACCES, root's
@@ -49,7 +49,7 @@ void textfile_open_action(fuse_req_t req, struct node *n, struct fuse_file_info 
 /* One-value files (settings): a writer's text is one value, a line,
  * taken whole when it is complete: at its newline, or at the close
  * (FLUSH) of a descriptor of its open if it has none.  A write is joined
- * to the line the open's writes before left unfinished and judged by the
+ * to the line the open's writes before left unfinished and checked by the
  * feature's take: text[0..len), trailing spaces and newlines cut;
  * complete when ended (a newline, a close, TEXTFILE_VALUE_MAX bytes or
  * more).  Complete, take returns 0 (taken) or -errno (refused: the write
@@ -67,7 +67,8 @@ void textfile_write_value(fuse_req_t req, struct node *n, const char *buf,
 			  textfile_value_fn take);
 void textfile_flush_value(fuse_req_t req, struct node *n,
 			  struct fuse_file_info *fi, textfile_value_fn take);
-/* For a write handler: what judge said of the opener (false without one). */
+/* For a write handler: whether the opener is privileged (false without a
+ * privilege function). */
 bool textfile_opener_privileged(const struct fuse_file_info *fi);
 /* EBADF on a file opened for writing only. */
 void textfile_read(fuse_req_t req, struct node *n, size_t size, off_t off,

@@ -1,0 +1,18 @@
+/* fabric/problems: what is wrong with the fabric, judged from each new
+ * snapshot (no MADs of its own) against the one before, the expected
+ * topology and the error thresholds (problems.c); each problem is
+ * problem.h's. */
+#ifndef UMADFS_PROBLEMS_H
+#define UMADFS_PROBLEMS_H
+
+struct fab_snap;
+
+/* Loads -o fabric_thresholds=PATH (NULL: ibqueryerrors' default file when
+ * it exists); -EINVAL with the reason on stderr. */
+int problems_configure(const char *thresholds_path);
+/* Judges snap (not yet swapped in) against prev (the snapshot before, or
+ * NULL) and expected (or NULL): sets snap->problems.  The sweep thread. */
+void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
+		    const struct fab_snap *expected);
+
+#endif

@@ -1,0 +1,173 @@
+/* One complete picture of the fabric, as one sweep found it: its nodes,
+ * their ports and links, and the sweep's own figures.  A snapshot never
+ * changes once swapped in; readers hold a reference while they use it. */
+#ifndef UMADFS_FABSNAP_H
+#define UMADFS_FABSNAP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+struct fab_nodedir;
+
+#define FAB_DESC_LEN 64    /* NodeDescription: 64 bytes, NUL added */
+#define FAB_PATH_MAX 64    /* directed route: path[1..63] */
+#define FAB_PC_LEN 44      /* the bytes of PortCounters data kept */
+#define FAB_PCX_LEN 72     /* and of PortCountersExtended */
+
+enum fab_node_type { FAB_CA = 1, FAB_SWITCH = 2, FAB_ROUTER = 3 };
+
+struct fab_port {
+	uint64_t port_guid;  /* NodeInfo PortGUID through this port */
+	uint64_t peer_guid;  /* the node at the other end, 0: no link */
+	uint8_t peer_port;
+	bool has_info;       /* PortInfo answered */
+	bool has_counters;   /* PortCounters answered */
+	bool has_ext;        /* PortCountersExtended answered too */
+	bool asked;          /* sweep: its PortInfo was asked for */
+	bool pma_asked;      /* sweep: its counters were asked for */
+	uint8_t state, phys_state, width, speed, ext_speed, lmc;
+	uint16_t lid;
+	uint16_t sm_lid;     /* PortInfo MasterSMLID */
+	uint32_t cap_mask;   /* PortInfo CapabilityMask (bit 1: IsSM); a
+			      * switch's is port 0's, its other ports' as
+			      * they give it (the IBA reserves it there) */
+	/* PortInfo LinkWidth and LinkSpeed (Ext) Enabled and Supported, the
+	 * bits as the port gives them; ext_ (and ext_speed) 0 when it has no
+	 * extended speeds (CapabilityMask bit 14 clear: a switch's port 0's,
+	 * as ibnetdiscover reads it). */
+	uint8_t width_enabled, width_supported;
+	uint8_t speed_enabled, speed_supported;
+	uint8_t ext_speed_enabled, ext_speed_supported;
+	uint8_t basic[FAB_PC_LEN];   /* PortCounters data (PortSelect...) */
+	uint8_t ext[FAB_PCX_LEN];     /* PortCountersExtended data */
+};
+
+struct fab_node {
+	uint64_t guid, sys_guid;
+	uint8_t type, nports;
+	uint8_t hops;        /* the directed route it was found by */
+	uint8_t entry_port;  /* the port that route arrives at (0: local) */
+	uint8_t path[FAB_PATH_MAX];
+	uint32_t vendor_id, revision;
+	uint16_t device_id;
+	uint16_t pma_capmask; /* its PMA's ClassPortInfo CapabilityMask */
+	bool has_desc, has_cpi; /* NodeDescription, ClassPortInfo answered */
+	bool enhanced_port0;  /* SwitchInfo EnhancedPort0 */
+	/* When NodeDescription, SwitchInfo and ClassPortInfo were last asked
+	 * (CLOCK_MONOTONIC ms): later sweeps take them from the snapshot
+	 * before until they are due again (discover.c). */
+	int64_t static_ms;
+	/* Requests to it that timed out in this sweep (node_unresponsive). */
+	uint16_t sma_timeouts, pma_timeouts;
+	char desc[FAB_DESC_LEN + 1];
+	/* A switch's LinearForwardingTable, lft[0..lft_top] (SwitchInfo
+	 * LinearFDBTop): the port out of which it forwards each LID, 255
+	 * none; NULL when not read (not a switch, fabric_routes=off, or a
+	 * block unanswered). */
+	uint8_t *lft;
+	uint16_t lft_top;
+	struct fab_port *ports; /* [0..nports]; [0] of a CA unused */
+	struct fab_nodedir *dir; /* fabfiles: its directory, once made */
+};
+
+/* A subnet manager that answered SMInfo in this sweep. */
+struct fab_sm {
+	uint64_t guid;        /* SMInfo GUID */
+	uint64_t port_guid;   /* the port it was asked at */
+	uint16_t lid;
+	uint8_t priority;
+	uint8_t state;        /* SMInfo SMState as sminfo prints it: 0 not
+			       * active, 1 discovering, 2 standby, 3 master */
+	uint32_t act_count;
+};
+
+/* The texts made from a snapshot (formatted once, on first use). */
+enum fab_text { FAB_TEXT_SWEEP, FAB_TEXT_TOPOLOGY, FAB_TEXT_LINKS,
+		FAB_TEXT_METRICS, FAB_TEXT_PROBLEMS, FAB_TEXT_COUNT };
+
+struct fab_problem; /* problem.h */
+
+struct fab_stats {
+	unsigned nodes, switches, cas, routers, links, ports;
+	uint64_t mads, timeouts, unreachable;
+};
+
+struct fab_snap {
+	int refs;               /* atomic */
+	struct timespec time;   /* when the sweep ended (CLOCK_REALTIME) */
+	int64_t mono_ms;        /* the same, CLOCK_MONOTONIC, for age_ms */
+	unsigned duration_ms;
+	char via[48];           /* "CA/port" the sweep went out of */
+	bool ok;
+	bool from_sweep;        /* an expectation copied from a sweep (its
+				 * widths are what ran, not what should) */
+	char error[128];        /* why not ok */
+	unsigned refreshes;     /* refreshes since the sweep it came from */
+	struct fab_stats stats;
+	uint64_t local_guid, local_port_guid; /* where the sweep started */
+	/* The subnet manager: the master's LID as the local port's PortInfo
+	 * names it (0: none), and every SM that answered SMInfo, the master
+	 * (state 3) first. */
+	uint16_t sm_lid;
+	struct fab_sm *sms;
+	size_t nsms;
+	/* problems.c's, set before the snapshot is swapped in: */
+	struct fab_problem *problems; /* errors first, then by GUID, port */
+	size_t nproblems;
+	unsigned problems_us;    /* how long judging them took */
+	int64_t sm_act_since_ms; /* mono_ms when the master's ActCount last
+				  * moved (or the master changed) */
+	struct fab_node *nodes; /* in order of discovery */
+	size_t nnodes, cap;
+	uint32_t *hash;         /* open addressing: node index + 1, 0 empty */
+	size_t hash_cap;
+	pthread_mutex_t text_lock; /* guards texts */
+	struct {
+		char *buf;  /* kept, except metrics over 32 MiB (4k nodes);
+			     * a mapping of len + 1 bytes (fabtext.c) */
+		size_t len;
+		bool sized; /* len is known */
+	} texts[FAB_TEXT_COUNT];
+};
+
+struct fab_snap *fabsnap_new(void);
+void fabsnap_get(struct fab_snap *s);
+void fabsnap_put(struct fab_snap *s);
+/* Adds a node (fields zeroed, nports + 1 ports); NULL on ENOMEM. */
+struct fab_node *fabsnap_add(struct fab_snap *s, uint64_t guid, unsigned nports);
+struct fab_node *fabsnap_find(const struct fab_snap *s, uint64_t guid);
+/* The port at the other end of n's port p, or NULL. */
+const struct fab_port *fabsnap_peer(const struct fab_snap *s,
+				    const struct fab_port *p,
+				    const struct fab_node **peer_node);
+/* The LID node n's PMA answers on for port p (a switch's port 0's; a CA
+ * port's own, or another port's when it has none), or 0 when none. */
+unsigned fabsnap_pma_lid(const struct fab_node *n, unsigned p);
+/* A new snapshot with from's nodes (those keep() takes, all when NULL),
+ * their ports, tables, SMs and where it was swept from; no problems,
+ * texts or stats.  NULL on ENOMEM. */
+struct fab_snap *fabsnap_copy(const struct fab_snap *from,
+			      bool (*keep)(const struct fab_node *n, void *ctx),
+			      void *ctx);
+/* A PortInfo's fields (the SMP data) into p. */
+void fabsnap_read_port_info(struct fab_port *p, uint8_t *data);
+/* A switch whose PortInfos are in: its ports take port 0's LID, LMC and
+ * extended speed capability. */
+void fabsnap_switch_ports(struct fab_node *n);
+/* Whether the port has extended speeds (PortInfo CapabilityMask bit 14). */
+bool fabsnap_has_ext_speeds(const struct fab_port *p);
+void fabsnap_clear_ext_speeds(struct fab_port *p);
+/* Counts nodes by type, links and ports into s->stats. */
+void fabsnap_count(struct fab_snap *s);
+/* "ca", "switch", "router" ("unknown" otherwise): the type as the files
+ * and metrics name it. */
+const char *fabsnap_type_name(unsigned type);
+/* s (a description) quoted by the MAD text format's rule (madtext_quote),
+ * NUL-terminated; returns the length written (cap >= 4 * strlen(s) + 3
+ * for all of s). */
+size_t fabsnap_quote(char *buf, size_t cap, const char *s);
+
+#endif

@@ -1,0 +1,258 @@
+/* One problem of fabric/problems (problem.h): the kinds, their names and
+ * severities, a problem's identity and keys; and the list a judgement
+ * makes (problems_priv.h): room, a new problem, its peer, sorted. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "umadfs/fabric/problems/problem.h"
+#include "umadfs/fabric/problems/thresholds.h"
+
+#include "problems_priv.h"
+
+static const struct {
+	const char *name;
+	uint8_t severity;
+} kinds[PROBLEM_KIND_COUNT] = {
+	[PROBLEM_COUNTER_OVER_THRESHOLD] = { "counter_over_threshold", SEVERITY_ERROR },
+	[PROBLEM_COUNTER_RISING] = { "counter_rising", SEVERITY_WARNING },
+	[PROBLEM_COUNTER_SATURATED] = { "counter_saturated", SEVERITY_WARNING },
+	[PROBLEM_LINK_DEGRADED] = { "link_degraded", SEVERITY_ERROR },
+	[PROBLEM_NODE_MISSING] = { "node_missing", SEVERITY_ERROR },
+	[PROBLEM_LINK_MISSING] = { "link_missing", SEVERITY_ERROR },
+	[PROBLEM_LINK_MOVED] = { "link_moved", SEVERITY_ERROR },
+	[PROBLEM_LINK_UNEXPECTED] = { "link_unexpected", SEVERITY_WARNING },
+	[PROBLEM_PORT_NOT_ACTIVE] = { "port_not_active", SEVERITY_ERROR },
+	[PROBLEM_DUPLICATE_GUID] = { "duplicate_guid", SEVERITY_ERROR },
+	[PROBLEM_DUPLICATE_LID] = { "duplicate_lid", SEVERITY_ERROR },
+	[PROBLEM_LID_UNASSIGNED] = { "lid_unassigned", SEVERITY_ERROR },
+	[PROBLEM_DUPLICATE_NODE_DESC] = { "duplicate_node_desc", SEVERITY_WARNING },
+	[PROBLEM_SM_MISSING] = { "sm_missing", SEVERITY_ERROR },
+	[PROBLEM_SM_STALLED] = { "sm_stalled", SEVERITY_WARNING },
+	[PROBLEM_NODE_UNRESPONSIVE] = { "node_unresponsive", SEVERITY_ERROR },
+	[PROBLEM_ROUTE_MISSING] = { "route_missing", SEVERITY_ERROR },
+	[PROBLEM_ROUTE_LOOP] = { "route_loop", SEVERITY_ERROR },
+	[PROBLEM_ROUTE_DEAD_END] = { "route_dead_end", SEVERITY_ERROR },
+	[PROBLEM_SWEEP_FAILED] = { "sweep_failed", SEVERITY_ERROR },
+};
+
+const char *problem_kind_name(unsigned kind)
+{
+	return kind < PROBLEM_KIND_COUNT ? kinds[kind].name : "unknown";
+}
+
+const char *problem_severity_name(unsigned severity)
+{
+	return severity == SEVERITY_ERROR ? "error" : "warning";
+}
+
+const char *problem_counter_name(const struct fab_problem *p)
+{
+	return p->counter >= 0 ? thresholds_name((unsigned)p->counter) : NULL;
+}
+
+bool problem_room(struct problem_list *j, void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t more = *cap ? *cap * 2 : 64;
+	void *bigger;
+
+	if (n < *cap)
+		return true;
+	bigger = realloc(*v, more * size);
+	if (!bigger) {
+		j->nomem = true;
+		return false;
+	}
+	*v = bigger;
+	*cap = more;
+	return true;
+}
+
+struct fab_problem *problem_add(struct problem_list *j, unsigned kind,
+			       const struct fab_node *n, int port)
+{
+	struct fab_problem *p;
+
+	if (!problem_room(j, (void **)&j->list, &j->cap, j->n, sizeof(*p)))
+		return NULL;
+	p = &j->list[j->n++];
+	memset(p, 0, sizeof(*p));
+	p->kind = (uint8_t)kind;
+	p->severity = kinds[kind].severity;
+	p->counter = -1;
+	p->has_port = port >= 0;
+	p->port = (uint8_t)(port < 0 ? 0 : port);
+	if (n) {
+		p->guid = n->guid;
+		p->node_type = n->type;
+		memcpy(p->node_desc, n->desc, sizeof(p->node_desc));
+	}
+	return p;
+}
+
+void problem_set_peer(struct fab_problem *p, const struct fab_node *peer,
+		     unsigned port)
+{
+	p->peer_guid = peer->guid;
+	p->peer_port = (uint8_t)port;
+	memcpy(p->peer_desc, peer->desc, sizeof(p->peer_desc));
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+int problem_cmp(const struct fab_problem *a, const struct fab_problem *b)
+{
+	int r = cmp_u64(a->severity, b->severity);
+
+	if (!r)
+		r = cmp_u64(a->guid, b->guid);
+	if (!r)
+		r = cmp_u64(a->has_port ? a->port + 1u : 0, b->has_port ? b->port + 1u : 0);
+	if (!r)
+		r = cmp_u64(a->kind, b->kind);
+	if (!r)
+		r = cmp_u64((uint64_t)(a->counter + 1), (uint64_t)(b->counter + 1));
+	if (!r)
+		r = cmp_u64(a->peer_guid, b->peer_guid);
+	if (!r)
+		r = cmp_u64(a->peer_port, b->peer_port);
+	if (!r)
+		r = cmp_u64(a->lid, b->lid);
+	return r;
+}
+
+static int problem_qsort_cmp(const void *a, const void *b)
+{
+	return problem_cmp(a, b);
+}
+
+void problem_list_sort(struct problem_list *j)
+{
+	size_t o = 0;
+
+	if (j->n)
+		qsort(j->list, j->n, sizeof(*j->list), problem_qsort_cmp);
+	for (size_t i = 0; i < j->n; i++)
+		if (!o || problem_cmp(&j->list[o - 1], &j->list[i]))
+			j->list[o++] = j->list[i];
+	j->n = o;
+}
+
+/* ---- the text ---- */
+
+/* Appends to buf at *o, as snprintf would (never past cap). */
+static void keyf(char *buf, size_t cap, size_t *o, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void keyf(char *buf, size_t cap, size_t *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*o >= cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *o, cap - *o, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*o = *o + (size_t)n < cap ? *o + (size_t)n : cap - 1;
+}
+
+static void key_desc(char *buf, size_t cap, size_t *o, const char *key,
+		     const char *desc)
+{
+	char q[4 * FAB_DESC_LEN + 3];
+
+	fabsnap_quote(q, sizeof(q), desc);
+	keyf(buf, cap, o, " %s=%s", key, q);
+}
+
+size_t problem_keys(const struct fab_problem *p, char *buf, size_t cap)
+{
+	size_t o = 0;
+
+	if (!cap)
+		return 0;
+	buf[0] = '\0';
+	keyf(buf, cap, &o, "problem=%s severity=%s", problem_kind_name(p->kind),
+	     problem_severity_name(p->severity));
+	if (p->guid)
+		keyf(buf, cap, &o, " guid=0x%016" PRIx64, p->guid);
+	if (p->has_port)
+		keyf(buf, cap, &o, " port=%u", p->port);
+	if (p->guid && p->kind != PROBLEM_SM_STALLED)
+		key_desc(buf, cap, &o, "node_desc", p->node_desc);
+	if (p->kind == PROBLEM_NODE_MISSING)
+		keyf(buf, cap, &o, " node_type=%s", fabsnap_type_name(p->node_type));
+	if (p->peer_guid) {
+		keyf(buf, cap, &o, " peer_guid=0x%016" PRIx64 " peer_port=%u",
+		     p->peer_guid, p->peer_port);
+		key_desc(buf, cap, &o, "peer_node_desc", p->peer_desc);
+	}
+	switch (p->kind) {
+	case PROBLEM_COUNTER_OVER_THRESHOLD:
+		keyf(buf, cap, &o, " counter=%s value=%" PRIu64 " threshold=%" PRIu64,
+		     problem_counter_name(p), p->n.counter.value, p->n.counter.threshold);
+		break;
+	case PROBLEM_COUNTER_RISING:
+		keyf(buf, cap, &o, " counter=%s value=%" PRIu64 " delta=%" PRIu64,
+		     problem_counter_name(p), p->n.counter.value,
+		     p->n.counter.value - p->n.counter.before);
+		break;
+	case PROBLEM_COUNTER_SATURATED:
+		keyf(buf, cap, &o, " counter=%s value=%" PRIu64,
+		     problem_counter_name(p), p->n.counter.value);
+		break;
+	case PROBLEM_LINK_DEGRADED:
+		keyf(buf, cap, &o, " expected=%s found=%s basis=%s", p->expected,
+		     p->found, p->basis ? p->basis : "enabled");
+		break;
+	case PROBLEM_LINK_MOVED:
+		keyf(buf, cap, &o, " expected=%s found=%s", p->expected, p->found);
+		break;
+	case PROBLEM_LINK_MISSING:
+	case PROBLEM_PORT_NOT_ACTIVE:
+		keyf(buf, cap, &o, " found=%s", p->found);
+		break;
+	case PROBLEM_DUPLICATE_GUID:
+		keyf(buf, cap, &o, " found=%s", p->found);
+		break;
+	case PROBLEM_DUPLICATE_LID:
+		keyf(buf, cap, &o, " lid=%u", p->lid);
+		break;
+	case PROBLEM_DUPLICATE_NODE_DESC:
+		keyf(buf, cap, &o, " count=%" PRIu64, p->n.count);
+		break;
+	case PROBLEM_SM_MISSING:
+		keyf(buf, cap, &o, " sm_lid=%u", p->lid);
+		break;
+	case PROBLEM_SM_STALLED:
+		keyf(buf, cap, &o, " lid=%u act_count=%" PRIu64 " seconds=%" PRIu64,
+		     p->lid, p->n.sm.act_count, p->n.sm.seconds);
+		break;
+	case PROBLEM_NODE_UNRESPONSIVE:
+		keyf(buf, cap, &o, " sma_timeouts=%" PRIu64 " pma_timeouts=%" PRIu64,
+		     p->n.timeouts.sma, p->n.timeouts.pma);
+		break;
+	case PROBLEM_ROUTE_MISSING:
+	case PROBLEM_ROUTE_LOOP:
+	case PROBLEM_ROUTE_DEAD_END:
+		keyf(buf, cap, &o, " %s", p->found);
+		break;
+	case PROBLEM_SWEEP_FAILED: {
+		char q[2 * sizeof(p->found) + 3];
+
+		fabsnap_quote(q, sizeof(q), p->found);
+		keyf(buf, cap, &o, " reason=%s", q);
+		break;
+	}
+	default:
+		break;
+	}
+	return o;
+}

@@ -1,0 +1,50 @@
+/* The problems tier's own: the list a judgement makes (problem.c), shared
+ * by the judgement and its node, port, counter and SM checks
+ * (problems.c), the link checks (linkcheck.c) and the forwarding-table
+ * checks (routecheck.c), which problems.c calls in turn. */
+#ifndef UMADFS_PROBLEMS_PRIV_H
+#define UMADFS_PROBLEMS_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "umadfs/fabric/problems/problem.h"
+#include "umadfs/fabric/snapshot/fabsnap.h"
+
+#define PHYS_LINKUP 5 /* PortInfo PortPhysicalState */
+
+/* The problems being made, and what they are judged against. */
+struct problem_list {
+	struct fab_snap *snap;
+	const struct fab_snap *last;     /* the snapshot before, if ok */
+	const struct fab_snap *expected; /* or NULL */
+	bool expected_speeds;            /* expected was given as a text */
+	struct fab_problem *list;
+	size_t n, cap;
+	bool nomem;
+};
+
+/* problem.c: room in the array *v (*cap elements of size, n used) for one
+ * more; false (l->nomem set) when it cannot grow. */
+bool problem_room(struct problem_list *l, void **v, size_t *cap, size_t n, size_t size);
+/* A new problem of kind about node n (or NULL: the fabric's), port port
+ * (-1: none); NULL on ENOMEM. */
+struct fab_problem *problem_add(struct problem_list *l, unsigned kind,
+				const struct fab_node *n, int port);
+/* The problem's peer: node peer's port. */
+void problem_set_peer(struct fab_problem *p, const struct fab_node *peer,
+		      unsigned port);
+/* The list sorted (problem_cmp()), one of each identity (the first). */
+void problem_list_sort(struct problem_list *l);
+
+/* linkcheck.c: links below their width or speed: link_degraded. */
+void linkcheck_speeds(struct problem_list *l);
+/* Against the expected topology: node_missing, link_missing, link_moved,
+ * link_unexpected. */
+void linkcheck_expected(struct problem_list *l);
+/* routecheck.c: the forwarding tables: route_missing, route_loop,
+ * route_dead_end (not, with sm_missing, into a port that is LinkUp but
+ * Init or Armed: the SM's to bring up, as port_not_active). */
+void routecheck_routes(struct problem_list *l, bool sm_missing);
+
+#endif

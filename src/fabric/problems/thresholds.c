@@ -1,0 +1,163 @@
+/* Error thresholds (thresholds.h): the counters ibqueryerrors checks and
+ * the parsing of its threshold file, stricter than ibqueryerrors (which
+ * ignores what it cannot read) in saying why a line is refused. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/mad.h>
+
+#include "umadfs/base/number.h"
+#include "umadfs/fabric/problems/thresholds.h"
+
+/* ibqueryerrors' order: PortCounters' error fields, then PortXmitWait. */
+static const int fields[THRESHOLD_COUNTERS] = {
+	IB_PC_ERR_SYM_F, IB_PC_LINK_RECOVERS_F, IB_PC_LINK_DOWNED_F,
+	IB_PC_ERR_RCV_F, IB_PC_ERR_PHYSRCV_F, IB_PC_ERR_SWITCH_REL_F,
+	IB_PC_XMT_DISCARDS_F, IB_PC_ERR_XMTCONSTR_F, IB_PC_ERR_RCVCONSTR_F,
+	IB_PC_ERR_LOCALINTEG_F, IB_PC_ERR_EXCESS_OVR_F, IB_PC_VL15_DROPPED_F,
+	IB_PC_XMT_WAIT_F,
+};
+
+const char *thresholds_name(unsigned i)
+{
+	return i < THRESHOLD_COUNTERS ? mad_field_name((enum MAD_FIELDS)fields[i]) : "";
+}
+
+int thresholds_field(unsigned i)
+{
+	return i < THRESHOLD_COUNTERS ? fields[i] : -1;
+}
+
+int thresholds_index(int field)
+{
+	for (unsigned i = 0; i < THRESHOLD_COUNTERS; i++)
+		if (fields[i] == field)
+			return (int)i;
+	return -1;
+}
+
+static int find_name(const char *s, size_t len)
+{
+	for (unsigned i = 0; i < THRESHOLD_COUNTERS; i++) {
+		const char *name = thresholds_name(i);
+
+		if (strlen(name) == len && !memcmp(name, s, len))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* One line that is not blank or a comment: Name=value. */
+static int parse_line(const char *s, size_t len, struct thresholds *t,
+		      char *why, size_t cap)
+{
+	const char *eq = memchr(s, '=', len);
+	const char *v;
+	size_t vlen;
+	uint64_t value;
+	int i;
+
+	if (!eq) {
+		snprintf(why, cap, "expected Name=value, as '%.*s' is not",
+			 (int)(len > 64 ? 64 : len), s);
+		return -EINVAL;
+	}
+	i = find_name(s, (size_t)(eq - s));
+	if (i < 0) {
+		snprintf(why, cap, "'%.*s' is not a counter ibqueryerrors "
+			 "checks (SymbolErrorCounter ... PortXmitWait)",
+			 (int)(eq - s > 64 ? 64 : eq - s), s);
+		return -EINVAL;
+	}
+	v = eq + 1;
+	vlen = len - (size_t)(v - s);
+	while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t' || v[vlen - 1] == '\r'))
+		vlen--;
+	if (vlen > 1 && v[0] == '0' && v[1] >= '0' && v[1] <= '9') {
+		snprintf(why, cap, "%s: '%.*s' has a leading 0, which "
+			 "ibqueryerrors reads as octal: write it without", thresholds_name((unsigned)i),
+			 (int)(vlen > 32 ? 32 : vlen), v);
+		return -EINVAL;
+	}
+	if (number_parse(v, vlen, &value) < 0) {
+		snprintf(why, cap, "%s: '%.*s' is not a number",
+			 thresholds_name((unsigned)i), (int)(vlen > 32 ? 32 : vlen), v);
+		return -EINVAL;
+	}
+	t->value[i] = value;
+	return 0;
+}
+
+static bool blank(const char *s, size_t len)
+{
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
+		len--;
+	return !len;
+}
+
+int thresholds_parse(const char *text, size_t len, struct thresholds *t,
+		     char *why, size_t cap)
+{
+	struct thresholds n = { 0 };
+	unsigned line = 0;
+
+	while (len) {
+		const char *nl = memchr(text, '\n', len);
+		size_t l = nl ? (size_t)(nl - text) : len;
+		char reason[160];
+
+		line++;
+		if (!blank(text, l) && text[0] != '#' && parse_line(text, l, &n, reason,
+						      sizeof(reason)) < 0) {
+			snprintf(why, cap, "line %u: %s", line, reason);
+			return -EINVAL;
+		}
+		text += nl ? l + 1 : l;
+		len -= nl ? l + 1 : l;
+	}
+	*t = n;
+	return 0;
+}
+
+int thresholds_load(const char *path, struct thresholds *t, char *why,
+		    size_t cap)
+{
+	size_t len = 0;
+	ssize_t r = 1;
+	char *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0) {
+		err = -errno;
+		snprintf(why, cap, "%s", strerror(-err));
+		return err;
+	}
+	buf = malloc(THRESHOLDS_FILE_MAX + 1);
+	if (!buf) {
+		close(fd);
+		snprintf(why, cap, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	while (len <= THRESHOLDS_FILE_MAX && r > 0) {
+		r = read(fd, buf + len, THRESHOLDS_FILE_MAX + 1 - len);
+		if (r > 0)
+			len += (size_t)r;
+		else if (r < 0 && errno == EINTR)
+			r = 1;
+	}
+	err = r < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		snprintf(why, cap, "%s", strerror(-err));
+	else if (len > THRESHOLDS_FILE_MAX)
+		snprintf(why, cap, "longer than %d bytes", THRESHOLDS_FILE_MAX);
+	if (!err)
+		err = len > THRESHOLDS_FILE_MAX ? -EFBIG :
+			thresholds_parse(buf, len, t, why, cap);
+	free(buf);
+	return err;
+}

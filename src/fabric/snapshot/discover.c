@@ -1,0 +1,963 @@
+/* The sweep (discover.h): a table of requests, a queue of those not yet
+ * sent, a window of those in flight, and what each answer teaches.  The
+ * caller's thread sends and handles answers; the engine's receiver thread
+ * only copies each answer into a ring.
+ *
+ * The window of requests in flight is window.c's.
+ *
+ * A node's PMA requests go out as soon as its PortInfo is in, beside the
+ * discovery still going on.  With a snapshot before it (prev), a sweep
+ * asks only what can change (docs/files.md, "What a sweep asks"):
+ * - a node of the same GUID and NodeInfo keeps its NodeDescription and
+ *   ClassPortInfo, and its SwitchInfo is not asked, until they are due
+ *   (STATIC_MAX_MS, spread by GUID) or, for a CA, its port was not Active;
+ * - a switch whose PMA sums its ports (AllPortSelect) and has
+ *   PortCountersExtended gets one PortCounters Get for all its ports; when
+ *   the sum's error counters are what its ports' in prev add up to (none
+ *   saturated), its ports keep prev's PortCounters, else each port's is
+ *   asked.  The data counters come from each port's PortCountersExtended. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+#include <infiniband/umad.h>
+
+#include "umadfs/base/clock.h"
+#include "umadfs/engine/engine.h"
+#include "umadfs/fabric/snapshot/discover.h"
+#include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/fabric/snapshot/window.h"
+#include "umadfs/mad/getframe.h"
+#include "umadfs/mad/mad.h"
+
+#define NO_NODE UINT32_MAX
+#define PORT_STATE_DOWN 1   /* PortInfo PortState */
+#define PORT_STATE_ACTIVE 4
+#define MAX_HOPS (FAB_PATH_MAX - 1)
+#define ALL_PORTS 0xff      /* PortSelect: the sum over a switch's ports */
+#define SM_MAX 32           /* SMs asked for their SMInfo in one sweep */
+/* NodeDescription, SwitchInfo and ClassPortInfo are asked again at least
+ * this often; each node's due time is brought forward by up to half of it
+ * (by its GUID), so that a fabric found at once is not asked again at
+ * once. */
+#define STATIC_MAX_MS 300000
+/* PortInfo CapabilityMask bits (IBA 14.2.5.6). */
+#define CAP_IS_SM       (1u << 1)
+/* PMA ClassPortInfo CapabilityMask bits (IBA 16.1.3.1, as perfquery). */
+#define PM_ALL_PORT_SELECT     0x0100
+#define PM_EXT_WIDTH_SUPPORTED 0x0200
+#define PM_EXT_WIDTH_NOIETF    0x0400
+#define LFT_TOP_MAX 0xbfff /* the highest unicast LID */
+
+enum req_kind { REQ_NODE_INFO, REQ_NODE_DESC, REQ_PORT_INFO, REQ_SWITCH_INFO,
+		REQ_SM_INFO, REQ_LFT, /* SMPs above, PMA below */
+		REQ_PMA_CPI, REQ_PORT_COUNTERS, REQ_PORT_COUNTERS_EXT };
+
+/* Where a node's PMA ClassPortInfo stands in this sweep. */
+enum { CPI_NONE, CPI_ASKED, CPI_KNOWN, CPI_FAILED };
+
+struct req {
+	uint8_t kind;
+	uint8_t port;   /* NodeInfo: the port of node it leaves by; else the port asked */
+	uint8_t hops;   /* SMPs: the directed route, path[1..hops] */
+	uint16_t lid;   /* SMInfo: the LID asked */
+	uint32_t node;  /* the node asked, or (NodeInfo) the one it leaves: NO_NODE */
+	uint32_t next_free;
+	uint16_t block;  /* LinearForwardingTable: the block asked */
+	uint8_t path[FAB_PATH_MAX];
+};
+
+/* What the sweep keeps of a node of its snapshot, by index. */
+struct nstate {
+	const struct fab_node *was; /* prev's node of its GUID and NodeInfo */
+	uint16_t pi_pending;  /* a switch's PortInfo Gets not ended yet */
+	uint16_t sum_pending; /* a summed switch's sum and PCX Gets not ended */
+	uint8_t cpi;          /* CPI_* */
+	bool summed;          /* its ports' PortCounters may be prev's */
+	bool sum_matched;     /* the sum says they are */
+};
+
+struct discover {
+	struct mad_window *window;
+	struct mad_engine *engine;
+	struct fab_snap *snap;
+	const struct fab_snap *prev;
+	int64_t now_ms;      /* CLOCK_MONOTONIC at the start */
+	struct req *reqs;
+	uint32_t nreqs, cap, free_head;
+	uint32_t *queue;     /* ring of request indexes not yet sent */
+	size_t qhead, qlen, qcap;
+	struct nstate *ns;   /* [snap->nnodes] */
+	size_t ns_cap;
+	uint32_t local_node; /* the node the sweep starts at, and its port */
+	unsigned local_port;
+	uint16_t sm_lids[SM_MAX]; /* the LIDs asked for SMInfo */
+	unsigned nsm_lids;
+	bool nomem;          /* a request or node could not be stored */
+};
+
+struct discover *discover_new(void)
+{
+	struct discover *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->window = window_new();
+	if (!d->window) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void discover_free(struct discover *d)
+{
+	if (!d)
+		return;
+	window_free(d->window);
+	free(d->reqs);
+	free(d->queue);
+	free(d->ns);
+	free(d);
+}
+
+void discover_abort(struct discover *d)
+{
+	window_abort(d->window);
+}
+
+/* A new request, queued, with the directed route hops/path (SMPs); NULL
+ * on ENOMEM.  The pointer is good until the next enqueue. */
+static struct req *enqueue(struct discover *d, enum req_kind kind, uint32_t node,
+			   unsigned port, unsigned hops, const uint8_t *path)
+{
+	uint32_t i;
+
+	if (d->qlen == d->qcap) {
+		size_t cap = d->qcap ? d->qcap * 2 : 1024;
+		uint32_t *q = malloc(cap * sizeof(*q));
+
+		if (!q)
+			return NULL;
+		for (size_t k = 0; k < d->qlen; k++)
+			q[k] = d->queue[(d->qhead + k) % d->qcap];
+		free(d->queue);
+		d->queue = q;
+		d->qhead = 0;
+		d->qcap = cap;
+	}
+	if (d->free_head == NO_NODE) {
+		if (d->nreqs == d->cap) {
+			uint32_t cap = d->cap ? d->cap * 2 : 1024;
+			struct req *bigger = realloc(d->reqs, cap * sizeof(*bigger));
+
+			if (!bigger)
+				return NULL;
+			d->reqs = bigger;
+			d->cap = cap;
+		}
+		i = d->nreqs++;
+	} else {
+		i = d->free_head;
+		d->free_head = d->reqs[i].next_free;
+	}
+	d->reqs[i] = (struct req){ .kind = (uint8_t)kind, .port = (uint8_t)port,
+				   .hops = (uint8_t)hops, .node = node };
+	if (path)
+		memcpy(d->reqs[i].path, path, FAB_PATH_MAX);
+	d->queue[(d->qhead + d->qlen++) % d->qcap] = i;
+	return &d->reqs[i];
+}
+
+/* enqueue() for callers that need only whether it worked: 0 or -ENOMEM. */
+static int ask(struct discover *d, enum req_kind kind, uint32_t node,
+	       unsigned port, unsigned hops, const uint8_t *path)
+{
+	return enqueue(d, kind, node, port, hops, path) ? 0 : -ENOMEM;
+}
+
+static void req_free(struct discover *d, uint32_t i)
+{
+	d->reqs[i].next_free = d->free_head;
+	d->free_head = i;
+}
+
+static void smp_frame(const struct req *r, uint8_t *frame, unsigned attr,
+		      unsigned mod)
+{
+	getframe_smp_route(frame, attr, mod, r->hops, r->path);
+}
+
+/* SMInfo: by the directed route to the port where discovery found the
+ * SM (an SMP reaches it through ports not yet Active), else by LID, as
+ * sminfo asks it: the SM answers it, not the port's SMA. */
+static void sm_frame(const struct req *r, uint8_t *frame)
+{
+	if (r->node != NO_NODE)
+		smp_frame(r, frame, IB_ATTR_SMINFO, 0);
+	else
+		getframe_smp_lid(frame, IB_ATTR_SMINFO, 0, r->lid);
+}
+
+static void pma_frame(const struct discover *d, const struct req *r, uint8_t *frame)
+{
+	const struct fab_node *n = &d->snap->nodes[r->node];
+	uint8_t data[IB_PC_DATA_SZ] = { 0 };
+	static const unsigned attr[] = {
+		[REQ_PMA_CPI] = CLASS_PORT_INFO,
+		[REQ_PORT_COUNTERS] = IB_GSI_PORT_COUNTERS,
+		[REQ_PORT_COUNTERS_EXT] = IB_GSI_PORT_COUNTERS_EXT,
+	};
+
+	if (r->kind != REQ_PMA_CPI)
+		getframe_counters_select(data, attr[r->kind], r->port);
+	getframe_pma(frame, fabsnap_pma_lid(n, r->port), attr[r->kind], data);
+}
+
+/* Builds request i's frame. */
+static void build(struct discover *d, uint32_t i, uint8_t *frame)
+{
+	const struct req *r = &d->reqs[i];
+
+	switch (r->kind) {
+	case REQ_NODE_INFO:
+		smp_frame(r, frame, IB_ATTR_NODE_INFO, 0);
+		break;
+	case REQ_NODE_DESC:
+		smp_frame(r, frame, IB_ATTR_NODE_DESC, 0);
+		break;
+	case REQ_PORT_INFO:
+		smp_frame(r, frame, IB_ATTR_PORT_INFO, r->port);
+		break;
+	case REQ_SWITCH_INFO:
+		smp_frame(r, frame, IB_ATTR_SWITCH_INFO, 0);
+		break;
+	case REQ_SM_INFO:
+		sm_frame(r, frame);
+		break;
+	case REQ_LFT:
+		smp_frame(r, frame, IB_ATTR_LINEARFORWTBL, r->block);
+		break;
+	default:
+		pma_frame(d, r, frame);
+		break;
+	}
+	mad_set_tid(frame + UMAD_FRAME_HDR_SIZE, i);
+}
+
+static void handle(struct discover *d, uint32_t i, uint8_t *frame,
+		   size_t len);
+
+/* Sends queued requests while the window has room. */
+static void pump(struct discover *d)
+{
+	uint8_t frame[UMAD_FRAME_MAX];
+
+	while (d->qlen && window_has_room(d->window)) {
+		uint32_t i = d->queue[d->qhead];
+		int r;
+
+		build(d, i, frame);
+		r = window_send(d->window, frame);
+		if (r == -EBUSY)
+			return; /* the engine's table is full: later */
+		d->qhead = (d->qhead + 1) % d->qcap;
+		d->qlen--;
+		if (r < 0) {
+			/* Ended without an answer: as a timeout. */
+			((struct ib_user_mad *)frame)->status = ETIMEDOUT;
+			handle(d, i, frame, 0);
+			continue;
+		}
+		d->snap->stats.mads++;
+	}
+}
+
+/* fabric_routes: whether sweeps read forwarding tables.  Set before the
+ * sweep thread starts, then only read. */
+static bool lfts_wanted = true;
+
+void discover_set_routes(bool on)
+{
+	lfts_wanted = on;
+}
+
+/* -- what the snapshot before tells -------------------------------------- */
+
+static bool same_node_info(const struct fab_node *a, const struct fab_node *b)
+{
+	return a->type == b->type && a->nports == b->nports &&
+	       a->sys_guid == b->sys_guid && a->vendor_id == b->vendor_id &&
+	       a->device_id == b->device_id && a->revision == b->revision;
+}
+
+/* Whether was's NodeDescription and ClassPortInfo still stand for the node
+ * reached at its port lp: not due, and (a CA) that port was Active, since a
+ * host that booted since may have set another description. */
+static bool static_fresh(const struct discover *d, const struct fab_node *was,
+			 unsigned lp)
+{
+	uint64_t spread = (was->guid * 0x9e3779b97f4a7c15ull) >> 32;
+	int64_t due = was->static_ms + STATIC_MAX_MS -
+		      (int64_t)(spread % (STATIC_MAX_MS / 2));
+
+	if (d->now_ms >= due)
+		return false;
+	return was->type == FAB_SWITCH ||
+	       (lp <= was->nports && was->ports[lp].state == PORT_STATE_ACTIVE);
+}
+
+/* A new node's NodeDescription and SwitchInfo, or what prev has of them
+ * and of its ClassPortInfo. */
+static int ask_static(struct discover *d, uint32_t ni, unsigned lp)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+	const struct fab_node *was = d->ns[ni].was;
+	bool fresh = was && static_fresh(d, was, lp);
+
+	/* SwitchInfo: its LinearFDBTop (which grows with the LIDs the SM
+	 * hands out) for the forwarding table, read at every sweep with
+	 * fabric_routes; its EnhancedPort0 for the ports ibqueryerrors
+	 * checks. */
+	if (n->type == FAB_SWITCH && (!fresh || lfts_wanted) &&
+	    ask(d, REQ_SWITCH_INFO, ni, 0, n->hops, n->path) < 0)
+		return -ENOMEM;
+	if (!fresh) {
+		n->static_ms = d->now_ms;
+		return ask(d, REQ_NODE_DESC, ni, 0, n->hops, n->path);
+	}
+	n->static_ms = was->static_ms;
+	n->enhanced_port0 = was->enhanced_port0;
+	n->has_cpi = was->has_cpi;
+	n->pma_capmask = was->pma_capmask;
+	d->ns[ni].cpi = was->has_cpi ? CPI_KNOWN : CPI_NONE;
+	if (!was->has_desc)
+		return ask(d, REQ_NODE_DESC, ni, 0, n->hops, n->path);
+	memcpy(n->desc, was->desc, sizeof(n->desc));
+	n->has_desc = true;
+	return 0;
+}
+
+/* Whether the switch's ports may keep prev's PortCounters by its sum:
+ * its PMA sums (AllPortSelect), it has PortCountersExtended for the data
+ * counters, and prev has every port's PortCounters. */
+static bool can_sum(const struct fab_node *n, const struct fab_node *was)
+{
+	if (!was || !(n->pma_capmask & PM_ALL_PORT_SELECT) ||
+	    !(n->pma_capmask & (PM_EXT_WIDTH_SUPPORTED | PM_EXT_WIDTH_NOIETF)))
+		return false;
+	for (unsigned p = 0; p <= was->nports; p++)
+		if (!was->ports[p].has_counters)
+			return false;
+	return true;
+}
+
+/* The error counters of PortCounters, as ibqueryerrors checks them. */
+static const enum MAD_FIELDS error_fields[] = {
+	IB_PC_ERR_SYM_F, IB_PC_LINK_RECOVERS_F, IB_PC_LINK_DOWNED_F,
+	IB_PC_ERR_RCV_F, IB_PC_ERR_PHYSRCV_F, IB_PC_ERR_SWITCH_REL_F,
+	IB_PC_XMT_DISCARDS_F, IB_PC_ERR_XMTCONSTR_F, IB_PC_ERR_RCVCONSTR_F,
+	IB_PC_ERR_LOCALINTEG_F, IB_PC_ERR_EXCESS_OVR_F, IB_PC_VL15_DROPPED_F,
+	IB_PC_XMT_WAIT_F,
+};
+
+/* Whether the sum's error counters are what was's ports add up to, none
+ * at its field's maximum (a saturated sum says nothing of its ports).
+ * Counters only grow, so then no port's changed, unless one was cleared
+ * while others grew by exactly as much in every counter. */
+static bool sum_matches(const struct fab_node *was, uint8_t *sum)
+{
+	for (size_t i = 0; i < sizeof(error_fields) / sizeof(error_fields[0]); i++) {
+		enum MAD_FIELDS f = error_fields[i];
+		uint8_t ones[IB_PC_DATA_SZ] = { 0 };
+		uint64_t total = 0;
+		uint32_t max;
+
+		mad_set_field(ones, 0, f, UINT32_MAX);
+		max = mad_get_field(ones, 0, f);
+		if (mad_get_field(sum, 0, f) >= max)
+			return false;
+		for (unsigned p = 0; p <= was->nports; p++)
+			total += mad_get_field((void *)was->ports[p].basic, 0, f);
+		if (total != mad_get_field(sum, 0, f))
+			return false;
+	}
+	return true;
+}
+
+/* -- the PMA ------------------------------------------------------------- */
+
+static bool has_ext_counters(const struct fab_node *n)
+{
+	return n->pma_capmask & (PM_EXT_WIDTH_SUPPORTED | PM_EXT_WIDTH_NOIETF);
+}
+
+/* Port p's counters: PortCounters (unless basic is false) and
+ * PortCountersExtended where the PMA has them. */
+static int port_counters(struct discover *d, uint32_t ni, unsigned p, bool basic)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+
+	n->ports[p].pma_asked = true;
+	if (basic && ask(d, REQ_PORT_COUNTERS, ni, p, 0, NULL) < 0)
+		return -ENOMEM;
+	if (has_ext_counters(n) && ask(d, REQ_PORT_COUNTERS_EXT, ni, p, 0, NULL) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* A switch's counters: every port's (port 0 too, as its ports/0/counters/
+ * shows them), PortCounters by the sum where it can. */
+static int switch_counters(struct discover *d, uint32_t ni)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+	struct nstate *ns = &d->ns[ni];
+	int err = 0;
+
+	ns->summed = can_sum(n, ns->was);
+	for (unsigned p = 0; !err && p <= n->nports; p++) {
+		if (!n->ports[p].has_info || n->ports[p].pma_asked)
+			continue;
+		err = port_counters(d, ni, p, !ns->summed);
+		if (ns->summed)
+			ns->sum_pending++;
+	}
+	if (!err && ns->summed) {
+		ns->sum_pending++;
+		err = ask(d, REQ_PORT_COUNTERS, ni, ALL_PORTS, 0, NULL);
+	}
+	return err;
+}
+
+/* The counters of the node's ports whose PortInfo is in and not asked yet
+ * (its ClassPortInfo known). */
+static int node_counters(struct discover *d, uint32_t ni)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+	int err = 0;
+
+	if (n->type == FAB_SWITCH)
+		return switch_counters(d, ni);
+	for (unsigned p = 1; !err && p <= n->nports; p++)
+		if (n->ports[p].has_info && !n->ports[p].pma_asked && fabsnap_pma_lid(n, p))
+			err = port_counters(d, ni, p, true);
+	return err;
+}
+
+/* The node's PMA may be asked (through port p's LID): its counters, or
+ * its ClassPortInfo first. */
+static int pma_start(struct discover *d, uint32_t ni, unsigned p)
+{
+	switch (d->ns[ni].cpi) {
+	case CPI_KNOWN:
+		return node_counters(d, ni);
+	case CPI_NONE:
+		d->ns[ni].cpi = CPI_ASKED;
+		return ask(d, REQ_PMA_CPI, ni, p, 0, NULL);
+	default: /* asked: its answer asks the counters; failed: none */
+		return 0;
+	}
+}
+
+static int pma_class(struct discover *d, const struct req *r, uint8_t *data)
+{
+	struct fab_node *n = &d->snap->nodes[r->node];
+
+	n->pma_capmask = (uint16_t)mad_get_field(data, 0, IB_CPI_CAPMASK_F);
+	n->has_cpi = true;
+	d->ns[r->node].cpi = CPI_KNOWN;
+	return node_counters(d, r->node);
+}
+
+/* A summed switch's sum or PortCountersExtended Get ended; after the last,
+ * its ports keep prev's PortCounters or have theirs asked.  A port keeps
+ * them only with its PortCountersExtended in, whose data counters replace
+ * the old ones of PortCounters. */
+static int sum_ended(struct discover *d, uint32_t ni)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+	struct nstate *ns = &d->ns[ni];
+
+	if (--ns->sum_pending)
+		return 0;
+	for (unsigned p = 0; p <= n->nports; p++) {
+		struct fab_port *fp = &n->ports[p];
+
+		if (!fp->pma_asked)
+			continue;
+		if (ns->sum_matched && fp->has_ext) {
+			memcpy(fp->basic, ns->was->ports[p].basic, FAB_PC_LEN);
+			fp->has_counters = true;
+		} else if (ask(d, REQ_PORT_COUNTERS, ni, p, 0, NULL) < 0) {
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* -- SMInfo -------------------------------------------------------------- */
+
+/* SMInfo of the SM at lid, found at node's port by the directed route
+ * hops/path (or NO_NODE: by LID), once per LID and sweep, SM_MAX at
+ * most. */
+static int ask_sminfo(struct discover *d, unsigned lid, uint32_t node,
+		      unsigned port, unsigned hops, const uint8_t *path)
+{
+	struct req *r;
+
+	if (!lid || lid >= 0xc000 || d->nsm_lids == SM_MAX) /* unicast only */
+		return 0;
+	for (unsigned i = 0; i < d->nsm_lids; i++)
+		if (d->sm_lids[i] == lid)
+			return 0;
+	r = enqueue(d, REQ_SM_INFO, node, port, hops, path);
+	if (!r)
+		return -ENOMEM;
+	r->lid = (uint16_t)lid;
+	d->sm_lids[d->nsm_lids++] = (uint16_t)lid;
+	return 0;
+}
+
+static int sm_info(struct discover *d, const struct req *r, uint8_t *data)
+{
+	struct fab_snap *s = d->snap;
+	struct fab_sm *sm;
+
+	/* One per LID asked: SM_MAX at most. */
+	if (!s->sms && !(s->sms = calloc(SM_MAX, sizeof(*s->sms))))
+		return -ENOMEM;
+	sm = &s->sms[s->nsms++];
+	sm->guid = mad_get_field64(data, 0, IB_SMINFO_GUID_F);
+	sm->act_count = mad_get_field(data, 0, IB_SMINFO_ACT_F);
+	sm->priority = (uint8_t)mad_get_field(data, 0, IB_SMINFO_PRIO_F);
+	sm->state = (uint8_t)mad_get_field(data, 0, IB_SMINFO_STATE_F);
+	sm->lid = r->lid;
+	if (r->node != NO_NODE)
+		sm->port_guid = s->nodes[r->node].ports[r->port].port_guid;
+	return 0;
+}
+
+/* The port GUID of the endport at lid, or 0. */
+static uint64_t port_guid_of(const struct fab_snap *s, unsigned lid)
+{
+	for (size_t i = 0; i < s->nnodes; i++) {
+		const struct fab_node *n = &s->nodes[i];
+
+		for (unsigned p = n->type == FAB_SWITCH ? 0 : 1; p <= n->nports; p++) {
+			const struct fab_port *fp = &n->ports[p];
+
+			if (fp->has_info && fp->lid && lid >= fp->lid &&
+			    lid < fp->lid + (1u << fp->lmc))
+				return fp->port_guid;
+			if (n->type == FAB_SWITCH)
+				break;
+		}
+	}
+	return 0;
+}
+
+/* Sorting SMs: the master at the local port's MasterSMLID, other masters,
+ * the rest; then by LID. */
+static unsigned sm_rank(const struct fab_snap *s, const struct fab_sm *sm)
+{
+	return sm->state == 3 ? (sm->lid == s->sm_lid ? 0 : 1) : 2;
+}
+
+static void finish_sms(struct fab_snap *s)
+{
+	for (size_t i = 0; i < s->nsms; i++)
+		if (!s->sms[i].port_guid)
+			s->sms[i].port_guid = port_guid_of(s, s->sms[i].lid);
+	for (size_t i = 1; i < s->nsms; i++) { /* SM_MAX at most */
+		struct fab_sm sm = s->sms[i];
+		size_t j = i;
+
+		for (; j && (sm_rank(s, &s->sms[j - 1]) > sm_rank(s, &sm) ||
+			     (sm_rank(s, &s->sms[j - 1]) == sm_rank(s, &sm) &&
+			      s->sms[j - 1].lid > sm.lid)); j--)
+			s->sms[j] = s->sms[j - 1];
+		s->sms[j] = sm;
+	}
+}
+
+/* -- discovery ----------------------------------------------------------- */
+
+/* A switch's LinearForwardingTable: blocks 0 .. top / 64 (SwitchInfo
+ * LinearFDBTop), into n->lft, 255 until answered. */
+static int ask_lft(struct discover *d, uint32_t ni, unsigned top)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+	unsigned blocks;
+	int r = 0;
+
+	if (!lfts_wanted || n->lft)
+		return 0;
+	if (top > LFT_TOP_MAX)
+		top = LFT_TOP_MAX;
+	blocks = top / IB_SMP_DATA_SIZE + 1;
+	n->lft = malloc((size_t)blocks * IB_SMP_DATA_SIZE);
+	if (!n->lft)
+		return -ENOMEM;
+	memset(n->lft, 0xff, (size_t)blocks * IB_SMP_DATA_SIZE);
+	n->lft_top = (uint16_t)top;
+	for (unsigned b = 0; r == 0 && b < blocks; b++) {
+		struct req *q = enqueue(d, REQ_LFT, ni, 0, n->hops, n->path);
+
+		if (q)
+			q->block = (uint16_t)b;
+		else
+			r = -ENOMEM;
+	}
+	return r;
+}
+
+/* A block of it answered; or (data NULL) lost: no table then. */
+static void lft_block(struct discover *d, const struct req *r, uint8_t *data)
+{
+	struct fab_node *n = &d->snap->nodes[r->node];
+
+	if (!n->lft)
+		return;
+	if (data) {
+		mad_get_array(data, 0, IB_LINEAR_FORW_TBL_F,
+			      n->lft + (size_t)r->block * IB_SMP_DATA_SIZE);
+		return;
+	}
+	free(n->lft);
+	n->lft = NULL;
+	n->lft_top = 0;
+}
+
+static struct fab_node *new_node(struct discover *d, const struct req *r,
+				 uint8_t *data, uint64_t guid)
+{
+	unsigned lp = mad_get_field(data, 0, IB_NODE_LOCAL_PORT_F);
+	struct fab_node *n, *was;
+	size_t ni;
+
+	n = fabsnap_add(d->snap, guid, mad_get_field(data, 0, IB_NODE_NPORTS_F));
+	if (!n)
+		return NULL;
+	ni = (size_t)(n - d->snap->nodes);
+	if (ni >= d->ns_cap) {
+		size_t cap = d->ns_cap ? d->ns_cap * 2 : 256;
+		struct nstate *ns = realloc(d->ns, cap * sizeof(*ns));
+
+		if (!ns)
+			return NULL; /* the node stays, unasked: the sweep ends ENOMEM */
+		d->ns = ns;
+		d->ns_cap = cap;
+	}
+	n->type = (uint8_t)mad_get_field(data, 0, IB_NODE_TYPE_F);
+	n->sys_guid = mad_get_field64(data, 0, IB_NODE_SYSTEM_GUID_F);
+	n->vendor_id = mad_get_field(data, 0, IB_NODE_VENDORID_F);
+	n->device_id = (uint16_t)mad_get_field(data, 0, IB_NODE_DEVID_F);
+	n->revision = mad_get_field(data, 0, IB_NODE_REVISION_F);
+	n->hops = r->hops;
+	n->entry_port = (uint8_t)(r->node == NO_NODE ? 0 : lp);
+	memcpy(n->path, r->path, FAB_PATH_MAX);
+	was = d->prev ? fabsnap_find(d->prev, guid) : NULL;
+	d->ns[ni] = (struct nstate){ .was = was && same_node_info(was, n) ? was : NULL };
+	return n;
+}
+
+/* A new node: its static attributes, and (a switch) every port's PortInfo
+ * by the route that found it. */
+static int ask_node(struct discover *d, uint32_t ni, unsigned lp)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+	int r = ask_static(d, ni, lp);
+
+	if (n->type != FAB_SWITCH)
+		return r;
+	d->ns[ni].pi_pending = (uint16_t)(n->nports + 1u);
+	for (unsigned p = 0; r == 0 && p <= n->nports; p++) {
+		n->ports[p].asked = true;
+		r = ask(d, REQ_PORT_INFO, ni, p, n->hops, n->path);
+	}
+	return r;
+}
+
+/* A node answered NodeInfo through the route of request r. */
+static int node_info(struct discover *d, const struct req *r, uint8_t *data)
+{
+	struct fab_snap *s = d->snap;
+	uint64_t guid = mad_get_field64(data, 0, IB_NODE_GUID_F);
+	uint64_t port_guid = mad_get_field64(data, 0, IB_NODE_PORT_GUID_F);
+	unsigned lp = mad_get_field(data, 0, IB_NODE_LOCAL_PORT_F);
+	struct fab_node *n = fabsnap_find(s, guid);
+	uint32_t ni;
+	int err = 0;
+
+	if (!n) {
+		n = new_node(d, r, data, guid);
+		if (!n)
+			return -ENOMEM;
+		err = ask_node(d, (uint32_t)(n - s->nodes), lp);
+	}
+	ni = (uint32_t)(n - s->nodes);
+	if (lp > n->nports)
+		return err;
+	n->ports[lp].port_guid = port_guid;
+	if (n->type == FAB_SWITCH)
+		n->ports[0].port_guid = port_guid;
+	if (r->node == NO_NODE) {
+		s->local_guid = guid;
+		s->local_port_guid = port_guid;
+		d->local_node = ni;
+		d->local_port = lp;
+	}
+	/* A CA's port is asked by the route that reached it; a remote CA's
+	 * other ports too (its SMA answers for each), so that one Down or
+	 * linked elsewhere is still listed.  Not the local CA's: the host
+	 * shows its own ports. */
+	for (unsigned p = 1; !err && n->type != FAB_SWITCH && p <= n->nports; p++) {
+		if (n->ports[p].asked || (p != lp && r->node == NO_NODE))
+			continue;
+		n->ports[p].asked = true;
+		err = ask(d, REQ_PORT_INFO, ni, p, r->hops, r->path);
+	}
+	if (r->node != NO_NODE) {
+		struct fab_node *from = &s->nodes[r->node];
+
+		from->ports[r->port].peer_guid = guid;
+		from->ports[r->port].peer_port = (uint8_t)lp;
+		n->ports[lp].peer_guid = from->guid;
+		n->ports[lp].peer_port = r->port;
+	}
+	return err;
+}
+
+/* PortInfo of a port: kept; the local port names the master SM, a port
+ * with IsSM is asked for its SMInfo; a switch's (or the local CA's) port
+ * that is not Down is then followed to the node at its other end. */
+static int port_info(struct discover *d, const struct req *r, uint8_t *data)
+{
+	struct fab_node *n = &d->snap->nodes[r->node];
+	struct fab_port *p = &n->ports[r->port];
+	uint8_t path[FAB_PATH_MAX];
+	int err = 0;
+
+	fabsnap_read_port_info(p, data);
+	if (n->type == FAB_SWITCH && r->port) {
+		p->lid = n->ports[0].lid; /* a switch's ports share port 0's */
+		p->lmc = n->ports[0].lmc; /* (set again once all are in) */
+	} else if (n->type != FAB_SWITCH && !fabsnap_has_ext_speeds(p)) {
+		fabsnap_clear_ext_speeds(p); /* a switch's: by port 0's, once all are in */
+	}
+	if (r->node == d->local_node && r->port == d->local_port)
+		d->snap->sm_lid = p->sm_lid; /* asked by LID at the end if not found */
+	/* (IsSM is port 0's on a switch; the local port's may be the
+	 * simulator's issm the engine holds for an agent.) */
+	if ((p->cap_mask & CAP_IS_SM) && (n->type != FAB_SWITCH || !r->port) &&
+	    !(r->node == d->local_node && !r->hops && engine_holds_issm(d->engine)))
+		err = ask_sminfo(d, p->lid, r->node, r->port, r->hops, r->path);
+	if (err || !r->port || p->state <= PORT_STATE_DOWN || p->peer_guid ||
+	    r->port == n->entry_port || n->hops >= MAX_HOPS ||
+	    (n->type != FAB_SWITCH && n->hops))
+		return err;
+	memcpy(path, n->path, FAB_PATH_MAX);
+	path[n->hops + 1] = r->port;
+	return ask(d, REQ_NODE_INFO, r->node, r->port, n->hops + 1u, path);
+}
+
+/* Every PortInfo of switch ni has ended: its ports take port 0's LID and
+ * extended speed capability, and its PMA is asked. */
+static int switch_ready(struct discover *d, uint32_t ni)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+
+	fabsnap_switch_ports(n);
+	return n->ports[0].has_info && n->ports[0].lid ? pma_start(d, ni, 0) : 0;
+}
+
+/* A PortInfo Get ended, answered or not. */
+static int port_info_ended(struct discover *d, const struct req *r)
+{
+	struct fab_node *n = &d->snap->nodes[r->node];
+
+	if (n->type == FAB_SWITCH)
+		return --d->ns[r->node].pi_pending ? 0 : switch_ready(d, r->node);
+	if (!n->ports[r->port].has_info || !fabsnap_pma_lid(n, r->port))
+		return 0;
+	return pma_start(d, r->node, r->port);
+}
+
+/* -- answers ------------------------------------------------------------- */
+
+/* The MAD's status (a DR SMP's without the direction bit), 0 if good. */
+static unsigned mad_status(const struct req *r, uint8_t *mad)
+{
+	if (r->kind < REQ_PMA_CPI)
+		return mad_get_field(mad, 0, IB_DRSMP_STATUS_F);
+	return mad_get_field(mad, 0, IB_MAD_STATUS_F);
+}
+
+static int answered(struct discover *d, const struct req *r, uint8_t *mad)
+{
+	uint8_t *smp = mad + IB_SMP_DATA_OFFS;
+	uint8_t *pma = mad + IB_PC_DATA_OFFS;
+	struct fab_node *n = r->node == NO_NODE ? NULL : &d->snap->nodes[r->node];
+	int err;
+
+	switch (r->kind) {
+	case REQ_NODE_INFO:
+		return node_info(d, r, smp);
+	case REQ_NODE_DESC:
+		memcpy(n->desc, smp, FAB_DESC_LEN);
+		n->desc[FAB_DESC_LEN] = '\0';
+		n->has_desc = true;
+		return 0;
+	case REQ_PORT_INFO:
+		err = port_info(d, r, smp);
+		return err ? err : port_info_ended(d, r);
+	case REQ_SM_INFO:
+		return sm_info(d, r, smp);
+	case REQ_PMA_CPI:
+		return pma_class(d, r, pma);
+	case REQ_PORT_COUNTERS:
+		if (r->port == ALL_PORTS) {
+			d->ns[r->node].sum_matched = sum_matches(d->ns[r->node].was, pma);
+			return sum_ended(d, r->node);
+		}
+		memcpy(n->ports[r->port].basic, pma, FAB_PC_LEN);
+		n->ports[r->port].has_counters = true;
+		return 0;
+	case REQ_PORT_COUNTERS_EXT:
+		memcpy(n->ports[r->port].ext, pma, FAB_PCX_LEN);
+		n->ports[r->port].has_ext = true;
+		return d->ns[r->node].summed ? sum_ended(d, r->node) : 0;
+	case REQ_LFT:
+		lft_block(d, r, smp);
+		return 0;
+	default: /* SwitchInfo */
+		n->enhanced_port0 = mad_get_field(smp, 0, IB_SW_ENHANCED_PORT0_F);
+		return ask_lft(d, r->node,
+			       mad_get_field(smp, 0, IB_SW_LINEAR_FDB_TOP_F));
+	}
+}
+
+/* A request ended without a good answer. */
+static int failed(struct discover *d, const struct req *r)
+{
+	switch (r->kind) {
+	case REQ_NODE_INFO:
+		if (r->node != NO_NODE)
+			d->snap->stats.unreachable++;
+		return 0;
+	case REQ_PORT_INFO:
+		return port_info_ended(d, r);
+	case REQ_PMA_CPI:
+		d->ns[r->node].cpi = CPI_FAILED; /* no counters, as before */
+		return 0;
+	case REQ_PORT_COUNTERS:
+		return r->port == ALL_PORTS ? sum_ended(d, r->node) : 0;
+	case REQ_PORT_COUNTERS_EXT:
+		return d->ns[r->node].summed ? sum_ended(d, r->node) : 0;
+	case REQ_LFT:
+		lft_block(d, r, NULL);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* A request timed out: the sweep's count, and its node's (SMA or PMA).
+ * A NodeInfo's node is the one it leaves from, and an SM, not the SMA,
+ * answers SMInfo: neither counts against a node. */
+static void timed_out(struct discover *d, const struct req *r)
+{
+	struct fab_node *n;
+	uint16_t *count;
+
+	d->snap->stats.timeouts++;
+	if (r->node == NO_NODE || r->kind == REQ_NODE_INFO || r->kind == REQ_SM_INFO)
+		return;
+	n = &d->snap->nodes[r->node];
+	count = r->kind >= REQ_PMA_CPI ? &n->pma_timeouts : &n->sma_timeouts;
+	if (*count < UINT16_MAX)
+		(*count)++;
+}
+
+/* Request i ended: its answer, or (status set) the request given back. */
+static int handle_one(struct discover *d, uint32_t i, uint8_t *frame,
+		      size_t len)
+{
+	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
+	unsigned status = (unsigned)((const struct ib_user_mad *)frame)->status;
+	struct req r = d->reqs[i];
+
+	req_free(d, i);
+	if (status)
+		timed_out(d, &r);
+	if (!status && len >= IB_SMP_DATA_OFFS + IB_SMP_DATA_SIZE && !mad_status(&r, mad))
+		return answered(d, &r, mad);
+	return failed(d, &r);
+}
+
+static void handle(struct discover *d, uint32_t i, uint8_t *frame,
+		   size_t len)
+{
+	if (handle_one(d, i, frame, len) < 0)
+		d->nomem = true;
+}
+
+/* Waits for the next answer and handles it (window_next()'s returns). */
+static int next_answer(struct discover *d)
+{
+	uint8_t frame[UMAD_FRAME_MAX];
+	size_t len;
+	int r = window_next(d->window, frame, &len);
+
+	if (r == 0)
+		handle(d, (uint32_t)mad_tid(frame + UMAD_FRAME_HDR_SIZE), frame, len);
+	return r;
+}
+
+int discover_run(struct discover *d, struct mad_engine *engine,
+		 const struct fab_snap *prev, struct fab_snap *snap,
+		 int timeout_ms, int retries)
+{
+	bool sm_by_lid = false;
+	int r = 0;
+
+	d->now_ms = clock_now_ms();
+	window_start(d->window, engine, timeout_ms, retries);
+	d->engine = engine;
+	d->snap = snap;
+	d->prev = prev;
+	d->nreqs = d->qlen = d->qhead = 0;
+	d->free_head = NO_NODE;
+	d->local_node = NO_NODE;
+	d->nsm_lids = 0;
+	d->nomem = false;
+	if (!enqueue(d, REQ_NODE_INFO, NO_NODE, 0, 0, NULL))
+		return -ENOMEM;
+	while (!d->nomem) {
+		pump(d);
+		if (!window_inflight(d->window) && !d->qlen) {
+			if (sm_by_lid)
+				break;
+			/* Discovery over: the master by LID, unless found
+			 * with IsSM. */
+			sm_by_lid = true;
+			if (ask_sminfo(d, snap->sm_lid, NO_NODE, 0, 0, NULL) < 0)
+				d->nomem = true;
+			continue;
+		}
+		r = next_answer(d);
+		if (r == -ETIMEDOUT) {
+			/* What is missing counts as timed out; the rest stands. */
+			d->snap->stats.timeouts += window_inflight(d->window);
+			r = 0;
+			break;
+		}
+		if (r < 0)
+			break;
+	}
+	window_end(d->window);
+	finish_sms(snap);
+	d->prev = NULL;
+	return r < 0 ? r : d->nomem ? -ENOMEM : 0;
+}

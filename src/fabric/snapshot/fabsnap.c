@@ -1,0 +1,298 @@
+/* Fabric snapshots (fabsnap.h): the node array, its GUID hash, counts,
+ * the reference that keeps a snapshot alive for its readers, and how its
+ * node types and descriptions are written. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <infiniband/mad.h>
+
+#include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/mad/madtext.h"
+
+struct fab_snap *fabsnap_new(void)
+{
+	struct fab_snap *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->refs = 1;
+	pthread_mutex_init(&s->text_lock, NULL);
+	return s;
+}
+
+void fabsnap_get(struct fab_snap *s)
+{
+	__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+}
+
+void fabsnap_put(struct fab_snap *s)
+{
+	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (size_t i = 0; i < s->nnodes; i++) {
+		free(s->nodes[i].ports);
+		free(s->nodes[i].lft);
+	}
+	for (int t = 0; t < FAB_TEXT_COUNT; t++)
+		if (s->texts[t].buf)
+			munmap(s->texts[t].buf, s->texts[t].len + 1);
+	pthread_mutex_destroy(&s->text_lock);
+	free(s->problems);
+	free(s->sms);
+	free(s->nodes);
+	free(s->hash);
+	free(s);
+}
+
+static size_t hash_slot(uint64_t guid, size_t cap)
+{
+	guid ^= guid >> 29;
+	guid *= 0xbf58476d1ce4e5b9ull;
+	guid ^= guid >> 32;
+	return (size_t)guid & (cap - 1);
+}
+
+static void hash_insert(uint32_t *hash, size_t cap, const struct fab_node *nodes,
+			uint32_t idx)
+{
+	size_t i = hash_slot(nodes[idx].guid, cap);
+
+	while (hash[i])
+		i = (i + 1) & (cap - 1);
+	hash[i] = idx + 1;
+}
+
+/* Keeps the hash at most half full. */
+static int hash_grow(struct fab_snap *s)
+{
+	size_t cap = s->hash_cap ? s->hash_cap * 2 : 256;
+	uint32_t *hash;
+
+	if (s->hash_cap && (s->nnodes + 1) * 2 <= s->hash_cap)
+		return 0;
+	hash = calloc(cap, sizeof(*hash));
+	if (!hash)
+		return -1;
+	for (size_t i = 0; i < s->nnodes; i++)
+		hash_insert(hash, cap, s->nodes, (uint32_t)i);
+	free(s->hash);
+	s->hash = hash;
+	s->hash_cap = cap;
+	return 0;
+}
+
+struct fab_node *fabsnap_add(struct fab_snap *s, uint64_t guid, unsigned nports)
+{
+	struct fab_node *n;
+
+	if (s->nnodes == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct fab_node *bigger = realloc(s->nodes, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return NULL;
+		s->nodes = bigger;
+		s->cap = cap;
+	}
+	if (hash_grow(s) < 0)
+		return NULL;
+	n = &s->nodes[s->nnodes];
+	memset(n, 0, sizeof(*n));
+	n->ports = calloc(nports + 1, sizeof(*n->ports));
+	if (!n->ports)
+		return NULL;
+	n->guid = guid;
+	n->nports = (uint8_t)nports;
+	hash_insert(s->hash, s->hash_cap, s->nodes, (uint32_t)s->nnodes);
+	s->nnodes++;
+	return n;
+}
+
+struct fab_node *fabsnap_find(const struct fab_snap *s, uint64_t guid)
+{
+	if (!s->hash_cap)
+		return NULL;
+	for (size_t i = hash_slot(guid, s->hash_cap); s->hash[i];
+	     i = (i + 1) & (s->hash_cap - 1))
+		if (s->nodes[s->hash[i] - 1].guid == guid)
+			return &s->nodes[s->hash[i] - 1];
+	return NULL;
+}
+
+const struct fab_port *fabsnap_peer(const struct fab_snap *s,
+				    const struct fab_port *p,
+				    const struct fab_node **peer_node)
+{
+	const struct fab_node *n;
+
+	if (!p->peer_guid)
+		return NULL;
+	n = fabsnap_find(s, p->peer_guid);
+	if (!n || p->peer_port > n->nports)
+		return NULL;
+	if (peer_node)
+		*peer_node = n;
+	return &n->ports[p->peer_port];
+}
+
+void fabsnap_count(struct fab_snap *s)
+{
+	struct fab_stats *st = &s->stats;
+
+	st->nodes = (unsigned)s->nnodes;
+	st->switches = st->cas = st->routers = st->links = st->ports = 0;
+	for (size_t i = 0; i < s->nnodes; i++) {
+		const struct fab_node *n = &s->nodes[i];
+
+		st->switches += n->type == FAB_SWITCH;
+		st->cas += n->type == FAB_CA;
+		st->routers += n->type == FAB_ROUTER;
+		for (unsigned p = 1; p <= n->nports; p++) {
+			st->ports += n->ports[p].has_info;
+			st->links += n->ports[p].peer_guid != 0;
+		}
+	}
+	st->links /= 2; /* each link seen from both ends */
+}
+
+const char *fabsnap_type_name(unsigned type)
+{
+	static const char *const names[] = { "unknown", "ca", "switch", "router" };
+
+	return names[type < 4 ? type : 0];
+}
+
+size_t fabsnap_quote(char *buf, size_t cap, const char *s)
+{
+	size_t n = strlen(s);
+	char *end;
+
+	if (MADTEXT_QUOTED_MAX(n) + 1 > cap)
+		n = cap > MADTEXT_QUOTED_MAX(0) ? (cap - 1 - MADTEXT_QUOTED_MAX(0)) / 4 : 0;
+	end = madtext_quote(buf, (const uint8_t *)s, n);
+	*end = '\0';
+	return (size_t)(end - buf);
+}
+
+unsigned fabsnap_pma_lid(const struct fab_node *n, unsigned p)
+{
+	if (n->type == FAB_SWITCH)
+		return n->ports[0].lid;
+	if (p && p <= n->nports && n->ports[p].lid)
+		return n->ports[p].lid;
+	for (unsigned i = 1; i <= n->nports; i++)
+		if (n->ports[i].lid)
+			return n->ports[i].lid;
+	return 0;
+}
+
+/* Copies node n of another snapshot into s (ports and table its own). */
+static int copy_node(struct fab_snap *s, const struct fab_node *n)
+{
+	struct fab_node *c = fabsnap_add(s, n->guid, n->nports);
+	struct fab_port *ports;
+
+	if (!c)
+		return -1;
+	ports = c->ports;
+	*c = *n;
+	c->ports = ports;
+	c->dir = NULL;
+	memcpy(ports, n->ports, (n->nports + 1u) * sizeof(*ports));
+	if (n->lft) {
+		c->lft = malloc(n->lft_top + 1u);
+		if (!c->lft)
+			return -1;
+		memcpy(c->lft, n->lft, n->lft_top + 1u);
+	}
+	return 0;
+}
+
+struct fab_snap *fabsnap_copy(const struct fab_snap *from,
+			      bool (*keep)(const struct fab_node *n, void *ctx),
+			      void *ctx)
+{
+	struct fab_snap *s = fabsnap_new();
+
+	if (!s)
+		return NULL;
+	s->time = from->time;
+	s->mono_ms = from->mono_ms;
+	memcpy(s->via, from->via, sizeof(s->via));
+	s->ok = from->ok;
+	s->duration_ms = from->duration_ms;
+	s->stats = from->stats;
+	s->refreshes = from->refreshes;
+	s->local_guid = from->local_guid;
+	s->local_port_guid = from->local_port_guid;
+	s->sm_lid = from->sm_lid;
+	s->sm_act_since_ms = from->sm_act_since_ms;
+	if (from->nsms) {
+		s->sms = malloc(from->nsms * sizeof(*s->sms));
+		if (!s->sms)
+			goto err;
+		memcpy(s->sms, from->sms, from->nsms * sizeof(*s->sms));
+		s->nsms = from->nsms;
+	}
+	for (size_t i = 0; i < from->nnodes; i++)
+		if ((!keep || keep(&from->nodes[i], ctx)) && copy_node(s, &from->nodes[i]) < 0)
+			goto err;
+	return s;
+err:
+	fabsnap_put(s);
+	return NULL;
+}
+
+#define CAP_EXT_SPEEDS (1u << 14) /* PortInfo CapabilityMask */
+#define EXT_SPEED_NONE 30         /* LinkSpeedExtEnabled: extended speeds off */
+
+void fabsnap_clear_ext_speeds(struct fab_port *p)
+{
+	p->ext_speed = p->ext_speed_enabled = p->ext_speed_supported = 0;
+}
+
+void fabsnap_read_port_info(struct fab_port *p, uint8_t *data)
+{
+	p->has_info = true;
+	p->state = (uint8_t)mad_get_field(data, 0, IB_PORT_STATE_F);
+	p->phys_state = (uint8_t)mad_get_field(data, 0, IB_PORT_PHYS_STATE_F);
+	p->lid = (uint16_t)mad_get_field(data, 0, IB_PORT_LID_F);
+	p->lmc = (uint8_t)mad_get_field(data, 0, IB_PORT_LMC_F);
+	p->sm_lid = (uint16_t)mad_get_field(data, 0, IB_PORT_SMLID_F);
+	p->cap_mask = mad_get_field(data, 0, IB_PORT_CAPMASK_F);
+	p->width = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
+	p->width_enabled = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_ENABLED_F);
+	p->width_supported = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_SUPPORTED_F);
+	p->speed = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_ACTIVE_F);
+	p->speed_enabled = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_ENABLED_F);
+	p->speed_supported = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_SUPPORTED_F);
+	p->ext_speed = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
+	p->ext_speed_enabled = (uint8_t)mad_get_field(data, 0,
+						      IB_PORT_LINK_SPEED_EXT_ENABLED_F);
+	p->ext_speed_supported = (uint8_t)mad_get_field(data, 0,
+							IB_PORT_LINK_SPEED_EXT_SUPPORTED_F);
+	if (p->ext_speed_enabled == EXT_SPEED_NONE)
+		p->ext_speed_enabled = 0;
+}
+
+void fabsnap_switch_ports(struct fab_node *n)
+{
+	const struct fab_port *p0 = &n->ports[0];
+
+	for (unsigned p = 0; p <= n->nports; p++) {
+		struct fab_port *fp = &n->ports[p];
+
+		if (!fp->has_info)
+			continue;
+		fp->lid = p0->lid;
+		fp->lmc = p0->lmc;
+		if (!(p0->cap_mask & CAP_EXT_SPEEDS))
+			fabsnap_clear_ext_speeds(fp);
+	}
+}
+
+bool fabsnap_has_ext_speeds(const struct fab_port *p)
+{
+	return p->cap_mask & CAP_EXT_SPEEDS;
+}
