@@ -13,7 +13,7 @@
 #include <infiniband/umad.h>
 
 #include "umadfs/base/clock.h"
-#include "umadfs/engine/engine.h"
+#include "umadfs/engine/sink.h"
 #include "umadfs/mad/mad.h"
 
 #define PENDING_BITS 12
