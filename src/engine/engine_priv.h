@@ -135,12 +135,10 @@ void delivery_hold(struct mad_engine *engine, struct mad_sink *sink, const uint8
 void delivery_drop_held(struct mad_engine *engine, struct mad_sink *sink);
 int delivery_release_held(struct mad_engine *engine, bool all);
 
-/* liveness.c: liveness_transient() tells an error about one MAD or the moment from
- * one about the transport; liveness_want_probe() asks for a probe (any thread);
+/* liveness.c: liveness_want_probe() asks for a probe (any thread);
  * liveness_step() runs the probe (receiver thread). */
 void liveness_init(struct mad_engine *engine, engine_transport_fn on_transport,
 		   void *ctx);
-bool liveness_transient(int err);
 void liveness_want_probe(struct mad_engine *engine, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void liveness_step(struct mad_engine *engine);

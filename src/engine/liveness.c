@@ -5,9 +5,10 @@
  * can die under the engine: the device goes away, ibsim is killed (sends
  * fail with ECONNREFUSED), or ibsim drops the client (`X` on its console:
  * MADs then vanish without a word).  Three things make the engine doubt
- * it: a send refused with an error that is not about the MAD (liveness_transient()),
- * a receive error of that kind, and a request neither answered nor given
- * back past its deadline (the kernel always gives it back).  The receiver
+ * it: a send refused with an error that is not about the MAD
+ * (ibumad_transient()), a receive error of that kind, and a request
+ * neither answered nor given back past its deadline (the kernel always
+ * gives it back).  The receiver
  * thread then sends a probe, a NodeInfo SMP to the port's own SMA (hop 0,
  * answered link up or down, on a real HCA too); if it is not answered, the
  * transport is down: logged once, every pending request ends at once with
@@ -52,20 +53,6 @@ void liveness_init(struct mad_engine *engine, engine_transport_fn on_transport,
 	engine->on_transport = on_transport;
 	engine->transport_ctx = ctx;
 	engine->probe_sink.ops = &probe_sink_ops;
-}
-
-/* Errors of umad_send/umad_recv that say something about one MAD, the
- * moment or memory, not about the transport.  Any other makes the engine
- * probe the transport. */
-bool liveness_transient(int err)
-{
-	switch (err) {
-	case EAGAIN: case EINTR: case ENOMEM: case ENOBUFS: case EINVAL:
-	case EMSGSIZE: case EBUSY: case ENOSPC: case ETIMEDOUT:
-		return true;
-	default:
-		return false;
-	}
 }
 
 /* Asks the receiver thread for a probe, saying why.  Any thread. */

@@ -140,7 +140,7 @@ int pending_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
 		if (!send_undo(engine, wire))
 			return 0;
 	}
-	if (liveness_transient(-r))
+	if (ibumad_transient(-r))
 		return r;
 	/* The device or the simulator refused it: as the kernel's umad
 	 * device once the port is gone, EIO. */

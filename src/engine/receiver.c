@@ -99,7 +99,7 @@ static unsigned drain(struct mad_engine *engine, struct recv_buf *b)
 		if (r < 0) {
 			/* A removed device fails every read at once: no
 			 * busy loop.  (EAGAIN: all read.) */
-			if (!liveness_transient(-r)) {
+			if (!ibumad_transient(-r)) {
 				if (!engine->down)
 					liveness_want_probe(engine, "umad_recv failed: %s",
 						   strerror(-r));
@@ -164,7 +164,7 @@ void *receiver_main(void *arg)
 			continue;
 		if (r < 0) {
 			log_dbg("%s/%u: poll: %s", engine->ca, engine->portnum, strerror(-r));
-			if (!liveness_transient(-r) && !engine->down)
+			if (!ibumad_transient(-r) && !engine->down)
 				liveness_want_probe(engine, "umad_poll failed: %s", strerror(-r));
 			backoff();
 			continue;
