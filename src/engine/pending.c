@@ -14,10 +14,14 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/base/log.h"
-#include "umadfs/engine/engine.h"
 #include "umadfs/engine/ibumad.h"
+#include "umadfs/engine/sink.h"
+#include "agent_table.h"
+#include "delivery.h"
 #include "engine_priv.h"
+#include "pending.h"
 
 #define MISROUTED_LOGGED 16 /* answers from elsewhere logged one by one */
 
@@ -25,7 +29,7 @@
  * MAD; NULL when the table is full.  engine->lock held. */
 static struct pending *pending_start(struct mad_engine *engine, struct mad_sink *sink,
 				     uint8_t *frame, int agent, int timeout_ms,
-				     int retries, bool probe)
+				     int retries, unsigned flags)
 {
 	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
 	struct pending *e;
@@ -37,11 +41,12 @@ static struct pending *pending_start(struct mad_engine *engine, struct mad_sink 
 	e = &engine->pending[slot];
 	e->sink = sink;
 	e->caller_tid = mad_tid(mad);
+	e->flags = flags;
 	e->agent = agent;
 	e->timeout_ms = timeout_ms;
 	e->retries_left = retries;
 	e->deadline_ms = clock_now_ms() + (int64_t)timeout_ms * (retries + 1);
-	e->grace_ms = probe ? PROBE_GRACE_MS : EXPIRE_GRACE_MS;
+	e->grace_ms = flags & PENDING_PROBE ? PROBE_GRACE_MS : EXPIRE_GRACE_MS;
 	engine->generation++;
 	e->wire_tid = (engine->generation << PENDING_BITS) | slot;
 	memcpy(e->head, frame, sizeof(e->head));
@@ -75,7 +80,7 @@ static struct pending *pending_find(struct mad_engine *engine, uint32_t wire)
  * awaited, takes its slot (*wire: its wire TID).  Returns the agent id or
  * -errno. */
 static int send_prepare(struct mad_engine *engine, struct mad_sink *sink,
-			uint8_t *frame, int timeout_ms, int retries, bool probe,
+			uint8_t *frame, int timeout_ms, int retries, unsigned flags,
 			bool awaited, uint32_t *wire)
 {
 	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
@@ -83,14 +88,14 @@ static int send_prepare(struct mad_engine *engine, struct mad_sink *sink,
 	int agent;
 
 	pthread_mutex_lock(&engine->lock);
-	if (engine->down && !probe)
+	if (engine->down && !(flags & PENDING_PROBE))
 		agent = -EIO;
-	else if (engine->requests_closed && sink && sink->ops == &request_sink_ops)
+	else if (engine->requests_closed && (flags & PENDING_REQUEST))
 		agent = -ENODEV; /* the receiver ended them: none would end this */
 	else
 		agent = agent_table_pick(engine, sink, mad);
 	if (agent >= 0 && awaited) {
-		e = pending_start(engine, sink, frame, agent, timeout_ms, retries, probe);
+		e = pending_start(engine, sink, frame, agent, timeout_ms, retries, flags);
 		if (e)
 			*wire = e->wire_tid;
 		else
@@ -115,9 +120,8 @@ static bool send_undo(struct mad_engine *engine, uint32_t wire)
 	return e != NULL;
 }
 
-/* engine_send(), and the probe's own send (probe: even while down). */
 int pending_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
-		 size_t mad_len, int timeout_ms, int retries, bool probe)
+		 size_t mad_len, int timeout_ms, int retries, unsigned flags)
 {
 	uint8_t *mad = (uint8_t *)frame + UMAD_FRAME_HDR_SIZE;
 	uint64_t caller_tid = mad_tid(mad);
@@ -125,7 +129,7 @@ int pending_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
 	uint32_t wire = 0;
 	int agent, r;
 
-	agent = send_prepare(engine, sink, frame, timeout_ms, retries, probe,
+	agent = send_prepare(engine, sink, frame, timeout_ms, retries, flags,
 			     awaited, &wire);
 	if (agent < 0)
 		return agent;
@@ -144,17 +148,11 @@ int pending_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
 		return r;
 	/* The device or the simulator refused it: as the kernel's umad
 	 * device once the port is gone, EIO. */
-	liveness_want_probe(engine, "umad_send failed: %s", strerror(-r));
+	engine_doubt(engine, "umad_send failed: %s", strerror(-r));
 	return -EIO;
 }
 
-int engine_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
-	      size_t mad_len, int timeout_ms, int retries)
-{
-	return pending_send(engine, sink, frame, mad_len, timeout_ms, retries, false);
-}
-
-void engine_cancel_sink(struct mad_engine *engine, struct mad_sink *sink)
+void pending_cancel(struct mad_engine *engine, struct mad_sink *sink)
 {
 	pthread_mutex_lock(&engine->lock);
 	for (uint32_t i = 0; i < PENDING_MAX; i++) {
@@ -321,12 +319,12 @@ bool pending_answer(struct mad_engine *engine, uint8_t *frame, size_t mad_len)
 }
 
 /* Ends the next request from slot *next on that is past its deadline and
- * grace (all: any request; only: of a sink with these ops), making its
- * timeout item in frame; returns its
- * sink, NULL when none is left. */
+ * grace (all: any request; only: with these flags), making its timeout
+ * item in frame; returns its sink (*flags: its flags), NULL when none is
+ * left. */
 static struct mad_sink *expire_next(struct mad_engine *engine, bool all, int64_t now,
-				    uint32_t *next, uint8_t *frame,
-				    const struct mad_sink_ops *only)
+				    uint32_t *next, uint8_t *frame, unsigned only,
+				    unsigned *flags)
 {
 	struct mad_sink *sink = NULL;
 
@@ -335,10 +333,11 @@ static struct mad_sink *expire_next(struct mad_engine *engine, bool all, int64_t
 		struct pending *e = &engine->pending[*next];
 
 		if (!e->sink || (!all && now <= e->deadline_ms + e->grace_ms) ||
-		    (only && e->sink->ops != only))
+		    (e->flags & only) != only)
 			continue;
 		memcpy(frame, e->head, sizeof(e->head));
 		((struct ib_user_mad *)frame)->status = ETIMEDOUT;
+		*flags = e->flags;
 		sink = pending_end(engine, e, frame + UMAD_FRAME_HDR_SIZE);
 	}
 	pthread_mutex_unlock(&engine->lock);
@@ -351,18 +350,17 @@ static struct mad_sink *expire_next(struct mad_engine *engine, bool all, int64_t
  * request's headers with status ETIMEDOUT, as the kernel's.  all: every
  * pending request, now (the transport went down).  Returns how many
  * requests other than the probe it ended.  Receiver thread. */
-static unsigned expire(struct mad_engine *engine, bool all,
-		       const struct mad_sink_ops *only)
+static unsigned expire(struct mad_engine *engine, bool all, unsigned only)
 {
 	uint8_t frame[UMAD_FRAME_HDR_SIZE + MAD_HDR_SIZE];
 	int64_t now = clock_now_ms();
 	struct mad_sink *sink;
-	unsigned ended = 0;
+	unsigned ended = 0, flags = 0;
 	uint32_t next = 0;
 
 	pthread_mutex_lock(&engine->dispatch_lock);
-	while ((sink = expire_next(engine, all, now, &next, frame, only))) {
-		ended += sink != &engine->probe_sink;
+	while ((sink = expire_next(engine, all, now, &next, frame, only, &flags))) {
+		ended += !(flags & PENDING_PROBE);
 		delivery_add(engine, sink, frame, MAD_HDR_SIZE);
 	}
 	delivery_flush(engine);
@@ -372,13 +370,23 @@ static unsigned expire(struct mad_engine *engine, bool all,
 
 unsigned pending_expire(struct mad_engine *engine, bool all)
 {
-	return expire(engine, all, NULL);
+	return expire(engine, all, 0);
 }
 
-void pending_end_requests(struct mad_engine *engine, const struct mad_sink_ops *ops)
+void pending_end_requests(struct mad_engine *engine)
 {
 	pthread_mutex_lock(&engine->lock);
 	engine->requests_closed = true;
 	pthread_mutex_unlock(&engine->lock);
-	expire(engine, true, ops);
+	expire(engine, true, PENDING_REQUEST);
+}
+
+bool pending_awaited(struct mad_engine *engine)
+{
+	bool awaited;
+
+	pthread_mutex_lock(&engine->lock);
+	awaited = engine->nfree < PENDING_MAX;
+	pthread_mutex_unlock(&engine->lock);
+	return awaited;
 }
