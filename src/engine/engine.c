@@ -16,6 +16,7 @@
 #include "engine_priv.h"
 #include "liveness.h"
 #include "pending.h"
+#include "pending_table.h"
 #include "receiver.h"
 
 int engine_open(struct mad_engine **out, const char *ca, int portnum,
@@ -30,9 +31,7 @@ int engine_open(struct mad_engine **out, const char *ca, int portnum,
 	engine->portnum = portnum;
 	pthread_mutex_init(&engine->lock, NULL);
 	pthread_mutex_init(&engine->dispatch_lock, NULL);
-	for (uint32_t i = 0; i < PENDING_MAX; i++)
-		engine->free_slots[i] = PENDING_MAX - 1 - i;
-	engine->nfree = PENDING_MAX;
+	pending_table_init(&engine->pending);
 	agent_table_init(engine);
 	liveness_init(engine, on_transport, ctx);
 

@@ -18,27 +18,11 @@
 
 #include "umadfs/engine/sink.h"
 #include "umadfs/mad/mad.h"
+#include "pending_table.h"
 
-#define PENDING_BITS 12
-#define PENDING_MAX (1u << PENDING_BITS) /* requests in flight per port */
 #define AGENTS_MAX 32     /* the kernel's IB_UMAD_MAX_AGENTS */
 #define RECV_POLL_MS 100  /* bounds how long stopping takes */
 #define TOUCHED_MAX 16    /* sinks waiting for a flush at once */
-
-/* A request awaiting its answer, in the slot its wire TID names
- * (pending.c). */
-struct pending {
-	struct mad_sink *sink; /* NULL: slot free */
-	uint64_t caller_tid;
-	uint32_t wire_tid;
-	unsigned flags; /* PENDING_PROBE, PENDING_REQUEST (pending.h) */
-	int agent, timeout_ms, retries_left;
-	int64_t deadline_ms; /* when the kernel would give up: timeout x (retries + 1) */
-	int grace_ms;        /* then how long the engine waits to be told */
-	/* The request's umad header and MAD header, for the timeout item the
-	 * engine makes itself if the transport never reports one. */
-	uint8_t head[UMAD_FRAME_HDR_SIZE + MAD_HDR_SIZE];
-};
 
 /* A timeout that came back before its deadline, waiting for it
  * (delivery.c). */
@@ -98,10 +82,7 @@ struct mad_engine {
 	bool down;            /* written by liveness.c (receiver thread) only */
 	char trigger[160];    /* what made the engine doubt last (engine_doubt()) */
 	char why[320];        /* why it is down (liveness.c) */
-	struct pending pending[PENDING_MAX]; /* pending.c's, and below */
-	uint32_t free_slots[PENDING_MAX];
-	unsigned nfree;
-	uint32_t generation;
+	struct pending_table pending; /* pending.c's */
 	bool requests_closed; /* pending.c: engine_request()s ended, no more */
 	struct agent agents[AGENTS_MAX]; /* agent_table.c's, and below */
 	unsigned nagents;

@@ -1,13 +1,7 @@
-/* The pending table: each request awaiting an answer, from its send to its
- * one delivery (the answer, or the request given back or ended with
- * ETIMEDOUT).
- *
- * Wire TIDs: the kernel (and umad2sim) own the upper 32 bits of a request's
- * TID (the agent's hi_tid), so the daemon keeps only the lower 32 bits for
- * itself: (generation << PENDING_BITS) | slot.  The slot finds the pending
- * entry in O(1); the generation tells a late answer for a slot since reused
- * from the answer it is waiting for.  The caller's full 64-bit TID is saved
- * in the entry and put back before delivery. */
+/* Requests from their send to their one delivery (the answer, or the
+ * request given back or ended with ETIMEDOUT): the send with its TID
+ * rewritten (pending_table.c), answer matching (the TID, then the class
+ * and the source), early timeouts resent or held, expiry. */
 #include <endian.h>
 #include <errno.h>
 #include <pthread.h>
@@ -26,54 +20,26 @@
 #define MISROUTED_LOGGED 16 /* answers from elsewhere logged one by one */
 
 /* Takes a free slot for a request of sink and puts its wire TID in the
- * MAD; NULL when the table is full.  engine->lock held. */
-static struct pending *pending_start(struct mad_engine *engine, struct mad_sink *sink,
-				     uint8_t *frame, int agent, int timeout_ms,
-				     int retries, unsigned flags)
+ * MAD: 0, or -EBUSY when the table is full.  engine->lock held. */
+static int pending_start(struct mad_engine *engine, struct mad_sink *sink,
+			 uint8_t *frame, int agent, int timeout_ms, int retries,
+			 unsigned flags, uint32_t *wire)
 {
-	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
 	struct pending *e;
-	uint32_t slot;
+	int r;
 
-	if (!engine->nfree)
-		return NULL;
-	slot = engine->free_slots[--engine->nfree];
-	e = &engine->pending[slot];
-	e->sink = sink;
-	e->caller_tid = mad_tid(mad);
+	r = pending_table_take(&engine->pending, sink, frame + UMAD_FRAME_HDR_SIZE, &e);
+	if (r < 0)
+		return r;
 	e->flags = flags;
 	e->agent = agent;
 	e->timeout_ms = timeout_ms;
 	e->retries_left = retries;
 	e->deadline_ms = clock_now_ms() + (int64_t)timeout_ms * (retries + 1);
 	e->grace_ms = flags & PENDING_PROBE ? PROBE_GRACE_MS : EXPIRE_GRACE_MS;
-	engine->generation++;
-	e->wire_tid = (engine->generation << PENDING_BITS) | slot;
 	memcpy(e->head, frame, sizeof(e->head));
-	mad_set_tid(mad, (e->caller_tid & ~0xffffffffull) | e->wire_tid);
-	return e;
-}
-
-/* Frees e's slot and returns its sink; mad, if given, gets the caller's
- * TID back.  engine->lock held. */
-static struct mad_sink *pending_end(struct mad_engine *engine, struct pending *e,
-				    uint8_t *mad)
-{
-	struct mad_sink *sink = e->sink;
-
-	if (mad)
-		mad_set_tid(mad, e->caller_tid);
-	e->sink = NULL;
-	engine->free_slots[engine->nfree++] = (uint32_t)(e - engine->pending);
-	return sink;
-}
-
-/* The entry still waiting under wire TID wire, or NULL.  engine->lock held. */
-static struct pending *pending_find(struct mad_engine *engine, uint32_t wire)
-{
-	struct pending *e = &engine->pending[wire & (PENDING_MAX - 1)];
-
-	return e->sink && e->wire_tid == wire ? e : NULL;
+	*wire = e->wire_tid;
+	return 0;
 }
 
 /* Chooses the agent a request goes out through and, when an answer is
@@ -84,8 +50,7 @@ static int send_prepare(struct mad_engine *engine, struct mad_sink *sink,
 			bool awaited, uint32_t *wire)
 {
 	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
-	struct pending *e;
-	int agent;
+	int agent, r;
 
 	pthread_mutex_lock(&engine->lock);
 	if (engine->down && !(flags & PENDING_PROBE))
@@ -95,11 +60,10 @@ static int send_prepare(struct mad_engine *engine, struct mad_sink *sink,
 	else
 		agent = agent_table_pick(engine, sink, mad);
 	if (agent >= 0 && awaited) {
-		e = pending_start(engine, sink, frame, agent, timeout_ms, retries, flags);
-		if (e)
-			*wire = e->wire_tid;
-		else
-			agent = -EBUSY;
+		r = pending_start(engine, sink, frame, agent, timeout_ms, retries,
+				  flags, wire);
+		if (r < 0)
+			agent = r;
 	}
 	pthread_mutex_unlock(&engine->lock);
 	return agent;
@@ -113,9 +77,9 @@ static bool send_undo(struct mad_engine *engine, uint32_t wire)
 	struct pending *e;
 
 	pthread_mutex_lock(&engine->lock);
-	e = pending_find(engine, wire);
+	e = pending_table_find(&engine->pending, wire);
 	if (e)
-		pending_end(engine, e, NULL);
+		pending_table_end(&engine->pending, e, NULL);
 	pthread_mutex_unlock(&engine->lock);
 	return e != NULL;
 }
@@ -154,10 +118,12 @@ int pending_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
 
 void pending_cancel(struct mad_engine *engine, struct mad_sink *sink)
 {
+	struct pending_table *t = &engine->pending;
+
 	pthread_mutex_lock(&engine->lock);
 	for (uint32_t i = 0; i < PENDING_MAX; i++) {
-		if (engine->pending[i].sink == sink)
-			pending_end(engine, &engine->pending[i], NULL);
+		if (t->entries[i].sink == sink)
+			pending_table_end(t, &t->entries[i], NULL);
 	}
 	pthread_mutex_unlock(&engine->lock);
 	/* Wait out a delivery to sink that may have begun before, and drop
@@ -184,9 +150,9 @@ static void resend(struct mad_engine *engine, uint8_t *frame, size_t mad_len,
 		return;
 	hdr->status = ETIMEDOUT;
 	pthread_mutex_lock(&engine->lock);
-	e = pending_find(engine, wire);
+	e = pending_table_find(&engine->pending, wire);
 	if (e)
-		sink = pending_end(engine, e, mad);
+		sink = pending_table_end(&engine->pending, e, mad);
 	pthread_mutex_unlock(&engine->lock);
 	if (sink)
 		delivery_add(engine, sink, frame, mad_len);
@@ -222,7 +188,7 @@ static bool answer_matches(struct mad_engine *engine, const uint8_t *frame)
 	bool waits;
 
 	pthread_mutex_lock(&engine->lock);
-	e = pending_find(engine, (uint32_t)mad_tid(mad));
+	e = pending_table_find(&engine->pending, (uint32_t)mad_tid(mad));
 	waits = e != NULL;
 	if (waits)
 		memcpy(head, e->head, sizeof(head));
@@ -259,7 +225,7 @@ static void given_back(const struct pending *e, uint8_t *frame)
 
 	memcpy(frame + at, e->head + at, sizeof(struct ib_mad_addr));
 	memcpy(mad, e->head + UMAD_FRAME_HDR_SIZE, MAD_HDR_SIZE);
-	mad_set_tid(mad, (e->caller_tid & ~0xffffffffull) | e->wire_tid);
+	mad_set_tid(mad, pending_table_tid(e));
 }
 
 /* The kernel gives a request back with ETIMEDOUT only after timeout x
@@ -288,7 +254,7 @@ bool pending_answer(struct mad_engine *engine, uint8_t *frame, size_t mad_len)
 	if (!hdr->status && !answer_matches(engine, frame))
 		return false;
 	pthread_mutex_lock(&engine->lock);
-	e = pending_find(engine, (uint32_t)mad_tid(mad));
+	e = pending_table_find(&engine->pending, (uint32_t)mad_tid(mad));
 	if (!e) {
 		pthread_mutex_unlock(&engine->lock);
 		return false;
@@ -309,7 +275,7 @@ bool pending_answer(struct mad_engine *engine, uint8_t *frame, size_t mad_len)
 	case ANSWER_DELIVER:
 		break;
 	}
-	sink = pending_end(engine, e, mad);
+	sink = pending_table_end(&engine->pending, e, mad);
 	pthread_mutex_unlock(&engine->lock);
 	if (due)
 		delivery_hold(engine, sink, frame, mad_len, due);
@@ -326,11 +292,12 @@ static struct mad_sink *expire_next(struct mad_engine *engine, bool all, int64_t
 				    uint32_t *next, uint8_t *frame, unsigned only,
 				    unsigned *flags)
 {
+	struct pending_table *t = &engine->pending;
 	struct mad_sink *sink = NULL;
 
 	pthread_mutex_lock(&engine->lock);
 	for (; *next < PENDING_MAX && !sink; (*next)++) {
-		struct pending *e = &engine->pending[*next];
+		struct pending *e = &t->entries[*next];
 
 		if (!e->sink || (!all && now <= e->deadline_ms + e->grace_ms) ||
 		    (e->flags & only) != only)
@@ -338,7 +305,7 @@ static struct mad_sink *expire_next(struct mad_engine *engine, bool all, int64_t
 		memcpy(frame, e->head, sizeof(e->head));
 		((struct ib_user_mad *)frame)->status = ETIMEDOUT;
 		*flags = e->flags;
-		sink = pending_end(engine, e, frame + UMAD_FRAME_HDR_SIZE);
+		sink = pending_table_end(t, e, frame + UMAD_FRAME_HDR_SIZE);
 	}
 	pthread_mutex_unlock(&engine->lock);
 	return sink;
@@ -386,7 +353,7 @@ bool pending_awaited(struct mad_engine *engine)
 	bool awaited;
 
 	pthread_mutex_lock(&engine->lock);
-	awaited = engine->nfree < PENDING_MAX;
+	awaited = engine->pending.nfree < PENDING_MAX;
 	pthread_mutex_unlock(&engine->lock);
 	return awaited;
 }
