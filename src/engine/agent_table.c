@@ -10,11 +10,24 @@
 #include <infiniband/mad.h>
 
 #include "umadfs/base/log.h"
-#include "umadfs/engine/engine.h"
 #include "umadfs/engine/ibumad.h"
+#include "umadfs/engine/sink.h"
 #include "umadfs/mad/getframe.h"
 #include "umadfs/mad/mad.h"
+#include "agent_table.h"
 #include "engine_priv.h"
+
+void agent_table_init(struct mad_engine *engine)
+{
+	engine->issm_fd = -1;
+}
+
+void agent_table_close(struct mad_engine *engine)
+{
+	if (engine->issm_fd >= 0)
+		close(engine->issm_fd);
+	engine->issm_fd = -1;
+}
 
 static bool agent_is(const struct agent *a, unsigned mgmt_class,
 		     unsigned version, uint32_t oui)
@@ -167,8 +180,8 @@ static void sim_hold_issm(struct mad_engine *engine)
 			 "simulator: %s", engine->ca, engine->portnum, strerror(-engine->issm_fd));
 }
 
-int engine_register(struct mad_engine *engine, struct mad_sink *sink,
-		  const struct engine_registration *reg, char *why, size_t whylen)
+int agent_table_register(struct mad_engine *engine, struct mad_sink *sink,
+			 const struct engine_registration *reg, char *why, size_t whylen)
 {
 	uint32_t oui = mad_class_is_vendor_range2(reg->mgmt_class) ? reg->oui : 0;
 	struct agent *a;
@@ -229,7 +242,7 @@ static void sim_reregister_class(struct mad_engine *engine, struct mad_sink *lea
 	}
 }
 
-void engine_unregister_sink(struct mad_engine *engine, struct mad_sink *sink)
+void agent_table_unregister(struct mad_engine *engine, struct mad_sink *sink)
 {
 	bool registered = false;
 
@@ -252,11 +265,10 @@ void engine_unregister_sink(struct mad_engine *engine, struct mad_sink *sink)
 		engine->issm_fd = -1;
 	}
 	pthread_mutex_unlock(&engine->lock);
-	engine_cancel_sink(engine, sink);
 }
 
-int engine_list_registrations(struct mad_engine *engine, struct mad_sink *sink,
-			    struct engine_registration *out, int *ids, int max)
+int agent_table_list(struct mad_engine *engine, struct mad_sink *sink,
+		     struct engine_registration *out, int *ids, int max)
 {
 	int n = 0;
 
@@ -278,7 +290,7 @@ int engine_list_registrations(struct mad_engine *engine, struct mad_sink *sink,
 	return n;
 }
 
-bool engine_holds_issm(struct mad_engine *engine)
+bool agent_table_holds_issm(struct mad_engine *engine)
 {
 	bool held;
 
@@ -304,7 +316,7 @@ bool agent_table_sim_answer(struct mad_engine *engine, uint8_t *frame)
 
 	if (!mad_class_is_smi(mad[1]) || mad[3] != IB_MAD_METHOD_GET ||
 	    mad_get_field(mad, 0, IB_MAD_ATTRID_F) != IB_ATTR_SMINFO ||
-	    !engine_holds_issm(engine))
+	    !agent_table_holds_issm(engine))
 		return false;
 	getframe_response(frame, IB_MAD_METHOD_GET_RESPONSE);
 	mad_set_field(mad, 0, dr ? IB_DRSMP_STATUS_F : IB_MAD_STATUS_F, 0x000c);

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "umadfs/engine/engine.h"
+#include "umadfs/base/clock.h"
+#include "delivery.h"
 #include "engine_priv.h"
 
 /* Wakes the readers of every sink given frames since the last flush. */
@@ -19,7 +20,7 @@ void delivery_flush(struct mad_engine *engine)
  * for all the frames of a drain (one FUSE reply with many lines instead of
  * one per MAD). */
 void delivery_add(struct mad_engine *engine, struct mad_sink *sink, const void *frame,
-	     size_t mad_len)
+		  size_t mad_len)
 {
 	/* Read before: a sink without flush may be gone once it has its
 	 * frame (a one-shot engine_request() sink frees itself). */
@@ -39,7 +40,7 @@ void delivery_add(struct mad_engine *engine, struct mad_sink *sink, const void *
 
 /* Keeps a timeout that came early until its deadline. */
 void delivery_hold(struct mad_engine *engine, struct mad_sink *sink, const uint8_t *frame,
-	  size_t mad_len, int64_t due_ms)
+		   size_t mad_len, int64_t due_ms)
 {
 	struct held *h = malloc(sizeof(*h) + UMAD_FRAME_HDR_SIZE + mad_len), **hp;
 

@@ -1,19 +1,26 @@
-/* The MAD engine of one port: its lifetime (the umad fd, the tables, the
- * receiver thread), from engine_open() to engine_close().  The mechanisms
- * live beside it: agent_table.c, pending.c, delivery.c, liveness.c,
- * receiver.c, query.c. */
+/* The MAD engine of one port, its public face (engine.h): its lifetime (the
+ * umad fd, the tables, the receiver thread) from engine_open() to
+ * engine_close(), and each call handed to the module that owns the
+ * mechanism, all of them below this file: agent_table.c, pending.c,
+ * delivery.c, liveness.c, receiver.c.  query.c, above it, makes the
+ * daemon's own requests of engine_send()s. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "umadfs/engine/engine.h"
 #include "umadfs/engine/ibumad.h"
+#include "agent_table.h"
+#include "delivery.h"
 #include "engine_priv.h"
+#include "liveness.h"
+#include "pending.h"
+#include "pending_table.h"
+#include "receiver.h"
 
 int engine_open(struct mad_engine **out, const char *ca, int portnum,
-	      engine_transport_fn on_transport, void *ctx)
+		engine_transport_fn on_transport, void *ctx)
 {
 	struct mad_engine *engine = calloc(1, sizeof(*engine));
 	int r;
@@ -24,10 +31,8 @@ int engine_open(struct mad_engine **out, const char *ca, int portnum,
 	engine->portnum = portnum;
 	pthread_mutex_init(&engine->lock, NULL);
 	pthread_mutex_init(&engine->dispatch_lock, NULL);
-	for (uint32_t i = 0; i < PENDING_MAX; i++)
-		engine->free_slots[i] = PENDING_MAX - 1 - i;
-	engine->nfree = PENDING_MAX;
-	engine->issm_fd = -1;
+	pending_table_init(&engine->pending);
+	agent_table_init(engine);
 	liveness_init(engine, on_transport, ctx);
 
 	engine->fd = ibumad_open_port(ca, portnum);
@@ -65,10 +70,48 @@ void engine_close(struct mad_engine *engine)
 		return;
 	engine_stop(engine);
 	delivery_drop_held(engine, NULL);
-	if (engine->issm_fd >= 0)
-		close(engine->issm_fd);
+	agent_table_close(engine);
 	ibumad_close_port(engine->fd);
 	pthread_mutex_destroy(&engine->dispatch_lock);
 	pthread_mutex_destroy(&engine->lock);
 	free(engine);
+}
+
+int engine_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
+		size_t mad_len, int timeout_ms, int retries)
+{
+	return pending_send(engine, sink, frame, mad_len, timeout_ms, retries, 0);
+}
+
+void engine_cancel_sink(struct mad_engine *engine, struct mad_sink *sink)
+{
+	pending_cancel(engine, sink);
+}
+
+int engine_register(struct mad_engine *engine, struct mad_sink *sink,
+		    const struct engine_registration *reg, char *why, size_t whylen)
+{
+	return agent_table_register(engine, sink, reg, why, whylen);
+}
+
+void engine_unregister_sink(struct mad_engine *engine, struct mad_sink *sink)
+{
+	agent_table_unregister(engine, sink);
+	pending_cancel(engine, sink);
+}
+
+int engine_list_registrations(struct mad_engine *engine, struct mad_sink *sink,
+			      struct engine_registration *out, int *ids, int max)
+{
+	return agent_table_list(engine, sink, out, ids, max);
+}
+
+bool engine_holds_issm(struct mad_engine *engine)
+{
+	return agent_table_holds_issm(engine);
+}
+
+int engine_transport(struct mad_engine *engine, char *why, size_t len)
+{
+	return liveness_transport(engine, why, len);
 }

@@ -1,4 +1,5 @@
-/* libibumad, with its error conventions normalised to -errno. */
+/* libibumad, with its error conventions normalised to -errno, and which of
+ * its errors are about one MAD or the moment rather than the transport. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -137,6 +138,17 @@ int ibumad_recv(int fd, void *frame, size_t *mad_len)
 	if (errno == EAGAIN || errno == EWOULDBLOCK)
 		return -EAGAIN;
 	return errno_or(r);
+}
+
+bool ibumad_transient(int err)
+{
+	switch (err) {
+	case EAGAIN: case EINTR: case ENOMEM: case ENOBUFS: case EINVAL:
+	case EMSGSIZE: case EBUSY: case ENOSPC: case ETIMEDOUT:
+		return true;
+	default:
+		return false;
+	}
 }
 
 bool ibumad_simulated(void)

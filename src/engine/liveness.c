@@ -5,28 +5,33 @@
  * can die under the engine: the device goes away, ibsim is killed (sends
  * fail with ECONNREFUSED), or ibsim drops the client (`X` on its console:
  * MADs then vanish without a word).  Three things make the engine doubt
- * it: a send refused with an error that is not about the MAD (liveness_transient()),
- * a receive error of that kind, and a request neither answered nor given
- * back past its deadline (the kernel always gives it back).  The receiver
- * thread then sends a probe, a NodeInfo SMP to the port's own SMA (hop 0,
- * answered link up or down, on a real HCA too); if it is not answered, the
- * transport is down: logged once, every pending request ends at once with
- * its timeout item, the channels fail their reads (parked ones included)
- * with EIO and poll POLLERR, and sends fail with EIO - the kernel's umad
- * device after its port is removed.  While down, a probe goes out every
- * second; the first one answered brings the port back. */
+ * it (engine_doubt(), engine_priv.h: pending.c, receiver.c, query.c): a
+ * send refused with an error that is not about the MAD
+ * (ibumad_transient()), a receive error of that kind, and a request
+ * neither answered nor given back past its deadline (the kernel always
+ * gives it back).  The receiver thread then sends a probe, a NodeInfo SMP
+ * to the port's own SMA (hop 0, answered link up or down, on a real HCA
+ * too); if it is not answered, the transport is down: logged once, every
+ * pending request ends at once with its timeout item, the channels fail
+ * their reads (parked ones included) with EIO and poll POLLERR, and sends
+ * fail with EIO - the kernel's umad device after its port is removed.
+ * While down, a probe goes out every second; the first one answered brings
+ * the port back. */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <infiniband/mad.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/base/log.h"
-#include "umadfs/engine/engine.h"
+#include "umadfs/engine/sink.h"
 #include "umadfs/mad/getframe.h"
+#include "delivery.h"
 #include "engine_priv.h"
+#include "liveness.h"
+#include "pending.h"
 
 /* The port's own SMA answers within microseconds, link up or down. */
 #define PROBE_TIMEOUT_MS 500
@@ -52,35 +57,6 @@ void liveness_init(struct mad_engine *engine, engine_transport_fn on_transport,
 	engine->on_transport = on_transport;
 	engine->transport_ctx = ctx;
 	engine->probe_sink.ops = &probe_sink_ops;
-}
-
-/* Errors of umad_send/umad_recv that say something about one MAD, the
- * moment or memory, not about the transport.  Any other makes the engine
- * probe the transport. */
-bool liveness_transient(int err)
-{
-	switch (err) {
-	case EAGAIN: case EINTR: case ENOMEM: case ENOBUFS: case EINVAL:
-	case EMSGSIZE: case EBUSY: case ENOSPC: case ETIMEDOUT:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* Asks the receiver thread for a probe, saying why.  Any thread. */
-void liveness_want_probe(struct mad_engine *engine, const char *fmt, ...)
-{
-	va_list ap;
-
-	pthread_mutex_lock(&engine->lock);
-	if (!engine->down) {
-		va_start(ap, fmt);
-		vsnprintf(engine->trigger, sizeof(engine->trigger), fmt, ap);
-		va_end(ap);
-	}
-	pthread_mutex_unlock(&engine->lock);
-	__atomic_store_n(&engine->probe_wanted, 1, __ATOMIC_RELEASE);
 }
 
 /* Receiver thread only.  how: what became of the probe, when down. */
@@ -131,7 +107,7 @@ static void probe_send(struct mad_engine *engine, bool down)
 	getframe_smp(frame, IB_ATTR_NODE_INFO, 0);
 	engine->probe_result = 0;
 	r = pending_send(engine, &engine->probe_sink, frame, MAD_SIZE,
-			 PROBE_TIMEOUT_MS, PROBE_RETRIES, true);
+			 PROBE_TIMEOUT_MS, PROBE_RETRIES, PENDING_PROBE);
 	if (r == 0) {
 		engine->probe_sent = true;
 	} else if (r == -EIO) {
@@ -146,7 +122,6 @@ static void probe_send(struct mad_engine *engine, bool down)
 	}
 }
 
-/* One step of the probe's life, each turn of the receiver loop. */
 void liveness_step(struct mad_engine *engine)
 {
 	bool down = engine->down; /* written by this thread only */
@@ -161,7 +136,7 @@ void liveness_step(struct mad_engine *engine)
 		probe_send(engine, down);
 }
 
-int engine_transport(struct mad_engine *engine, char *why, size_t len)
+int liveness_transport(struct mad_engine *engine, char *why, size_t len)
 {
 	int err;
 

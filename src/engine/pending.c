@@ -1,100 +1,69 @@
-/* The pending table: each request awaiting an answer, from its send to its
- * one delivery (the answer, or the request given back or ended with
- * ETIMEDOUT).
- *
- * Wire TIDs: the kernel (and umad2sim) own the upper 32 bits of a request's
- * TID (the agent's hi_tid), so the daemon keeps only the lower 32 bits for
- * itself: (generation << PENDING_BITS) | slot.  The slot finds the pending
- * entry in O(1); the generation tells a late answer for a slot since reused
- * from the answer it is waiting for.  The caller's full 64-bit TID is saved
- * in the entry and put back before delivery. */
+/* Requests from their send to their one delivery (the answer, or the
+ * request given back or ended with ETIMEDOUT): the send with its TID
+ * rewritten (pending_table.c), answer matching (the TID, then the class
+ * and the source), early timeouts resent or held, expiry. */
 #include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/base/log.h"
-#include "umadfs/engine/engine.h"
 #include "umadfs/engine/ibumad.h"
+#include "umadfs/engine/sink.h"
+#include "agent_table.h"
+#include "delivery.h"
 #include "engine_priv.h"
+#include "pending.h"
 
 #define MISROUTED_LOGGED 16 /* answers from elsewhere logged one by one */
 
 /* Takes a free slot for a request of sink and puts its wire TID in the
- * MAD; NULL when the table is full.  engine->lock held. */
-static struct pending *pending_start(struct mad_engine *engine, struct mad_sink *sink,
-				     uint8_t *frame, int agent, int timeout_ms,
-				     int retries, bool probe)
+ * MAD: 0, or -EBUSY when the table is full.  engine->lock held. */
+static int pending_start(struct mad_engine *engine, struct mad_sink *sink,
+			 uint8_t *frame, int agent, int timeout_ms, int retries,
+			 unsigned flags, uint32_t *wire)
 {
-	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
 	struct pending *e;
-	uint32_t slot;
+	int r;
 
-	if (!engine->nfree)
-		return NULL;
-	slot = engine->free_slots[--engine->nfree];
-	e = &engine->pending[slot];
-	e->sink = sink;
-	e->caller_tid = mad_tid(mad);
+	r = pending_table_take(&engine->pending, sink, frame + UMAD_FRAME_HDR_SIZE, &e);
+	if (r < 0)
+		return r;
+	e->flags = flags;
 	e->agent = agent;
 	e->timeout_ms = timeout_ms;
 	e->retries_left = retries;
 	e->deadline_ms = clock_now_ms() + (int64_t)timeout_ms * (retries + 1);
-	e->grace_ms = probe ? PROBE_GRACE_MS : EXPIRE_GRACE_MS;
-	engine->generation++;
-	e->wire_tid = (engine->generation << PENDING_BITS) | slot;
+	e->grace_ms = flags & PENDING_PROBE ? PROBE_GRACE_MS : EXPIRE_GRACE_MS;
 	memcpy(e->head, frame, sizeof(e->head));
-	mad_set_tid(mad, (e->caller_tid & ~0xffffffffull) | e->wire_tid);
-	return e;
-}
-
-/* Frees e's slot and returns its sink; mad, if given, gets the caller's
- * TID back.  engine->lock held. */
-static struct mad_sink *pending_end(struct mad_engine *engine, struct pending *e,
-				    uint8_t *mad)
-{
-	struct mad_sink *sink = e->sink;
-
-	if (mad)
-		mad_set_tid(mad, e->caller_tid);
-	e->sink = NULL;
-	engine->free_slots[engine->nfree++] = (uint32_t)(e - engine->pending);
-	return sink;
-}
-
-/* The entry still waiting under wire TID wire, or NULL.  engine->lock held. */
-static struct pending *pending_find(struct mad_engine *engine, uint32_t wire)
-{
-	struct pending *e = &engine->pending[wire & (PENDING_MAX - 1)];
-
-	return e->sink && e->wire_tid == wire ? e : NULL;
+	*wire = e->wire_tid;
+	return 0;
 }
 
 /* Chooses the agent a request goes out through and, when an answer is
  * awaited, takes its slot (*wire: its wire TID).  Returns the agent id or
  * -errno. */
 static int send_prepare(struct mad_engine *engine, struct mad_sink *sink,
-			uint8_t *frame, int timeout_ms, int retries, bool probe,
+			uint8_t *frame, int timeout_ms, int retries, unsigned flags,
 			bool awaited, uint32_t *wire)
 {
 	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
-	struct pending *e;
-	int agent;
+	int agent, r;
 
 	pthread_mutex_lock(&engine->lock);
-	if (engine->down && !probe)
+	if (engine->down && !(flags & PENDING_PROBE))
 		agent = -EIO;
-	else if (engine->requests_closed && sink && sink->ops == &request_sink_ops)
+	else if (engine->requests_closed && (flags & PENDING_REQUEST))
 		agent = -ENODEV; /* the receiver ended them: none would end this */
 	else
 		agent = agent_table_pick(engine, sink, mad);
 	if (agent >= 0 && awaited) {
-		e = pending_start(engine, sink, frame, agent, timeout_ms, retries, probe);
-		if (e)
-			*wire = e->wire_tid;
-		else
-			agent = -EBUSY;
+		r = pending_start(engine, sink, frame, agent, timeout_ms, retries,
+				  flags, wire);
+		if (r < 0)
+			agent = r;
 	}
 	pthread_mutex_unlock(&engine->lock);
 	return agent;
@@ -108,16 +77,15 @@ static bool send_undo(struct mad_engine *engine, uint32_t wire)
 	struct pending *e;
 
 	pthread_mutex_lock(&engine->lock);
-	e = pending_find(engine, wire);
+	e = pending_table_find(&engine->pending, wire);
 	if (e)
-		pending_end(engine, e, NULL);
+		pending_table_end(&engine->pending, e, NULL);
 	pthread_mutex_unlock(&engine->lock);
 	return e != NULL;
 }
 
-/* engine_send(), and the probe's own send (probe: even while down). */
 int pending_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
-		 size_t mad_len, int timeout_ms, int retries, bool probe)
+		 size_t mad_len, int timeout_ms, int retries, unsigned flags)
 {
 	uint8_t *mad = (uint8_t *)frame + UMAD_FRAME_HDR_SIZE;
 	uint64_t caller_tid = mad_tid(mad);
@@ -125,7 +93,7 @@ int pending_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
 	uint32_t wire = 0;
 	int agent, r;
 
-	agent = send_prepare(engine, sink, frame, timeout_ms, retries, probe,
+	agent = send_prepare(engine, sink, frame, timeout_ms, retries, flags,
 			     awaited, &wire);
 	if (agent < 0)
 		return agent;
@@ -140,26 +108,22 @@ int pending_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
 		if (!send_undo(engine, wire))
 			return 0;
 	}
-	if (liveness_transient(-r))
+	if (ibumad_transient(-r))
 		return r;
 	/* The device or the simulator refused it: as the kernel's umad
 	 * device once the port is gone, EIO. */
-	liveness_want_probe(engine, "umad_send failed: %s", strerror(-r));
+	engine_doubt(engine, "umad_send failed: %s", strerror(-r));
 	return -EIO;
 }
 
-int engine_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
-	      size_t mad_len, int timeout_ms, int retries)
+void pending_cancel(struct mad_engine *engine, struct mad_sink *sink)
 {
-	return pending_send(engine, sink, frame, mad_len, timeout_ms, retries, false);
-}
+	struct pending_table *t = &engine->pending;
 
-void engine_cancel_sink(struct mad_engine *engine, struct mad_sink *sink)
-{
 	pthread_mutex_lock(&engine->lock);
 	for (uint32_t i = 0; i < PENDING_MAX; i++) {
-		if (engine->pending[i].sink == sink)
-			pending_end(engine, &engine->pending[i], NULL);
+		if (t->entries[i].sink == sink)
+			pending_table_end(t, &t->entries[i], NULL);
 	}
 	pthread_mutex_unlock(&engine->lock);
 	/* Wait out a delivery to sink that may have begun before, and drop
@@ -186,9 +150,9 @@ static void resend(struct mad_engine *engine, uint8_t *frame, size_t mad_len,
 		return;
 	hdr->status = ETIMEDOUT;
 	pthread_mutex_lock(&engine->lock);
-	e = pending_find(engine, wire);
+	e = pending_table_find(&engine->pending, wire);
 	if (e)
-		sink = pending_end(engine, e, mad);
+		sink = pending_table_end(&engine->pending, e, mad);
 	pthread_mutex_unlock(&engine->lock);
 	if (sink)
 		delivery_add(engine, sink, frame, mad_len);
@@ -224,7 +188,7 @@ static bool answer_matches(struct mad_engine *engine, const uint8_t *frame)
 	bool waits;
 
 	pthread_mutex_lock(&engine->lock);
-	e = pending_find(engine, (uint32_t)mad_tid(mad));
+	e = pending_table_find(&engine->pending, (uint32_t)mad_tid(mad));
 	waits = e != NULL;
 	if (waits)
 		memcpy(head, e->head, sizeof(head));
@@ -261,7 +225,7 @@ static void given_back(const struct pending *e, uint8_t *frame)
 
 	memcpy(frame + at, e->head + at, sizeof(struct ib_mad_addr));
 	memcpy(mad, e->head + UMAD_FRAME_HDR_SIZE, MAD_HDR_SIZE);
-	mad_set_tid(mad, (e->caller_tid & ~0xffffffffull) | e->wire_tid);
+	mad_set_tid(mad, pending_table_tid(e));
 }
 
 /* The kernel gives a request back with ETIMEDOUT only after timeout x
@@ -290,7 +254,7 @@ bool pending_answer(struct mad_engine *engine, uint8_t *frame, size_t mad_len)
 	if (!hdr->status && !answer_matches(engine, frame))
 		return false;
 	pthread_mutex_lock(&engine->lock);
-	e = pending_find(engine, (uint32_t)mad_tid(mad));
+	e = pending_table_find(&engine->pending, (uint32_t)mad_tid(mad));
 	if (!e) {
 		pthread_mutex_unlock(&engine->lock);
 		return false;
@@ -311,7 +275,7 @@ bool pending_answer(struct mad_engine *engine, uint8_t *frame, size_t mad_len)
 	case ANSWER_DELIVER:
 		break;
 	}
-	sink = pending_end(engine, e, mad);
+	sink = pending_table_end(&engine->pending, e, mad);
 	pthread_mutex_unlock(&engine->lock);
 	if (due)
 		delivery_hold(engine, sink, frame, mad_len, due);
@@ -321,25 +285,27 @@ bool pending_answer(struct mad_engine *engine, uint8_t *frame, size_t mad_len)
 }
 
 /* Ends the next request from slot *next on that is past its deadline and
- * grace (all: any request; only: of a sink with these ops), making its
- * timeout item in frame; returns its
- * sink, NULL when none is left. */
+ * grace (all: any request; only: with these flags), making its timeout
+ * item in frame; returns its sink (*flags: its flags), NULL when none is
+ * left. */
 static struct mad_sink *expire_next(struct mad_engine *engine, bool all, int64_t now,
-				    uint32_t *next, uint8_t *frame,
-				    const struct mad_sink_ops *only)
+				    uint32_t *next, uint8_t *frame, unsigned only,
+				    unsigned *flags)
 {
+	struct pending_table *t = &engine->pending;
 	struct mad_sink *sink = NULL;
 
 	pthread_mutex_lock(&engine->lock);
 	for (; *next < PENDING_MAX && !sink; (*next)++) {
-		struct pending *e = &engine->pending[*next];
+		struct pending *e = &t->entries[*next];
 
 		if (!e->sink || (!all && now <= e->deadline_ms + e->grace_ms) ||
-		    (only && e->sink->ops != only))
+		    (e->flags & only) != only)
 			continue;
 		memcpy(frame, e->head, sizeof(e->head));
 		((struct ib_user_mad *)frame)->status = ETIMEDOUT;
-		sink = pending_end(engine, e, frame + UMAD_FRAME_HDR_SIZE);
+		*flags = e->flags;
+		sink = pending_table_end(t, e, frame + UMAD_FRAME_HDR_SIZE);
 	}
 	pthread_mutex_unlock(&engine->lock);
 	return sink;
@@ -351,18 +317,17 @@ static struct mad_sink *expire_next(struct mad_engine *engine, bool all, int64_t
  * request's headers with status ETIMEDOUT, as the kernel's.  all: every
  * pending request, now (the transport went down).  Returns how many
  * requests other than the probe it ended.  Receiver thread. */
-static unsigned expire(struct mad_engine *engine, bool all,
-		       const struct mad_sink_ops *only)
+static unsigned expire(struct mad_engine *engine, bool all, unsigned only)
 {
 	uint8_t frame[UMAD_FRAME_HDR_SIZE + MAD_HDR_SIZE];
 	int64_t now = clock_now_ms();
 	struct mad_sink *sink;
-	unsigned ended = 0;
+	unsigned ended = 0, flags = 0;
 	uint32_t next = 0;
 
 	pthread_mutex_lock(&engine->dispatch_lock);
-	while ((sink = expire_next(engine, all, now, &next, frame, only))) {
-		ended += sink != &engine->probe_sink;
+	while ((sink = expire_next(engine, all, now, &next, frame, only, &flags))) {
+		ended += !(flags & PENDING_PROBE);
 		delivery_add(engine, sink, frame, MAD_HDR_SIZE);
 	}
 	delivery_flush(engine);
@@ -372,13 +337,23 @@ static unsigned expire(struct mad_engine *engine, bool all,
 
 unsigned pending_expire(struct mad_engine *engine, bool all)
 {
-	return expire(engine, all, NULL);
+	return expire(engine, all, 0);
 }
 
-void pending_end_requests(struct mad_engine *engine, const struct mad_sink_ops *ops)
+void pending_end_requests(struct mad_engine *engine)
 {
 	pthread_mutex_lock(&engine->lock);
 	engine->requests_closed = true;
 	pthread_mutex_unlock(&engine->lock);
-	expire(engine, true, ops);
+	expire(engine, true, PENDING_REQUEST);
+}
+
+bool pending_awaited(struct mad_engine *engine)
+{
+	bool awaited;
+
+	pthread_mutex_lock(&engine->lock);
+	awaited = engine->pending.nfree < PENDING_MAX;
+	pthread_mutex_unlock(&engine->lock);
+	return awaited;
 }

@@ -1,7 +1,8 @@
-/* Synchronous queries: engine_query(), which waits for the one answer of a
- * request, and the daemon's own SMP and PMA Gets of its local port; the
- * chains of requests of the actions, which go on only while the node and
- * port named answer. */
+/* The daemon's own requests, above the engine's public face (engine.c):
+ * engine_query(), which waits for the one answer of a request, and the
+ * daemon's own SMP and PMA Gets of its local port; engine_request(), whose
+ * answer a callback takes, and the chains of requests of the actions,
+ * which go on only while the node and port named answer. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -11,11 +12,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/engine/engine.h"
 #include "umadfs/engine/query.h"
 #include "umadfs/mad/getframe.h"
 #include "engine_priv.h"
-
+#include "pending.h"
 
 /* A one-shot sink for engine_query's caller, who waits on it. */
 struct query_sink {
@@ -71,7 +73,7 @@ static void query_wait(struct mad_engine *engine, struct query_sink *q, long lon
 }
 
 int engine_query(struct mad_engine *engine, void *frame, size_t cap, size_t *mad_len,
-	       int timeout_ms, int retries)
+		 int timeout_ms, int retries)
 {
 	struct query_sink q;
 	/* Longer than the engine takes to end the request itself, so that a
@@ -87,7 +89,7 @@ int engine_query(struct mad_engine *engine, void *frame, size_t cap, size_t *mad
 	query_wait(engine, &q, wait_ms);
 	engine_cancel_sink(engine, &q.sink);
 	if (!q.done && !engine->stopping)
-		liveness_want_probe(engine, "a query of the port got no answer");
+		engine_doubt(engine, "a query of the port got no answer");
 	if (!q.done)
 		r = engine->stopping ? -ENODEV : -ETIMEDOUT;
 	else if (q.status)
@@ -187,7 +189,7 @@ static void request_deliver(struct mad_sink *s, const void *frame, size_t mad_le
 	free(rs);
 }
 
-const struct mad_sink_ops request_sink_ops = { .deliver = request_deliver };
+static const struct mad_sink_ops request_sink_ops = { .deliver = request_deliver };
 
 int engine_request(struct mad_engine *engine, void *frame, size_t mad_len,
 		   int timeout_ms, int retries, engine_answer_fn fn, void *ctx)
@@ -200,7 +202,10 @@ int engine_request(struct mad_engine *engine, void *frame, size_t mad_len,
 	rs->sink.ops = &request_sink_ops;
 	rs->fn = fn;
 	rs->ctx = ctx;
-	r = engine_send(engine, &rs->sink, frame, mad_len, timeout_ms, retries);
+	/* Flagged, so that the receiver ends it when it stops: its caller
+	 * waits for nothing else. */
+	r = pending_send(engine, &rs->sink, frame, mad_len, timeout_ms, retries,
+			 PENDING_REQUEST);
 	if (r < 0)
 		free(rs);
 	return r;

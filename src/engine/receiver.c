@@ -8,10 +8,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/base/log.h"
-#include "umadfs/engine/engine.h"
 #include "umadfs/engine/ibumad.h"
+#include "umadfs/engine/sink.h"
+#include "agent_table.h"
+#include "delivery.h"
 #include "engine_priv.h"
+#include "liveness.h"
+#include "pending.h"
+#include "receiver.h"
 
 #define RECV_BUF_MAX (16u << 20) /* largest RMPP message accepted */
 #define DRAIN_MAX 64             /* frames received before the readers are woken */
@@ -99,10 +105,10 @@ static unsigned drain(struct mad_engine *engine, struct recv_buf *b)
 		if (r < 0) {
 			/* A removed device fails every read at once: no
 			 * busy loop.  (EAGAIN: all read.) */
-			if (!liveness_transient(-r)) {
+			if (!ibumad_transient(-r)) {
 				if (!engine->down)
-					liveness_want_probe(engine, "umad_recv failed: %s",
-						   strerror(-r));
+					engine_doubt(engine, "umad_recv failed: %s",
+						     strerror(-r));
 				backoff();
 			}
 			break;
@@ -120,12 +126,7 @@ static unsigned drain(struct mad_engine *engine, struct recv_buf *b)
  * sleep and wake-up cost more than a yield after which they are there. */
 static void yield_if_awaited(struct mad_engine *engine)
 {
-	bool awaited;
-
-	pthread_mutex_lock(&engine->lock);
-	awaited = engine->nfree < PENDING_MAX;
-	pthread_mutex_unlock(&engine->lock);
-	if (awaited)
+	if (pending_awaited(engine))
 		sched_yield();
 }
 
@@ -138,8 +139,8 @@ static void expire_step(struct mad_engine *engine, int64_t *next_expiry)
 		return;
 	n = pending_expire(engine, false);
 	if (n && !engine->down)
-		liveness_want_probe(engine, "%u request%s neither answered nor given back",
-			   n, n > 1 ? "s" : "");
+		engine_doubt(engine, "%u request%s neither answered nor given back",
+			     n, n > 1 ? "s" : "");
 	*next_expiry = clock_now_ms() + RECV_POLL_MS;
 }
 
@@ -164,8 +165,8 @@ void *receiver_main(void *arg)
 			continue;
 		if (r < 0) {
 			log_dbg("%s/%u: poll: %s", engine->ca, engine->portnum, strerror(-r));
-			if (!liveness_transient(-r) && !engine->down)
-				liveness_want_probe(engine, "umad_poll failed: %s", strerror(-r));
+			if (!ibumad_transient(-r) && !engine->down)
+				engine_doubt(engine, "umad_poll failed: %s", strerror(-r));
 			backoff();
 			continue;
 		}
@@ -176,7 +177,7 @@ void *receiver_main(void *arg)
 	/* Timeouts held early go out now, then what is still pending of
 	 * engine_request()'s callers, whose writes wait for their end. */
 	delivery_release_held(engine, true);
-	pending_end_requests(engine, &request_sink_ops);
+	pending_end_requests(engine);
 	free(b.frame);
 	return NULL;
 }

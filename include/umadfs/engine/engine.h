@@ -4,43 +4,20 @@
  *
  * Every request that expects a response (timeout > 0) ends in exactly one
  * delivery to its sink: the response, or the request itself returned with a
- * umad status (ETIMEDOUT) - both through the same code path. */
+ * umad status (ETIMEDOUT) - both through the same code path.
+ *
+ * These are the engine's public face, engine.c, each handing the call to
+ * the module of src/engine/ that owns the mechanism; the daemon's own
+ * requests (engine_query(), engine_request()) are query.h's. */
 #ifndef UMADFS_ENGINE_H
 #define UMADFS_ENGINE_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
+
+#include "umadfs/engine/sink.h"
 
 struct mad_engine;
-struct mad_sink;
-
-struct mad_sink_ops {
-	/* Called from the receiver thread, no port lock held, with one answer:
-	 * a frame (64-byte umad header + mad_len bytes) whose TID is already
-	 * the caller's own.  The sink copies what it keeps. */
-	void (*deliver)(struct mad_sink *sink, const void *frame, size_t mad_len);
-	/* Optional: when set, deliver only queues, and the receiver calls
-	 * flush once after a run of deliveries (all it could read at once) to
-	 * wake the sink's readers. */
-	void (*flush)(struct mad_sink *sink);
-};
-
-struct mad_sink {
-	const struct mad_sink_ops *ops;
-};
-
-/* An agent for unsolicited MADs (umad_register / umad_register_oui). */
-struct engine_registration {
-	unsigned mgmt_class, class_version;
-	uint32_t oui;        /* vendor classes 0x30-0x4F only, 24 bits */
-	bool rmpp;
-	uint64_t methods[2]; /* bit n: method n */
-};
-
-/* Called from the receiver thread, no lock held, when the engine finds the
- * port's transport dead (err EIO) or alive again (err 0): see liveness.c. */
-typedef void (*engine_transport_fn)(void *ctx, int err);
 
 /* Opens ca/portnum's umad device and starts its receiver thread.  The caller
  * must have blocked the signals the daemon handles (umad2sim's own thread
@@ -68,28 +45,6 @@ int engine_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
 /* Forgets every pending request of sink; when it returns, no delivery to
  * sink runs or will run.  Must not be called from a deliver callback. */
 void engine_cancel_sink(struct mad_engine *engine, struct mad_sink *sink);
-
-/* Sends a request and waits for its answer, for the daemon's own queries
- * (attributes, counters: query.h; implemented in query.c).  frame holds
- * the request on entry and the answer on return (cap bytes of room,
- * *mad_len set).  Returns 0, or -ETIMEDOUT,
- * -ENODEV, or the answer's umad status as -errno. */
-int engine_query(struct mad_engine *engine, void *frame, size_t cap, size_t *mad_len,
-	       int timeout_ms, int retries);
-
-/* Called once with a request's end: its answer (a frame as deliver
- * gets it), or the request given back with a non-zero umad status
- * (ETIMEDOUT: no answer, or the engine stopped first).  Receiver thread,
- * with the engine's dispatch lock held (no other engine lock): it may
- * send, and take locks no engine call is made under. */
-typedef void (*engine_answer_fn)(void *ctx, const uint8_t *frame, size_t mad_len);
-
-/* Sends a request whose answer goes to fn(ctx, ...) exactly once, for
- * requests whose wait is parked (the action files): 0, or -errno as
- * engine_send() and -ENODEV once the receiver stopped (then fn is not
- * called). */
-int engine_request(struct mad_engine *engine, void *frame, size_t mad_len,
-		   int timeout_ms, int retries, engine_answer_fn fn, void *ctx);
 
 /* Registers an agent whose unsolicited MADs go to sink.  Returns its
  * agent id, or -EINVAL (a method already held on the port, a vendor class

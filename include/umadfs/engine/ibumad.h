@@ -37,6 +37,11 @@ int ibumad_poll(int fd, int timeout_ms);
  * -EAGAIN: nothing queued. */
 int ibumad_recv(int fd, void *frame, size_t *mad_len);
 
+/* Whether an error of ibumad_send(), ibumad_recv() or ibumad_poll() is
+ * about one MAD, the moment or memory (EAGAIN, ENOMEM, EINVAL, EMSGSIZE,
+ * EBUSY...), not about the transport under libibumad.  err: positive. */
+bool ibumad_transient(int err);
+
 /* True when libibumad is carried to ibsim by umad2sim (LD_PRELOAD). */
 bool ibumad_simulated(void);
 /* Opens the port's issm device; returns the fd or -errno. */

@@ -1,10 +1,12 @@
-/* Synchronous queries, and the daemon's own requests to its local port:
- * engine_query() (engine.h) sends one request and waits for its answer;
- * here are the two queries that attribute and counter files use, on the
- * codec's frames (mad/getframe.h). */
+/* The daemon's own requests, made of engine_send()s (engine.h):
+ * engine_query() sends one request and waits for its answer,
+ * engine_request() hands its answer to a callback; the Gets of the local
+ * port that attribute and counter files use, and the chains of requests of
+ * the actions, on the codec's frames (mad/getframe.h). */
 #ifndef UMADFS_QUERY_H
 #define UMADFS_QUERY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <infiniband/mad.h>
@@ -13,6 +15,27 @@ struct mad_engine;
 
 #define QUERY_TIMEOUT_MS 200 /* the daemon's own requests: per try */
 #define QUERY_RETRIES 2
+
+/* Sends a request and waits for its answer, for the daemon's own queries
+ * (attributes, counters).  frame holds the request on entry and the
+ * answer on return (cap bytes of room, *mad_len set).  Returns 0, or
+ * -ETIMEDOUT, -ENODEV, or the answer's umad status as -errno. */
+int engine_query(struct mad_engine *engine, void *frame, size_t cap, size_t *mad_len,
+		 int timeout_ms, int retries);
+
+/* Called once with a request's end: its answer (a frame as deliver
+ * gets it), or the request given back with a non-zero umad status
+ * (ETIMEDOUT: no answer, or the engine stopped first).  Receiver thread,
+ * with the engine's dispatch lock held (no other engine lock): it may
+ * send, and take locks no engine call is made under. */
+typedef void (*engine_answer_fn)(void *ctx, const uint8_t *frame, size_t mad_len);
+
+/* Sends a request whose answer goes to fn(ctx, ...) exactly once, for
+ * requests whose wait is parked (the action files): 0, or -errno as
+ * engine_send() and -ENODEV once the receiver stopped (then fn is not
+ * called). */
+int engine_request(struct mad_engine *engine, void *frame, size_t mad_len,
+		   int timeout_ms, int retries, engine_answer_fn fn, void *ctx);
 
 /* SubnGet(attr_id, attr_mod) to the local port; copies the 64-byte SMP data
  * into data.  Returns 0, -errno, or -EPROTO for a non-zero MAD status. */
