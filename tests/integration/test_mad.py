@@ -26,7 +26,7 @@ from collections import Counter
 
 import pytest
 
-import fabric as fab
+import simfabric as sim
 import madtext as mt
 from checks import need
 from diags import (ERROR_VALUES, EXT_VALUES, SYSFS_BASIC, SYSFS_EXT, lid_of,
@@ -693,9 +693,9 @@ def test_sigterm_with_blocked_readers(fabric, mount):
         assert err in (errno.ENODEV, errno.EIO, errno.ENOTCONN), (name, err)
         assert when - t0 <= 2.0, (name, when - t0)
     deadline = time.monotonic() + 2
-    while fab.is_mounted(m.mountpoint) and time.monotonic() < deadline:
+    while sim.is_mounted(m.mountpoint) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not fab.is_mounted(m.mountpoint)
+    assert not sim.is_mounted(m.mountpoint)
 
 
 def test_lazy_unmount_with_blocked_readers(fabric, mount):

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 import diags as tm
-import fabric as fab
+import simfabric as sim
 
-RULES = fab.REPO / "packaging" / "prometheus" / "umadfs-alerts.yml"
-RULES_TEST = fab.REPO / "packaging" / "prometheus" / "umadfs-alerts.test.yml"
-PROBLEM_KINDS = fab.REPO / "src" / "fabric" / "problems" / "problem.c"
+RULES = sim.REPO / "packaging" / "prometheus" / "umadfs-alerts.yml"
+RULES_TEST = sim.REPO / "packaging" / "prometheus" / "umadfs-alerts.test.yml"
+PROBLEM_KINDS = sim.REPO / "src" / "fabric" / "problems" / "problem.c"
 
 
 def promtool(*args, **kw):
