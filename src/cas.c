@@ -93,7 +93,7 @@ static void transport_changed(void *ctx, int err)
 {
 	struct ca_port *port = ctx;
 
-	channels_set_transport(port, err);
+	channel_port_set_transport(port, err);
 	/* A umad fd that fails may mean the device went: have the kernel's
 	 * view checked now rather than at the next uevent. */
 	if (err)
@@ -143,7 +143,7 @@ static void entry_remove(struct ca_entry *e)
 	for (int p = 0; p < UMAD_CA_MAX_PORTS; p++) {
 		if (!ca->ports[p])
 			continue;
-		channels_port_gone(ca->ports[p]);
+		channel_port_gone(ca->ports[p]);
 		rq_port_gone(ca->ports[p]->dir);
 	}
 	ca_stop(ca);
