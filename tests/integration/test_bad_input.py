@@ -66,7 +66,7 @@ def test_send_line_length_limit(fabric, mount):
 
 def test_send_empty_write(fabric, mount):
     """write(fd, "", 0) never reaches the daemon: it returns 0 and sends
-    nothing (a write of only "\\n" is EINVAL: test_mad.py)."""
+    nothing (a write of only "\\n" is EINVAL: test_madfiles_bad_input.py)."""
     m = mount("Hca1")
     p = pdir(m)
     s0 = stats(p)
@@ -129,7 +129,7 @@ def test_umad_frame_reasons(fabric, mount):
 
 def test_streams_cannot_seek(fabric, mount):
     """send and umad have no file position (recv has one that moves
-    nothing: test_mad.py::test_recv_seek_moves_nothing)."""
+    nothing: test_recv_readers.py::test_recv_seek_moves_nothing)."""
     m = mount("Hca1")
     for name, flags in (("umad", os.O_RDWR), ("send", os.O_WRONLY)):
         fd = os.open(pdir(m) / name, flags)

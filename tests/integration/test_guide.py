@@ -230,7 +230,7 @@ def test_guide_commands(guide_fabric, open_mount):
                     # Known open problem (see the issue note): now and then
                     # the bash responder outlives SIGINT.  The guide's
                     # commands are what this test checks; interruptible
-                    # reads are test_mad's.
+                    # reads are test_blocked_reads.py's.
                     os.killpg(proc.pid, signal.SIGKILL)
                     _, err = proc.communicate(timeout=10)
                     print("warning: %r outlived SIGINT; killed" % (bb,))
