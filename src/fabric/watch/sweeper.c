@@ -315,15 +315,15 @@ static struct fab_snap *refresh_once(const struct fab_snap *prev,
 {
 	struct ca_port *port = sweeper_port(prev);
 	int64_t start = clock_now_ms();
+	struct refresh_via via = { .get = refresh_engine_get };
 	struct fab_snap *snap;
-	struct mad_engine *e;
 	int err;
 
 	*need_sweep = true;
-	e = port ? ca_port_engine(port, &err) : NULL;
-	if (!e)
+	via.ctx = port ? ca_port_engine(port, &err) : NULL;
+	if (!via.ctx)
 		return NULL;
-	snap = refresh_run(e, prev, asks, n, stopping, need_sweep, again_ms);
+	snap = refresh_run(&via, prev, asks, n, stopping, need_sweep, again_ms);
 	ca_port_engine_done(port);
 	if (!snap)
 		return NULL;
