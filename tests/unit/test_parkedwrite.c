@@ -28,7 +28,7 @@ static void *interrupt_thread(void *req)
 static void one(enum moment when, int err, int want_err, size_t want_written)
 {
 	struct fuse_req req;
-	struct parked_write *pw;
+	struct parkedwrite *pw;
 	pthread_t t;
 
 	fakefuse_init(&req);
@@ -36,7 +36,7 @@ static void one(enum moment when, int err, int want_err, size_t want_written)
 		fakefuse_interrupt(&req);
 	if (when == PARKING)
 		req.after_register = fakefuse_interrupt;
-	pw = parked_write_new(&req, SIZE);
+	pw = parkedwrite_new(&req, SIZE);
 	CHECK(pw != NULL);
 	if (when == PARKED)
 		fakefuse_interrupt(&req);
@@ -45,7 +45,7 @@ static void one(enum moment when, int err, int want_err, size_t want_written)
 		pthread_create(&t, NULL, interrupt_thread, &req);
 		fakefuse_wait_interrupting(&req);
 	}
-	parked_write_answer(pw, err);
+	parkedwrite_answer(pw, err);
 	if (when == ANSWERING) {
 		/* The answer waited the callback out (pw is gone now). */
 		CHECK_INT(fakefuse_callbacks(&req), 1);
@@ -100,16 +100,16 @@ static void spin(unsigned n)
 static void *parker(void *arg)
 {
 	struct race *r = arg;
-	struct parked_write *pw;
+	struct parkedwrite *pw;
 
 	while (!r->ready)
 		;
 	r->phase = AT_PARK;
-	pw = parked_write_new(&r->req, SIZE);
+	pw = parkedwrite_new(&r->req, SIZE);
 	r->phase = AT_ANSWER;
 	spin(r->spin_answer);
 	if (pw)
-		parked_write_answer(pw, 0);
+		parkedwrite_answer(pw, 0);
 	r->phase = AT_END;
 	return pw ? r : NULL;
 }

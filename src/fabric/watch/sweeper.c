@@ -28,7 +28,7 @@
 /* A write of fabric/sweep waiting for its sweep. */
 struct sweep_writer {
 	struct sweep_writer *next;
-	struct parked_write *pw;
+	struct parkedwrite *pw;
 	uint64_t number;  /* the sweep it waits for */
 };
 
@@ -273,7 +273,7 @@ static void answer_writers(struct sweep_writer *list, int err)
 		struct sweep_writer *w = list;
 
 		list = w->next;
-		parked_write_answer(w->pw, err);
+		parkedwrite_answer(w->pw, err);
 		free(w);
 	}
 }
@@ -647,7 +647,7 @@ int sweeper_park_write(fuse_req_t req, size_t size)
 	else
 		fab.nwriters++; /* its place, before it is parked */
 	pthread_mutex_unlock(&fab.lock);
-	if (!err && !(w->pw = parked_write_new(req, size)))
+	if (!err && !(w->pw = parkedwrite_new(req, size)))
 		err = ENOMEM;
 	if (err) {
 		if (err == ENOMEM) {
