@@ -74,7 +74,7 @@ static struct ca_entry *entry_build(const char *name, int *err)
 	if (!e)
 		goto err;
 	tree_wrlock();
-	r = ca_build(cas_root, name, cas_source, &e->ca);
+	r = cabuild_add(cas_root, name, cas_source, &e->ca);
 	for (int p = 0; r == 0 && e->ca && p < UMAD_CA_MAX_PORTS; p++)
 		if (e->ca->ports[p])
 			r = port_add_features(e->ca->ports[p], &e->default_ch[p]);
