@@ -285,7 +285,7 @@ void channel_open_free(struct channel_open *of)
 	if (of->frames)
 		forget_answers(of);
 	readq_open_unlink(&of->ro);
-	line_rest_clear(&of->rest);
+	readq_line_rest_clear(&of->rest);
 	if (of->fini)
 		of->fini(of);
 	if (__atomic_sub_fetch(&ch->nusers, 1, __ATOMIC_ACQ_REL) == 0)

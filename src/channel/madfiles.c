@@ -65,7 +65,8 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	 * are streams: a writer must not wait for a reader's position lock.
 	 * Only send has a close to report (mad_flush). */
 	fi->noflush = n->file != MF_SEND;
-	r = n->file == MF_RECV ? reply_open_lines(req, fi) : reply_open_stream(req, fi);
+	r = n->file == MF_RECV ? stream_reply_open_lines(req, fi)
+			       : stream_reply_open(req, fi);
 	if (r == -ENOENT)
 		channel_open_free(of); /* interrupted: no release will come */
 }
