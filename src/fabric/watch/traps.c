@@ -170,7 +170,8 @@ static void on_answer(void *ctx, const uint8_t *frame, size_t mad_len)
  * answer there: 0 (a MAD status is the caller's to read), -ETIMEDOUT,
  * -ECANCELED when stopping (unless at_stop: the unsubscription), or
  * -errno. */
-static int request(struct mad_engine *e, uint8_t *frame, int retries, bool at_stop)
+static int send_and_wait(struct mad_engine *e, uint8_t *frame, int retries,
+			 bool at_stop)
 {
 	struct request *q = calloc(1, sizeof(*q));
 	const struct ib_user_mad *hdr;
@@ -215,7 +216,7 @@ static int inform(struct mad_engine *e, unsigned lid, unsigned trap, bool subscr
 	getframe_sa(frame, lid, IB_MAD_METHOD_SET, IB_SA_ATTR_INFORMINFO, data,
 		    sizeof(data));
 	/* (Leaving, at unmount, is the one request stopping does not end.) */
-	r = request(e, frame, retries, !subscribe);
+	r = send_and_wait(e, frame, retries, !subscribe);
 	if (r < 0) {
 		snprintf(why, cap, "the SA at LID %u did not answer the InformInfo "
 			 "Set for trap %u: %s", lid, trap, strerror(-r));
@@ -310,7 +311,7 @@ static bool master_sm(struct ca_port *port, struct mad_engine *e, unsigned *lid,
 	}
 	getframe_smp_lid(frame, IB_ATTR_SMINFO, 0, *lid);
 	counted(1);
-	r = request(e, frame, QUERY_RETRIES, false);
+	r = send_and_wait(e, frame, QUERY_RETRIES, false);
 	if (r == 0 && mad_get_field(frame + UMAD_FRAME_HDR_SIZE, 0, IB_MAD_STATUS_F))
 		r = -EPROTO;
 	if (r < 0) {
