@@ -68,7 +68,7 @@ static struct {
 	sweeper_ports_fn ports; /* the host's ports now */
 	/* Options, set before the thread starts. */
 	char port_ca[UMAD_CA_NAME_LEN]; /* "": the first ACTIVE port */
-	int port_num;
+	int portnum;
 } sw = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
@@ -81,7 +81,7 @@ static bool usable_port(struct ca_port *p)
 	uint8_t data[IB_SMP_DATA_SIZE];
 
 	if (sw.port_ca[0])
-		return !strcmp(p->ca->name, sw.port_ca) && p->portnum == sw.port_num;
+		return !strcmp(p->ca->name, sw.port_ca) && p->portnum == sw.portnum;
 	if (ca_port_smp_get(p, IB_ATTR_PORT_INFO, (unsigned)p->portnum, data) < 0)
 		return false;
 	return mad_get_field(data, 0, IB_PORT_STATE_F) == 4; /* ACTIVE */
@@ -102,7 +102,7 @@ static struct ca_port *pick_port(struct fab_snap *snap)
 	}
 	if (sw.port_ca[0])
 		snprintf(snap->error, sizeof(snap->error),
-			 "port %s/%d not found", sw.port_ca, sw.port_num);
+			 "port %s/%d not found", sw.port_ca, sw.portnum);
 	else
 		snprintf(snap->error, sizeof(snap->error), "no ACTIVE port");
 	return NULL;
@@ -530,7 +530,7 @@ int sweeper_configure(unsigned interval_ms, unsigned interval_min_ms,
 	sw.light_ms = light_ms;
 	sw.interval_min_ms = interval_min_ms;
 	snprintf(sw.port_ca, sizeof(sw.port_ca), "%s", ca ? ca : "");
-	sw.port_num = portnum;
+	sw.portnum = portnum;
 	return 0;
 }
 
