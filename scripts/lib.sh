@@ -29,7 +29,7 @@ UMADFS_TEST_PACKAGES=(
 	util-linux mount passwd
 	# the user guide's commands (tests/integration/test_guide.py)
 	xxd
-	# read() calls counted (tests/integration/test_mad.py)
+	# read() calls counted (tests/integration/test_recv_readers.py)
 	strace
 	# fabric/ read by Prometheus's tools (tests/integration/test_fabric.py)
 	prometheus prometheus-node-exporter

@@ -68,7 +68,10 @@ if [[ ${UMADFS_SKIP_VALGRIND:-0} != 1 ]]; then
 	UMADFS_BIN=${UMADFS_BIN:-$UMADFS_BUILD/src/umadfs} \
 	UMADFS_WRAPPER="valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --suppressions=$UMADFS_REPO/tests/integration/umad2sim.supp" \
 		/usr/bin/python3 -m pytest -p no:cacheprovider -q \
-		tests/integration/test_attrs.py tests/integration/test_mad.py \
+		tests/integration/test_attrs.py tests/integration/test_send_vs_diags.py \
+		tests/integration/test_timeouts.py tests/integration/test_umad_file.py \
+		tests/integration/test_recv_readers.py tests/integration/test_blocked_reads.py \
+		tests/integration/test_madfiles_bad_input.py \
 		tests/integration/test_agents.py tests/integration/test_security.py \
 		tests/integration/test_fields.py tests/integration/test_fabric.py \
 		tests/integration/test_faults.py::test_simulator_drops_daemon \

@@ -74,7 +74,7 @@ static struct ca_entry *entry_build(const char *name, int *err)
 	if (!e)
 		goto err;
 	tree_wrlock();
-	r = ca_build(cas_root, name, cas_source, &e->ca);
+	r = cabuild_add(cas_root, name, cas_source, &e->ca);
 	for (int p = 0; r == 0 && e->ca && p < UMAD_CA_MAX_PORTS; p++)
 		if (e->ca->ports[p])
 			r = port_add_features(e->ca->ports[p], &e->default_ch[p]);
@@ -93,7 +93,7 @@ static void transport_changed(void *ctx, int err)
 {
 	struct ca_port *port = ctx;
 
-	channels_set_transport(port, err);
+	channel_port_set_transport(port, err);
 	/* A umad fd that fails may mean the device went: have the kernel's
 	 * view checked now rather than at the next uevent. */
 	if (err)
@@ -143,7 +143,7 @@ static void entry_remove(struct ca_entry *e)
 	for (int p = 0; p < UMAD_CA_MAX_PORTS; p++) {
 		if (!ca->ports[p])
 			continue;
-		channels_port_gone(ca->ports[p]);
+		channel_port_gone(ca->ports[p]);
 		rq_port_gone(ca->ports[p]->dir);
 	}
 	ca_stop(ca);

@@ -40,8 +40,8 @@ static int port_build(struct ca *ca, int portnum, const umad_port_t *up,
 	return r;
 }
 
-static int ca_build_dirs(struct ca *ca, struct node *root, const umad_ca_t *info,
-			 enum attr_source source)
+static int build_dirs(struct ca *ca, struct node *root, const umad_ca_t *info,
+		      enum attr_source source)
 {
 	int r;
 
@@ -56,8 +56,8 @@ static int ca_build_dirs(struct ca *ca, struct node *root, const umad_ca_t *info
 	return r;
 }
 
-int ca_build(struct node *root, const char *name, enum attr_source source,
-	     struct ca **out)
+int cabuild_add(struct node *root, const char *name, enum attr_source source,
+		struct ca **out)
 {
 	struct ca *ca;
 	umad_ca_t info;
@@ -75,7 +75,7 @@ int ca_build(struct node *root, const char *name, enum attr_source source,
 		goto out;
 	}
 	snprintf(ca->name, sizeof(ca->name), "%s", name);
-	r = ca_build_dirs(ca, root, &info, source);
+	r = build_dirs(ca, root, &info, source);
 	if (r < 0 && ca->dir)
 		tree_unlink(ca->dir);
 	if (r < 0) {

@@ -73,7 +73,7 @@ void counters_configure(const gid_t *group, counters_note_fn fn)
 
 /* A reset in flight. */
 struct reset {
-	struct parked_write *pw;
+	struct parkedwrite *pw;
 	char port[UMAD_CA_NAME_LEN + 8]; /* "CA/N" */
 	uid_t uid;
 };
@@ -91,7 +91,7 @@ static void reset_done(void *ctx, int err, const char *why)
 		note("event=action action=counters_reset port=%s uid=%u result=%s%s%s",
 		     r->port, (unsigned)r->uid, err ? "failed" : "ok",
 		     err ? " errno=" : "", err ? log_errno_name(-err) : "");
-	parked_write_answer(r->pw, -err);
+	parkedwrite_answer(r->pw, -err);
 	free(r);
 }
 
@@ -135,7 +135,7 @@ static void reset_write(fuse_req_t req, struct node *n, const char *buf,
 	}
 	snprintf(r->port, sizeof(r->port), "%s/%d", port->ca->name, port->portnum);
 	r->uid = fuse_req_ctx(req)->uid;
-	r->pw = parked_write_new(req, size);
+	r->pw = parkedwrite_new(req, size);
 	err = r->pw ? query_counters_reset(e, 0, (unsigned)lid, (unsigned)port->portnum,
 					   reset_done, r) : -ENOMEM;
 	ca_port_engine_done(port);

@@ -266,12 +266,12 @@ int agents_add_register_file(struct node *dir, struct channel *ch, uid_t owner)
 
 /* ---- agents/ ---- */
 
-static void channel_node_get(struct node *n)
+static void agents_node_get(struct node *n)
 {
 	channel_get(n->owner);
 }
 
-static void channel_node_put(struct node *n)
+static void agents_node_put(struct node *n)
 {
 	channel_put(n->owner);
 }
@@ -307,7 +307,7 @@ static int agents_mkdir(struct node *dir, const char *name, uid_t creator,
 		tree_unlink(cdir); /* nodes without references: freed now */
 		goto err_unlock;
 	}
-	tree_hold_owner(cdir, channel_node_get, channel_node_put);
+	tree_hold_owner(cdir, agents_node_get, agents_node_put);
 	tree_unlock();
 	channel_put(ch); /* the creator's reference: the nodes hold it now */
 	*out = cdir;

@@ -29,28 +29,28 @@ unsigned channel_queue_limit = CHANNEL_QUEUE_DEFAULT;
 #define ITEM_SIZE(mad_len) (sizeof(struct channel_item) + UMAD_FRAME_HDR_SIZE + \
 			    ((mad_len) > MAD_SIZE ? (mad_len) : MAD_SIZE))
 
-static bool channel_queue(struct chan_sink *cs, const void *frame, size_t mad_len);
-static struct mad_sink *answers_of(struct chan_open *of);
+static bool channel_queue(struct channel_sink *cs, const void *frame, size_t mad_len);
+static struct mad_sink *answers_of(struct channel_open *of);
 
 /* The engine queues a drain's worth of frames, then flushes once. */
-static void chan_sink_deliver(struct mad_sink *sink, const void *frame,
-			      size_t mad_len)
+static void channel_sink_deliver(struct mad_sink *sink, const void *frame,
+				 size_t mad_len)
 {
-	channel_queue((struct chan_sink *)sink, frame, mad_len);
+	channel_queue((struct channel_sink *)sink, frame, mad_len);
 }
 
-static void chan_sink_flush(struct mad_sink *sink)
+static void channel_sink_flush(struct mad_sink *sink)
 {
-	readq_wake(&((struct chan_sink *)sink)->ch->q);
+	readq_wake(&((struct channel_sink *)sink)->ch->q);
 }
 
-static const struct mad_sink_ops chan_sink_ops = {
-	.deliver = chan_sink_deliver, .flush = chan_sink_flush,
+static const struct mad_sink_ops channel_sink_ops = {
+	.deliver = channel_sink_deliver, .flush = channel_sink_flush,
 };
 
-static void chan_sink_init(struct chan_sink *cs, struct channel *ch)
+static void channel_sink_init(struct channel_sink *cs, struct channel *ch)
 {
-	cs->sink.ops = &chan_sink_ops;
+	cs->sink.ops = &channel_sink_ops;
 	cs->ch = ch;
 }
 
@@ -75,8 +75,8 @@ struct channel *channel_new(struct ca_port *port, const char *name)
 
 	if (!ch)
 		return NULL;
-	chan_sink_init(&ch->unsolicited, ch);
-	chan_sink_init(&ch->text, ch);
+	channel_sink_init(&ch->unsolicited, ch);
+	channel_sink_init(&ch->text, ch);
 	ch->port = port;
 	if (port)
 		snprintf(ch->where, sizeof(ch->where), "%s/%d %s", port->ca->name,
@@ -168,7 +168,7 @@ void channel_put(struct channel *ch)
 /* At exit (readq_drop_opens): may free its private channel. */
 static void channel_drop_open(struct readq_open *ro)
 {
-	chan_open_free((struct chan_open *)ro);
+	channel_open_free((struct channel_open *)ro);
 }
 
 struct transport_change {
@@ -176,7 +176,7 @@ struct transport_change {
 	int err;
 };
 
-static void channel_set_transport(struct readq *q, void *ctx)
+static void set_transport_one(struct readq *q, void *ctx)
 {
 	struct channel *ch = channel_of_queue(q);
 	const struct transport_change *tc = ctx;
@@ -185,15 +185,15 @@ static void channel_set_transport(struct readq *q, void *ctx)
 		readq_set_error(q, tc->err);
 }
 
-void channels_set_transport(struct ca_port *port, int err)
+void channel_port_set_transport(struct ca_port *port, int err)
 {
 	struct transport_change tc = { port, err };
 
-	readq_for_each(&channel_readq_ops, channel_set_transport, &tc);
+	readq_for_each(&channel_readq_ops, set_transport_one, &tc);
 }
 
 /* Its port is gone: reads fail with EIO for good, nothing stays queued. */
-static void channel_port_gone(struct readq *q, void *ctx)
+static void port_gone_one(struct readq *q, void *ctx)
 {
 	struct channel *ch = channel_of_queue(q);
 	struct channel_item *items;
@@ -209,9 +209,9 @@ static void channel_port_gone(struct readq *q, void *ctx)
 	free_items(items);
 }
 
-void channels_port_gone(struct ca_port *port)
+void channel_port_gone(struct ca_port *port)
 {
-	readq_for_each(&channel_readq_ops, channel_port_gone, port);
+	readq_for_each(&channel_readq_ops, port_gone_one, port);
 }
 
 void channel_set_error(struct channel *ch, const char *fmt, ...)
@@ -229,15 +229,15 @@ void channel_set_error(struct channel *ch, const char *fmt, ...)
 	log_info("%s: %s", ch->where, msg);
 }
 
-struct chan_open *chan_open_new(struct channel *ch, bool frames, size_t size,
-				void (*fini)(struct chan_open *of))
+struct channel_open *channel_open_new(struct channel *ch, bool frames, size_t size,
+				      void (*fini)(struct channel_open *of))
 {
-	struct chan_open *of = calloc(1, size);
+	struct channel_open *of = calloc(1, size);
 
 	if (!of)
 		return NULL;
 	of->ch = ch;
-	chan_sink_init(&of->answers, ch);
+	channel_sink_init(&of->answers, ch);
 	of->frames = frames;
 	of->fini = fini;
 	__atomic_add_fetch(&ch->nusers, 1, __ATOMIC_RELAXED);
@@ -264,7 +264,7 @@ static void drop_items_of(struct channel *ch, const struct mad_sink *sink)
 }
 
 /* No answer comes to of any more, and none it did not read stays. */
-static void forget_answers(struct chan_open *of)
+static void forget_answers(struct channel_open *of)
 {
 	struct channel *ch = of->ch;
 	struct mad_engine *engine = channel_engine(ch, NULL);
@@ -278,14 +278,14 @@ static void forget_answers(struct chan_open *of)
 	pthread_mutex_unlock(&ch->q.lock);
 }
 
-void chan_open_free(struct chan_open *of)
+void channel_open_free(struct channel_open *of)
 {
 	struct channel *ch = of->ch;
 
 	if (of->frames)
 		forget_answers(of);
 	readq_open_unlink(&of->ro);
-	line_rest_clear(&of->rest);
+	readq_line_rest_clear(&of->rest);
 	if (of->fini)
 		of->fini(of);
 	if (__atomic_sub_fetch(&ch->nusers, 1, __ATOMIC_ACQ_REL) == 0)
@@ -307,12 +307,12 @@ int channel_wait_unused(struct channel *ch)
 }
 
 /* Where the answer to a request written on of goes. */
-static struct mad_sink *answers_of(struct chan_open *of)
+static struct mad_sink *answers_of(struct channel_open *of)
 {
 	return of->frames ? &of->answers.sink : &of->ch->text.sink;
 }
 
-int channel_send(struct chan_open *of, void *frame, size_t mad_len,
+int channel_send(struct channel_open *of, void *frame, size_t mad_len,
 		 int timeout_ms, int retries)
 {
 	struct channel *ch = of->ch;
@@ -364,7 +364,7 @@ void channel_strerror(struct channel *ch, int r, char *buf, size_t len)
 
 /* The link to the oldest item of may read: an unsolicited MAD, or an
  * answer to a request it (its view) sent; NULL if none.  q.lock held. */
-static struct channel_item **find_item(struct chan_open *of)
+static struct channel_item **find_item(struct channel_open *of)
 {
 	struct channel *ch = of->ch;
 	const struct mad_sink *own = answers_of(of);
@@ -401,7 +401,7 @@ static ssize_t peek_line(void *ctx, char *scratch, size_t cap, char **line,
 			 bool *owned)
 {
 	struct channel_item **pp = find_item(ctx);
-	unsigned flags = ((struct chan_open *)ctx)->ch->decode_flags;
+	unsigned flags = ((struct channel_open *)ctx)->ch->decode_flags;
 	const struct channel_item *it;
 	size_t need;
 	ssize_t n;
@@ -428,13 +428,13 @@ static ssize_t peek_line(void *ctx, char *scratch, size_t cap, char **line,
 
 static void pop_line(void *ctx)
 {
-	struct chan_open *of = ctx;
+	struct channel_open *of = ctx;
 
 	pop_item_at(of->ch, find_item(of));
 }
 
 /* Whole lines, with partial-line carry-over per open file.  q.lock held. */
-static ssize_t fill_text(struct chan_open *of, char *buf, size_t size)
+static ssize_t fill_text(struct channel_open *of, char *buf, size_t size)
 {
 	const struct line_source src = {
 		.peek = peek_line, .pop = pop_line, .ctx = of,
@@ -446,7 +446,7 @@ static ssize_t fill_text(struct chan_open *of, char *buf, size_t size)
 /* One frame per read, as the kernel's umad device: EINVAL when even one
  * MAD does not fit, ENOSPC when a longer RMPP message does not; the frame
  * stays queued either way.  q.lock held. */
-static ssize_t fill_frame(struct chan_open *of, char *buf, size_t size)
+static ssize_t fill_frame(struct channel_open *of, char *buf, size_t size)
 {
 	struct channel_item **pp = find_item(of);
 	size_t len;
@@ -466,14 +466,14 @@ static ssize_t fill_frame(struct chan_open *of, char *buf, size_t size)
 
 static ssize_t channel_fill(struct readq_open *ro, char *buf, size_t size)
 {
-	struct chan_open *of = (struct chan_open *)ro;
+	struct channel_open *of = (struct channel_open *)ro;
 
 	return of->frames ? fill_frame(of, buf, size) : fill_text(of, buf, size);
 }
 
 static bool channel_readable(struct readq_open *ro)
 {
-	struct chan_open *of = (struct chan_open *)ro;
+	struct channel_open *of = (struct channel_open *)ro;
 
 	return of->rest.buf || find_item(of);
 }
@@ -499,7 +499,7 @@ static struct channel_item *take_item(struct channel *ch, size_t mad_len)
 
 /* Queues a copy of the frame for cs's readers, or counts it dropped; true
  * if queued.  Receiver thread. */
-static bool channel_queue(struct chan_sink *cs, const void *frame, size_t mad_len)
+static bool channel_queue(struct channel_sink *cs, const void *frame, size_t mad_len)
 {
 	const struct ib_user_mad *hdr = frame;
 	struct channel *ch = cs->ch;

@@ -29,7 +29,7 @@ static uint64_t next_text_tid = 1; /* TIDs for lines that gave none */
  * write left unfinished.  Writes of one open file come one at a time (the
  * kernel holds the inode's lock across a write), FLUSH beside them. */
 struct madfile_open {
-	struct chan_open co; /* first */
+	struct channel_open co; /* first */
 	char *send_frag;     /* a written line not yet ended by '\n' */
 	size_t send_frag_len;
 	bool send_refused;   /* the last write was refused: last_error says why */
@@ -40,7 +40,7 @@ static struct madfile_open *madfile_open_of(struct fuse_file_info *fi)
 	return (struct madfile_open *)(uintptr_t)fi->fh;
 }
 
-static void madfile_open_fini(struct chan_open *of)
+static void madfile_open_fini(struct channel_open *of)
 {
 	free(((struct madfile_open *)of)->send_frag);
 }
@@ -48,11 +48,11 @@ static void madfile_open_fini(struct chan_open *of)
 static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	struct channel *ch = n->owner;
-	struct chan_open *of;
+	struct channel_open *of;
 	int r;
 
-	of = chan_open_new(ch, n->file == MF_UMAD, sizeof(struct madfile_open),
-			   madfile_open_fini);
+	of = channel_open_new(ch, n->file == MF_UMAD, sizeof(struct madfile_open),
+			      madfile_open_fini);
 	if (!of) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -65,9 +65,10 @@ static void mad_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	 * are streams: a writer must not wait for a reader's position lock.
 	 * Only send has a close to report (mad_flush). */
 	fi->noflush = n->file != MF_SEND;
-	r = n->file == MF_RECV ? reply_open_lines(req, fi) : reply_open_stream(req, fi);
+	r = n->file == MF_RECV ? stream_reply_open_lines(req, fi)
+			       : stream_reply_open(req, fi);
 	if (r == -ENOENT)
-		chan_open_free(of); /* interrupted: no release will come */
+		channel_open_free(of); /* interrupted: no release will come */
 }
 
 /* A close of send that leaves an unfinished line says so in last_error
@@ -91,7 +92,7 @@ static void mad_release(fuse_req_t req, struct node *n, struct fuse_file_info *f
 {
 	struct madfile_open *mo = madfile_open_of(fi);
 
-	chan_open_free(&mo->co);
+	channel_open_free(&mo->co);
 	fuse_reply_err(req, 0);
 }
 
@@ -147,7 +148,7 @@ struct write_parse {
 /* Sends the parsed lines: the bytes of the write to report (all of them,
  * or those of the lines sent before one that was not: a short write), or
  * -errno if none was sent; last_error says why. */
-static ssize_t send_parsed(struct chan_open *of, const struct write_parse *wp,
+static ssize_t send_parsed(struct channel_open *of, const struct write_parse *wp,
 			   size_t written)
 {
 	for (size_t i = 0; i < wp->nout; i++) {
@@ -350,7 +351,7 @@ static void text_write(fuse_req_t req, struct madfile_open *mo, const char *buf,
 }
 
 /* Binary umad: one frame per write, as the kernel's device. */
-static void umad_write(fuse_req_t req, struct chan_open *of, const char *buf,
+static void umad_write(fuse_req_t req, struct channel_open *of, const char *buf,
 		       size_t size)
 {
 	struct channel *ch = of->ch;

@@ -15,7 +15,7 @@
 
 #include "umadfs/fuse/parkedwrite.h"
 
-struct parked_write {
+struct parkedwrite {
 	pthread_mutex_t lock;
 	fuse_req_t req;
 	size_t size;
@@ -26,7 +26,7 @@ struct parked_write {
 
 static void on_interrupt(fuse_req_t req, void *data)
 {
-	struct parked_write *pw = data;
+	struct parkedwrite *pw = data;
 	bool reply;
 
 	pthread_mutex_lock(&pw->lock);
@@ -40,9 +40,9 @@ static void on_interrupt(fuse_req_t req, void *data)
 		fuse_reply_err(req, EINTR);
 }
 
-struct parked_write *parked_write_new(fuse_req_t req, size_t size)
+struct parkedwrite *parkedwrite_new(fuse_req_t req, size_t size)
 {
-	struct parked_write *pw = calloc(1, sizeof(*pw));
+	struct parkedwrite *pw = calloc(1, sizeof(*pw));
 	bool early;
 
 	if (!pw)
@@ -65,7 +65,7 @@ struct parked_write *parked_write_new(fuse_req_t req, size_t size)
 	return pw;
 }
 
-void parked_write_answer(struct parked_write *pw, int err)
+void parkedwrite_answer(struct parkedwrite *pw, int err)
 {
 	bool reply;
 
@@ -83,7 +83,7 @@ void parked_write_answer(struct parked_write *pw, int err)
 	}
 	/* Else the request is gone, replied EINTR: by the callback, which may
 	 * still be running (past its unlock, touching only req; the lock
-	 * waits it out), or by parked_write_new(). */
+	 * waits it out), or by parkedwrite_new(). */
 	pthread_mutex_lock(&pw->lock);
 	pthread_mutex_unlock(&pw->lock);
 	pthread_mutex_destroy(&pw->lock);

@@ -499,7 +499,7 @@ bool readq_wait_released(bool (*busy)(void *ctx), void *ctx, int timeout_ms)
 	return still;
 }
 
-void line_rest_clear(struct line_rest *rest)
+void readq_line_rest_clear(struct line_rest *rest)
 {
 	free(rest->buf);
 	rest->buf = NULL;
@@ -524,7 +524,7 @@ ssize_t readq_fill_lines(struct line_rest *rest, char *buf, size_t size,
 		rest->off += take;
 		n = take;
 		if (rest->off == rest->len)
-			line_rest_clear(rest);
+			readq_line_rest_clear(rest);
 		if (one_line && n)
 			return (ssize_t)n; /* the rest of a line is its line */
 	}

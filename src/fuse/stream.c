@@ -9,7 +9,7 @@
 
 #include "umadfs/fuse/stream.h"
 
-int reply_open_stream(fuse_req_t req, const struct fuse_file_info *fi)
+int stream_reply_open(fuse_req_t req, const struct fuse_file_info *fi)
 {
 	struct fuse_open_out out;
 
@@ -21,14 +21,15 @@ int reply_open_stream(fuse_req_t req, const struct fuse_file_info *fi)
 	return fuse_reply_buf(req, (const char *)&out, sizeof(out));
 }
 
-int reply_open_lines(fuse_req_t req, struct fuse_file_info *fi)
+int stream_reply_open_lines(fuse_req_t req, struct fuse_file_info *fi)
 {
 	fi->direct_io = 1;
 	fi->nonseekable = 0;
 	return fuse_reply_open(req, fi);
 }
 
-void *open_read_only(fuse_req_t req, const struct fuse_file_info *fi, size_t size)
+void *stream_open_read_only(fuse_req_t req, const struct fuse_file_info *fi,
+			    size_t size)
 {
 	void *state;
 
@@ -42,8 +43,8 @@ void *open_read_only(fuse_req_t req, const struct fuse_file_info *fi, size_t siz
 	return state;
 }
 
-void reply_text_slice(fuse_req_t req, const char *text, size_t len,
-		      size_t size, off_t off)
+void stream_reply_text_slice(fuse_req_t req, const char *text, size_t len,
+			     size_t size, off_t off)
 {
 	if (off < 0 || (size_t)off >= len) {
 		fuse_reply_buf(req, NULL, 0);

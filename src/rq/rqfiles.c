@@ -95,14 +95,14 @@ static void rq_open_free(struct rq_open *of)
 	pthread_mutex_unlock(&rq->q.lock);
 	if (last)
 		readq_released();
-	line_rest_clear(&of->rest);
+	readq_line_rest_clear(&of->rest);
 	free(of);
 }
 
 static void recv_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	struct rq *rq = n->owner;
-	struct rq_open *of = open_read_only(req, fi, sizeof(*of));
+	struct rq_open *of = stream_open_read_only(req, fi, sizeof(*of));
 	int r;
 
 	if (!of)
@@ -123,7 +123,7 @@ static void recv_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 	fi->fh = (uintptr_t)of;
 	/* Text is read as lines (seekable, for head and read); records are
 	 * a stream, one per read. */
-	r = of->frames ? reply_open_stream(req, fi) : reply_open_lines(req, fi);
+	r = of->frames ? stream_reply_open(req, fi) : stream_reply_open_lines(req, fi);
 	if (r == -ENOENT)
 		rq_open_free(of); /* interrupted: no release will come */
 }

@@ -90,7 +90,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
-import fabric as fab  # noqa: E402
+import simfabric as sim  # noqa: E402
 
 PY = "/usr/bin/python3"
 NODEINFO_LINE = "dr=0 method=get attr=NodeInfo"
@@ -185,7 +185,7 @@ class Bench:
                 self.uplinks.append((leaf.group(1), int(up.group(1))))
         self.hcas = hcas
         self.direct_host = hcas[1] if self.a.direct_host == "other" else hcas[0]
-        self.fabric = fab.Fabric(str(net), workdir=self.tmp / "fabric",
+        self.fabric = sim.Fabric(str(net), workdir=self.tmp / "fabric",
                                  ibsim_args=ibsim_args)
         self.fabric.start(timeout=60)
         if self.rows_asked & {9, 10, 11, 14, 15}:
@@ -194,11 +194,11 @@ class Bench:
             self.fabric.start_opensm(hcas[-1], ("-s", "0"))
             self.fabric.wait_active(self.host, timeout=300)
             self.fabric.wait_active(hcas[1], timeout=300)
-        self.mount = fab.Mount(self.fabric, self.host, self.tmp / "mnt",
+        self.mount = sim.Mount(self.fabric, self.host, self.tmp / "mnt",
                                workdir=self.tmp)
         self.mount.start(timeout=30)
         if 9 in self.rows_asked:
-            self.mount_off = fab.Mount(self.fabric, self.host, self.tmp / "mnt-off",
+            self.mount_off = sim.Mount(self.fabric, self.host, self.tmp / "mnt-off",
                                        workdir=self.tmp,
                                        # (its node's Reports are the first mount's)
                                        options=("fabric_routes=off", "fabric_traps=off"))
@@ -639,7 +639,7 @@ class Bench:
             return dict(ln.split(" ", 1) for ln in
                         (mnt / "fabric" / "sweep").read_text().splitlines() if " " in ln)
         if self.mount_light is None:
-            self.mount_light = fab.Mount(self.fabric, self.hcas[1], self.tmp / "mnt-light",
+            self.mount_light = sim.Mount(self.fabric, self.hcas[1], self.tmp / "mnt-light",
                                          workdir=self.tmp, options=("fabric_traps=off",))
             self.mount_light.start(timeout=30)
             kv(self.mount_light.mountpoint)     # its first sweep

@@ -23,7 +23,7 @@ once: up to --window requests (default 1024) are in flight, written up
 to --batch lines (default 256) per write() to `send`, read from `recv`
 with poll() and 256 KiB reads.  (The daemon's in-flight table holds 4096
 per port; under ibsim the AF_UNIX queues must be deep enough, as
-tests/integration/fabric.py makes them.)
+tests/integration/simfabric.py makes them.)
 
 Prints one line:  nodes=N switches=S cas=C links=L mads=M seconds=T
 (--list adds one line per node and link).  Python 3 stdlib only.

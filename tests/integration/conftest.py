@@ -33,7 +33,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import checks  # noqa: E402
-import fabric as fab  # noqa: E402
+import simfabric as sim  # noqa: E402
 
 TEST_TIMEOUT = float(os.environ.get("UMADFS_TEST_TIMEOUT", "60"))
 SM_HOST = "Hca3"    # opensm's node in the session fabric; mounts use others
@@ -78,7 +78,7 @@ def watchdog(request):
     def fire():
         fired.append(True)
         faulthandler.dump_traceback(all_threads=True)
-        fab.kill_all_mounts()
+        sim.kill_all_mounts()
 
     t = threading.Timer(budget, fire)
     t.daemon = True
@@ -92,7 +92,7 @@ def watchdog(request):
 
 @pytest.fixture(scope="session")
 def fabric():
-    f = fab.Fabric("two-switch.net").start()
+    f = sim.Fabric("two-switch.net").start()
     try:
         f.start_opensm(SM_HOST)
         for host in ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2"):
@@ -107,7 +107,7 @@ def make_fabric():
     made = []
 
     def make(netfile="two-switch.net"):
-        f = fab.Fabric(netfile)
+        f = sim.Fabric(netfile)
         made.append(f)
         return f.start()
 
@@ -132,7 +132,7 @@ def mount(request, tmp_path, make_fabric):
     def make(sim_host="Hca1", fabric=None, options=(), extra_args=(), env=None):
         f = fabric if fabric is not None else request.getfixturevalue("fabric")
         name = "mnt" if not mounts else "mnt%d" % (len(mounts) + 1)
-        m = fab.Mount(f, sim_host, tmp_path / name, workdir=tmp_path,
+        m = sim.Mount(f, sim_host, tmp_path / name, workdir=tmp_path,
                       options=options, extra_args=extra_args, env=env)
         mounts.append(m)
         return m.start()

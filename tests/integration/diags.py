@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 
-import fabric as fab
+import simfabric as sim
 import madtext as mt
 
 HOSTS = ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2")    # two-switch.net
@@ -27,7 +27,7 @@ def lid_of(fabric, sim_host, path="0", port=0):
     """The LID of the port at DR path `path` from sim_host, by smpquery
     (path "0": sim_host's own; port 0: the one the SMP came in on, a
     switch's management port)."""
-    pi = fab.parse_smpquery(tool(fabric, sim_host, "smpquery", "-D", "portinfo",
+    pi = sim.parse_smpquery(tool(fabric, sim_host, "smpquery", "-D", "portinfo",
                                  path, str(port)).stdout)
     lid = int(pi["Lid"])
     assert lid, pi

@@ -1,7 +1,8 @@
 """Reading and writing umadfs's MAD files from the tests: the port
-directory, the report files (stats, last_error), one-write sends and the
-recv stream as parsed lines.  Shared by the test modules; a path or a
-Mount (its port 1 directory) is accepted wherever a directory is."""
+directory, the report files (stats, last_error; a wait for the queue to
+fill), one-write sends, the umad file opened and polled, and the recv
+stream as parsed lines.  Shared by the test modules; a path or a Mount
+(its port 1 directory) is accepted wherever a directory is."""
 
 import os
 import select
@@ -35,6 +36,26 @@ def stats(where):
 
 def last_error(where):
     return read_text(_dir(where) / "last_error").strip()
+
+
+def wait_queued(m, n, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while stats(m)["queued"] < n:
+        assert time.monotonic() < deadline, stats(m)
+        time.sleep(0.01)
+
+
+def open_umad(m, flags=0):
+    return os.open(pdir(m) / "umad", os.O_RDWR | flags)
+
+
+def poll_in(fd, timeout_ms, events=select.POLLIN):
+    """poll(2) revents of fd (0 on timeout).  POLLOUT is always ready on
+    these files, so wait for POLLIN alone unless told otherwise."""
+    p = select.poll()
+    p.register(fd, events)
+    ev = dict(p.poll(timeout_ms))
+    return ev.get(fd, 0)
 
 
 def write_text(path, text):

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 import diags as tm
-import fabric as fab
+import simfabric as sim
 from madfiles import Recv, write_send
 
 SW1, SW2 = "0x0000000000200000", "0x0000000000200001"   # two-switch.net
@@ -43,7 +43,7 @@ def read(path):
 
 
 def portinfo(f, lid, port):
-    return fab.parse_smpquery(tm.tool(f, "Hca1", "smpquery", "portinfo", str(lid),
+    return sim.parse_smpquery(tm.tool(f, "Hca1", "smpquery", "portinfo", str(lid),
                                       str(port)).stdout)
 
 
@@ -117,11 +117,11 @@ def test_admin_keeps_this_hosts_route(quiet):
     # route does not cross it, sees it and puts it back.
     refused(write(port_file(m, SW1, 1, "admin"), "disable force\n"), errno.ETIMEDOUT,
             m, "disable of %s port 1: PortInfo Set: no answer" % SW1)
-    pi = fab.parse_smpquery(tm.tool(f, "Hca2", "smpquery", "portinfo", str(lid),
+    pi = sim.parse_smpquery(tm.tool(f, "Hca2", "smpquery", "portinfo", str(lid),
                                     "1").stdout)
     assert pi["PhysLinkState"] == "Disabled"
     tm.tool(f, "Hca2", "ibportstate", str(lid), "1", "enable")
-    pi = fab.parse_smpquery(tm.tool(f, "Hca2", "smpquery", "portinfo", str(lid),
+    pi = sim.parse_smpquery(tm.tool(f, "Hca2", "smpquery", "portinfo", str(lid),
                                     "1").stdout)
     assert pi["PhysLinkState"] == "Polling"
     assert [(e["action"], e["port"], e["result"], e.get("errno")) for e in actions(m)] == \
@@ -248,7 +248,7 @@ def test_action_on_a_node_moved(quiet):
     tm.perf_set(f, "Hca3", 1, "PortCounters", {"SymbolErrorCounter": 5})
     for c in ('Unlink "Hca2"[1]', 'Unlink "Hca3"[1]', 'Link "Switch1"[2] "Hca3"[1]'):
         f.command(c)
-    hca3_port = fab.parse_smpquery(tm.tool(f, "Hca3", "smpquery", "-D", "portinfo",
+    hca3_port = sim.parse_smpquery(tm.tool(f, "Hca3", "smpquery", "-D", "portinfo",
                                            "0", "1").stdout)
     refused(write(port_file(m, HCA2, 1, "admin"), "enable"), errno.EHOSTUNREACH, m,
             "enable of %s port 1: NodeInfo Get: the route leads to node %s, not %s"
@@ -263,7 +263,7 @@ def test_action_on_a_node_moved(quiet):
             m, "counters_reset of %s port 1: NodeInfo Get: LID %d is node %s, not %s"
             % (HCA2, lid2, HCA3, HCA2))
     assert tm.perfquery(f, "Hca3")["SymbolErrorCounter"] == 5
-    now = fab.parse_smpquery(tm.tool(f, "Hca3", "smpquery", "-D", "portinfo", "0",
+    now = sim.parse_smpquery(tm.tool(f, "Hca3", "smpquery", "-D", "portinfo", "0",
                                      "1").stdout)
     assert now["PhysLinkState"] == hca3_port["PhysLinkState"] == "LinkUp"
     assert [(e["action"], e["guid"], e["result"], e["errno"]) for e in actions(m)] == \

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import pytest
 
-import fabric as fab
+import simfabric as sim
 import madtext as mt
 from checks import expect_errno, need
 from madfiles import OpenFile, last_error, pdir, read_text, stats, write_text
@@ -285,7 +285,7 @@ class PingServer:
     def __init__(self, f, host, lib):
         self.f, self.host = f, host
         env = f.client_env(host)
-        env["LD_PRELOAD"] = fab.UMAD2SIM_LIB + " " + lib
+        env["LD_PRELOAD"] = sim.UMAD2SIM_LIB + " " + lib
         self.errpath = f.workdir / ("ibping-S-%s-%d.err" % (host, time.monotonic_ns()))
         f.clientdir.mkdir(parents=True, exist_ok=True)
         with open(self.errpath, "wb") as err:
@@ -305,7 +305,7 @@ class PingServer:
         return self.proc.poll() is None
 
     def stop(self):
-        fab._stop_process(self.proc)
+        sim._stop_process(self.proc)
 
 
 @pytest.fixture
@@ -917,7 +917,7 @@ def test_queue_overflow_drops_newest(fabric, mount):
     print("queue_limit %d, %d requests per round, %.2fs per round; VmRSS KiB "
           "at start and after each round: %s (%+d KiB)"
           % (limit, n, elapsed / rounds, rss, rss[-1] - rss[0]))
-    if not fab.memory_is_instrumented():
+    if not sim.memory_is_instrumented():
         assert rss[-1] - rss[0] < 4096, "daemon RSS grew %d KiB over %d floods: %s" % (
             rss[-1] - rss[0], rounds, rss)
     assert_daemon_alive(rm)

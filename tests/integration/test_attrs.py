@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-import fabric as fab
+import simfabric as sim
 
 CA_ATTRS = ["node_type", "node_guid", "sys_image_guid", "fw_ver", "hw_rev",
             "hca_type", "ca_name", "num_ports", "board_id"]
@@ -348,12 +348,12 @@ def test_two_mounts_same_fabric(fabric, mount):
 
 def test_unmount_with_sigterm(fabric, tmp_path):
     """SIGTERM unmounts cleanly and the daemon exits 0."""
-    m = fab.Mount(fabric, "Hca1", tmp_path / "mnt", workdir=tmp_path)
+    m = sim.Mount(fabric, "Hca1", tmp_path / "mnt", workdir=tmp_path)
     m.start()
     try:
         assert read(m.path("ibsim0", "ca_name")) == "ibsim0\n"
         rc = m.sigterm(10)
-        mounted = fab.is_mounted(m.mountpoint)
+        mounted = sim.is_mounted(m.mountpoint)
     finally:
         m.unmount()
     assert rc == 0, (rc, m.log_text())

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-import fabric as fab
+import simfabric as sim
 import madtext as mt
 from checks import expect_errno
 from madfiles import last_error, pdir, read_text, stats
@@ -66,7 +66,7 @@ def test_send_line_length_limit(fabric, mount):
 
 def test_send_empty_write(fabric, mount):
     """write(fd, "", 0) never reaches the daemon: it returns 0 and sends
-    nothing (a write of only "\\n" is EINVAL: test_mad.py)."""
+    nothing (a write of only "\\n" is EINVAL: test_madfiles_bad_input.py)."""
     m = mount("Hca1")
     p = pdir(m)
     s0 = stats(p)
@@ -129,7 +129,7 @@ def test_umad_frame_reasons(fabric, mount):
 
 def test_streams_cannot_seek(fabric, mount):
     """send and umad have no file position (recv has one that moves
-    nothing: test_mad.py::test_recv_seek_moves_nothing)."""
+    nothing: test_recv_readers.py::test_recv_seek_moves_nothing)."""
     m = mount("Hca1")
     for name, flags in (("umad", os.O_RDWR), ("send", os.O_WRONLY)):
         fd = os.open(pdir(m) / name, flags)
@@ -248,7 +248,7 @@ def test_setting_number_grammar(fabric, mount):
 
 
 def run_daemon(args, timeout=10):
-    return subprocess.run([fab.umadfs_bin(), *args], capture_output=True,
+    return subprocess.run([sim.umadfs_bin(), *args], capture_output=True,
                           text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
@@ -295,7 +295,7 @@ def test_command_line_misuse(tmp_path, args, status, msg):
     cp = run_daemon([str(mnt) if a == "MNT" else a for a in args])
     assert cp.returncode == status, cp.stderr
     assert msg in cp.stderr, cp.stderr
-    assert not fab.is_mounted(mnt)
+    assert not sim.is_mounted(mnt)
 
 
 def test_command_line_unknown_option(tmp_path):
@@ -306,7 +306,7 @@ def test_command_line_unknown_option(tmp_path):
     cp = run_daemon(["-f", "-o", "bogus_opt", str(mnt)])
     assert cp.returncode == 1, cp.stderr
     assert "unknown option(s): `-o bogus_opt'" in cp.stderr, cp.stderr
-    assert not fab.is_mounted(mnt)
+    assert not sim.is_mounted(mnt)
 
 
 def test_queue_len_applies(fabric, mount):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import fabric as fab
+import simfabric as sim
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "tests" / "bench" / "bench.py"
@@ -22,7 +22,7 @@ BENCH = REPO / "tests" / "bench" / "bench.py"
 def test_bench_quick(tmp_path):
     if not os.access("/dev/fuse", os.R_OK | os.W_OK):
         pytest.skip("/dev/fuse missing or not accessible")
-    if fab.umadfs_wrapper():
+    if sim.umadfs_wrapper():
         pytest.skip("the benchmark does not run under UMADFS_WRAPPER")
     cp = subprocess.run([sys.executable, str(BENCH), "--quick", "--out",
                          str(tmp_path)], capture_output=True, text=True,

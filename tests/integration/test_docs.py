@@ -18,12 +18,12 @@ import sys
 
 import pytest
 
-import fabric as fab
+import simfabric as sim
 from checks import need
 from diags import active_fabric
 from madfiles import Recv, write_text
 
-REPO = fab.REPO
+REPO = sim.REPO
 DOCS = [REPO / "README.md", REPO / "docs" / "umadfs.8",
         REPO / "tests" / "bench" / "README.md"] + \
     sorted(p for p in (REPO / "docs").glob("*.md") if p.name != "architecture.md")

@@ -18,7 +18,7 @@ import subprocess
 import pytest
 
 import diags as tm
-import fabric as fab
+import simfabric as sim
 from checks import expect_errno
 
 LINK_SPEC = re.compile(r"^(?:\d+x|\?+)(?:[A-Z0-9]+|\?*)$")
@@ -333,10 +333,10 @@ def test_option_save_failure_changes_nothing(fabric, mount, tmp_path):
 
 def run_umadfs(opt, mnt):
     try:
-        return subprocess.run([fab.umadfs_bin(), "-f", "-o", opt, str(mnt)],
+        return subprocess.run([sim.umadfs_bin(), "-f", "-o", opt, str(mnt)],
                               capture_output=True, text=True, timeout=10)
     finally:
-        if fab.is_mounted(mnt):
+        if sim.is_mounted(mnt):
             subprocess.run(["fusermount3", "-uz", str(mnt)])
 
 

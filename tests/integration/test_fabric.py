@@ -839,13 +839,13 @@ def test_events_dropped_when_a_reader_falls_behind(tmp_path, make_fabric, mount)
     ("fabric_routes=", "fabric_routes=: expected off or on"),
 ])
 def test_bad_fabric_options(tmp_path, opt, msg):
-    import fabric as fab
+    import simfabric as sim
     try:
-        cp = subprocess.run([fab.umadfs_bin(), "-f", "-o", opt, str(tmp_path)],
+        cp = subprocess.run([sim.umadfs_bin(), "-f", "-o", opt, str(tmp_path)],
                             capture_output=True, text=True, timeout=10)
     finally:
         # A daemon that took the option mounted there: leave no mount.
-        if fab.is_mounted(tmp_path):
+        if sim.is_mounted(tmp_path):
             subprocess.run(["fusermount3", "-uz", str(tmp_path)])
     assert cp.returncode == 2 and msg in cp.stderr, cp
 

@@ -21,7 +21,7 @@ import time
 from collections import Counter
 
 
-import fabric as fab
+import simfabric as sim
 import madtext as mt
 from diags import active_fabric
 from madfiles import Recv, pdir, read_text, stats, write_send
@@ -271,7 +271,7 @@ def check_cut_off(m, readers, t_fault, expect_in_error):
     at once (the CA's, from sysfs, still answer), and unmount is prompt
     and clean.  Every step is bounded: a hang fails, never stalls."""
     p = pdir(m)
-    slow = 6 if fab.umadfs_wrapper() else 1     # as the harness's timeouts
+    slow = 6 if sim.umadfs_wrapper() else 1     # as the harness's timeouts
     for r in readers:
         r.join(10)
         assert not r.is_alive(), "%s: reader still blocked 10 s after the " \
@@ -316,7 +316,7 @@ def check_cut_off(m, readers, t_fault, expect_in_error):
     r = m.unmount()
     dt = time.monotonic() - t0
     assert r.clean, r
-    limit = 30 if fab.umadfs_wrapper() else 5   # valgrind's leak check
+    limit = 30 if sim.umadfs_wrapper() else 5   # valgrind's leak check
     assert dt < limit, "unmount took %.1fs" % dt
     assert "the transport is down" in m.log_text()
     return t_readers, dt
@@ -454,15 +454,15 @@ def test_sigterm_under_load(make_fabric, mount):
     t0 = time.monotonic()
     rc = m.sigterm(2.0)
     dt_exit = time.monotonic() - t0
-    while fab.is_mounted(m.mountpoint) and time.monotonic() - t0 < 2.0:
+    while sim.is_mounted(m.mountpoint) and time.monotonic() - t0 < 2.0:
         time.sleep(0.02)
     dt_umount = time.monotonic() - t0
     for t in threads:
         t.join(max(0.05, 2.0 - (time.monotonic() - t0)))
     assert rc is not None, "daemon not gone 2s after SIGTERM:\n%s\n%s" % (
-        fab.thread_stacks(m.proc.pid), m.log_text()[-4000:])
+        sim.thread_stacks(m.proc.pid), m.log_text()[-4000:])
     assert rc == 0, "daemon exited %r after SIGTERM" % rc
-    assert not fab.is_mounted(m.mountpoint), "stale mount 2s after SIGTERM"
+    assert not sim.is_mounted(m.mountpoint), "stale mount 2s after SIGTERM"
     stuck = [i for i in range(100) if i not in results]
     assert not stuck, "%d readers still blocked 2s after SIGTERM" % len(stuck)
     errs = Counter(r[0][1] if r[0][0] == "err" else "data" for r in results.values())
@@ -601,7 +601,7 @@ def test_soak_16_channels_20000_requests(make_fabric, mount):
           "%d KiB), threads %d -> %d" % (
               total, nchan, dt, total / dt, window, rss_before, rss_after,
               rss_after - rss_before, bound, thr_before, thr_after))
-    if not fab.memory_is_instrumented():
+    if not sim.memory_is_instrumented():
         assert rss_after - rss_before < bound, \
             "daemon RSS grew %d KiB over %d requests" % (
                 rss_after - rss_before, total)

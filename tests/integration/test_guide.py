@@ -30,10 +30,10 @@ from pathlib import Path
 
 import pytest
 
-import fabric as fab
+import simfabric as sim
 from diags import ERROR_VALUES, active_fabric, perfquery, quiet_fabric
 
-REPO = fab.REPO
+REPO = sim.REPO
 GUIDE = REPO / "docs" / "user-guide.md"
 EXAMPLES = REPO / "scripts" / "examples"
 PYTHON = "/usr/bin/python3"
@@ -151,7 +151,7 @@ def open_mount(guide_fabric):
         pytest.skip("/dev/fuse missing or not accessible")
     d = Path(tempfile.mkdtemp(prefix="umadfs-guide-"))
     os.chmod(d, 0o755)
-    m = fab.Mount(guide_fabric, "Hca1", d / "mnt", workdir=d, options=("allow_other",))
+    m = sim.Mount(guide_fabric, "Hca1", d / "mnt", workdir=d, options=("allow_other",))
     try:
         yield m.start()
     finally:
@@ -230,7 +230,7 @@ def test_guide_commands(guide_fabric, open_mount):
                     # Known open problem (see the issue note): now and then
                     # the bash responder outlives SIGINT.  The guide's
                     # commands are what this test checks; interruptible
-                    # reads are test_mad's.
+                    # reads are test_blocked_reads.py's.
                     os.killpg(proc.pid, signal.SIGKILL)
                     _, err = proc.communicate(timeout=10)
                     print("warning: %r outlived SIGINT; killed" % (bb,))

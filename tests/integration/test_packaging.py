@@ -28,10 +28,10 @@ from pathlib import Path
 
 import pytest
 
-import fabric as fab
+import simfabric as sim
 from checks import need
 
-REPO = fab.REPO
+REPO = sim.REPO
 MAN = REPO / "docs" / "umadfs.8"
 UNIT_IN = REPO / "packaging" / "umadfs.service.in"
 
@@ -44,7 +44,7 @@ def _need_root_fuse():
 
 
 def _help_text():
-    cp = subprocess.run([fab.umadfs_bin(), "--help"], capture_output=True,
+    cp = subprocess.run([sim.umadfs_bin(), "--help"], capture_output=True,
                         text=True, timeout=10, check=True)
     return cp.stdout + cp.stderr
 
@@ -235,7 +235,7 @@ def _unit_text(sbindir):
 
 def test_unit_verifies(tmp_path):
     need("systemd-analyze")
-    bindir = Path(fab.umadfs_bin()).resolve().parent
+    bindir = Path(sim.umadfs_bin()).resolve().parent
     unit = tmp_path / "umadfs.service"
     unit.write_text(_unit_text(str(bindir)))
     cp = subprocess.run(["systemd-analyze", "verify", "--man=no", str(unit)],
@@ -267,7 +267,7 @@ def test_ready_notification(tmp_path):
     import socket
     _need_root_fuse()
     need("nm")
-    if not _links_notify(fab.umadfs_bin()):
+    if not _links_notify(sim.umadfs_bin()):
         pytest.skip("this umadfs does not call notify_ready() yet")
     sock_path = tmp_path / "notify"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -280,21 +280,21 @@ def test_ready_notification(tmp_path):
     env["NOTIFY_SOCKET"] = str(sock_path)
     log = tmp_path / "umadfs.log"
     with open(log, "wb") as lf:
-        proc = subprocess.Popen([fab.umadfs_bin(), "-f", str(mnt)],
+        proc = subprocess.Popen([sim.umadfs_bin(), "-f", str(mnt)],
                                 stdin=subprocess.DEVNULL, stdout=lf,
                                 stderr=subprocess.STDOUT, env=env, cwd="/",
                                 start_new_session=True)
     try:
         msg = sock.recv(4096).decode()
-        assert fab.mount_entry(mnt) is not None
+        assert sim.mount_entry(mnt) is not None
         assert "READY=1" in msg.split("\n"), msg
         os.listdir(mnt)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 0, log.read_text()
     finally:
         sock.close()
-        fab._stop_process(proc)
-        if fab.is_mounted(mnt):
+        sim._stop_process(proc)
+        if sim.is_mounted(mnt):
             subprocess.run(["fusermount3", "-uz", str(mnt)])
 
 
@@ -336,7 +336,7 @@ def test_unit_command_mounts_and_sigterm_unmounts(tmp_path):
     would.  Without umad2sim: the host's real CAs, if any (else an empty
     mount)."""
     _need_root_fuse()
-    text = _unit_text(str(Path(fab.umadfs_bin()).resolve().parent))
+    text = _unit_text(str(Path(sim.umadfs_bin()).resolve().parent))
     env = _unit_env(text)
     assert env == {"UMADFS_MOUNTPOINT": "/run/umadfs",
                    "UMADFS_OPTIONS": "-o allow_other"}
@@ -360,7 +360,7 @@ def test_unit_command_mounts_and_sigterm_unmounts(tmp_path):
                                start_new_session=True)
     try:
         deadline = time.monotonic() + 10
-        while fab.mount_entry(mnt) is None:
+        while sim.mount_entry(mnt) is None:
             assert crashed.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
         os.listdir(mnt)
@@ -370,12 +370,12 @@ def test_unit_command_mounts_and_sigterm_unmounts(tmp_path):
             os.stat(mnt)
         assert ei.value.errno == errno.ENOTCONN
     finally:
-        fab._stop_process(crashed)
+        sim._stop_process(crashed)
 
     for _, may_fail, pre in cmds[:-1]:
         cp = subprocess.run(pre, capture_output=True, timeout=10)
         assert may_fail or cp.returncode == 0, (pre, cp.stderr)
-    assert not fab.is_mounted(mnt) and mnt.is_dir()
+    assert not sim.is_mounted(mnt) and mnt.is_dir()
     # Once more on the clean state: nothing to detach, mkdir -p succeeds.
     for _, may_fail, pre in cmds[:-1]:
         cp = subprocess.run(pre, capture_output=True, timeout=10)
@@ -388,11 +388,11 @@ def test_unit_command_mounts_and_sigterm_unmounts(tmp_path):
                                 cwd="/", start_new_session=True)
     try:
         deadline = time.monotonic() + 10
-        while fab.mount_entry(mnt) is None:
+        while sim.mount_entry(mnt) is None:
             assert proc.poll() is None, log.read_text()
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.05)
-        e = fab.mount_entry(mnt)
+        e = sim.mount_entry(mnt)
         sep = e.index("-")
         assert e[sep + 1] == "fuse.umadfs" and e[sep + 2] == "umadfs"
         assert "allow_other" in e[sep + 3] and \
@@ -400,11 +400,11 @@ def test_unit_command_mounts_and_sigterm_unmounts(tmp_path):
         os.listdir(mnt)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 0, log.read_text()
-        assert not fab.is_mounted(mnt)
+        assert not sim.is_mounted(mnt)
         assert "error:" not in log.read_text()
     finally:
-        fab._stop_process(proc)
-        if fab.is_mounted(mnt):
+        sim._stop_process(proc)
+        if sim.is_mounted(mnt):
             subprocess.run(["fusermount3", "-uz", str(mnt)])
 
 
@@ -414,7 +414,7 @@ def test_unit_command_mounts_and_sigterm_unmounts(tmp_path):
 def test_source_mountpoint_argument_form(mount):
     """`umadfs -f umadfs MNT`, the form mount.fuse3 uses, on the simulator."""
     m = mount("Hca1", options=["allow_other"], extra_args=["umadfs"])
-    e = fab.mount_entry(m.mountpoint)
+    e = sim.mount_entry(m.mountpoint)
     sep = e.index("-")
     assert e[sep + 1:sep + 3] == ["fuse.umadfs", "umadfs"]
     assert "allow_other" in e[sep + 3]
@@ -519,7 +519,7 @@ def test_fstab_ordering(tmp_path):
     assert re.search(r"^Type=fuse\.umadfs$", unit, re.M), unit
 
 
-def _mount_route(tmp_path, sim, how, checks=""):
+def _mount_route(tmp_path, on_sim, how, checks=""):
     """Mount with mount(8) in a private namespace; `how` is "fstab" (an
     fstab line, mount --fstab FILE MNT) or "type" (mount -t fuse.umadfs)."""
     _need_root_fuse()
@@ -528,19 +528,19 @@ def _mount_route(tmp_path, sim, how, checks=""):
     bindir.mkdir()
     mnt = tmp_path / "ib"
     mnt.mkdir()
-    real = Path(fab.umadfs_bin()).resolve()
-    if sim is None:
+    real = Path(sim.umadfs_bin()).resolve()
+    if on_sim is None:
         os.symlink(real, bindir / "umadfs")
         opts = "allow_other"
     else:
-        f, host, workdir = sim
+        f, host, workdir = on_sim
         # mount(8) drops LD_PRELOAD; umad2sim needs a writable cwd and a
         # daemon that does not detach (-f; see test_mount8_simulator).
         (bindir / "umadfs").write_text(
             "#!/bin/sh\ncd '%s' || exit 1\n"
             "exec env LD_PRELOAD='%s' IBSIM_SOCKNAME='%s' SIM_HOST='%s' "
             "'%s' -f \"$@\" 2>'%s/umadfs.log'\n" % (
-                workdir, fab.UMAD2SIM_LIB, f.sockname, host, real, workdir))
+                workdir, sim.UMAD2SIM_LIB, f.sockname, host, real, workdir))
         (bindir / "umadfs").chmod(0o755)
         opts = "allow_other,attrs=smp"
     if how == "fstab":
@@ -553,7 +553,7 @@ def _mount_route(tmp_path, sim, how, checks=""):
         mount_cmd = "mount -t fuse.umadfs umadfs %s -o %s" % (mnt, opts)
     script = MOUNT_SCRIPT.format(mnt=mnt, bindir=bindir, mount_cmd=mount_cmd,
                                  checks=checks,
-                                 foreground=0 if sim is None else 1)
+                                 foreground=0 if on_sim is None else 1)
     try:
         rc, out = _run_in_namespace(tmp_path, script)
         # The daemon ends with the unmount.
@@ -677,7 +677,7 @@ def test_debian_package(tmp_path, fabric, monkeypatch):
 
     # The packaged binary mounts the simulated fabric and serves it.
     monkeypatch.setenv("UMADFS_BIN", str(root / "usr/sbin/umadfs"))
-    m = fab.Mount(fabric, "Hca1", tmp_path / "mnt", workdir=tmp_path)
+    m = sim.Mount(fabric, "Hca1", tmp_path / "mnt", workdir=tmp_path)
     m.start()
     try:
         port = tmp_path / "mnt" / "ibsim0" / "ports" / "1"

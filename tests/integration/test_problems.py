@@ -76,8 +76,8 @@ def test_counter_over_threshold_equals_ibqueryerrors(make_fabric, mount, tmp_pat
 
 def guid_of(f, host):
     """host's node GUID, by smpquery, as fabric/ writes it."""
-    import fabric as fab
-    ni = fab.parse_smpquery(tm.tool(f, host, "smpquery", "-D", "nodeinfo", "0").stdout)
+    import simfabric as sim
+    ni = sim.parse_smpquery(tm.tool(f, host, "smpquery", "-D", "nodeinfo", "0").stdout)
     return "0x%016x" % int(ni["Guid"], 16)
 
 
@@ -166,17 +166,17 @@ def test_port_not_active_when_the_sm_leaves_it(make_fabric, mount):
 ])
 def test_bad_threshold_file_fails_the_mount(tmp_path, text, msg):
     import subprocess
-    import fabric as fab
+    import simfabric as sim
     th = tmp_path / "thresholds"
     if text is not None:
         th.write_text(text)
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     try:
-        cp = subprocess.run([fab.umadfs_bin(), "-f", "-o", "fabric_thresholds=%s" % th,
+        cp = subprocess.run([sim.umadfs_bin(), "-f", "-o", "fabric_thresholds=%s" % th,
                              str(mnt)], capture_output=True, text=True, timeout=10)
     finally:
-        if fab.is_mounted(mnt):
+        if sim.is_mounted(mnt):
             subprocess.run(["fusermount3", "-uz", str(mnt)])
     assert cp.returncode == 2, cp
     assert "fabric_thresholds=%s: " % th in cp.stderr and msg in cp.stderr, cp.stderr

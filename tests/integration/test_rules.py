@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 import diags as tm
-import fabric as fab
+import simfabric as sim
 
-RULES = fab.REPO / "packaging" / "prometheus" / "umadfs-alerts.yml"
-RULES_TEST = fab.REPO / "packaging" / "prometheus" / "umadfs-alerts.test.yml"
-HEALTH = fab.REPO / "src" / "fabric" / "health.c"
+RULES = sim.REPO / "packaging" / "prometheus" / "umadfs-alerts.yml"
+RULES_TEST = sim.REPO / "packaging" / "prometheus" / "umadfs-alerts.test.yml"
+PROBLEM_KINDS = sim.REPO / "src" / "fabric" / "problems" / "problem.c"
 
 
 def promtool(*args, **kw):
@@ -32,8 +32,8 @@ def test_rules_pass_promtool():
 
 
 def error_kinds():
-    """The error kinds as the judge's table has them."""
-    kinds = re.findall(r'\{ "(\w+)", SEVERITY_ERROR \}', HEALTH.read_text())
+    """The error kinds as problem.c's table has them."""
+    kinds = re.findall(r'\{ "(\w+)", SEVERITY_ERROR \}', PROBLEM_KINDS.read_text())
     assert len(kinds) >= 12, kinds
     return kinds
 

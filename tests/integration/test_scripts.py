@@ -27,12 +27,12 @@ from pathlib import Path
 
 import pytest
 
-import fabric as fab
+import simfabric as sim
 import madtext as mt
 from checks import PACKAGE_OF
 from madfiles import Recv, write_text
 
-REPO = fab.REPO
+REPO = sim.REPO
 LIB = REPO / "scripts" / "lib.sh"
 RUN = REPO / "scripts" / "run.sh"
 
@@ -216,9 +216,9 @@ def test_run_packages(tmp_path):
     assert sorted(diags) == sorted(real + ["infiniband-diags"])
     for sim_env in (dict(env, UMADFS_IB_SYSFS=str(tmp_path / "none")),
                     dict(env, FORCE_SIM="1")):
-        sim = _run_packages(sim_env)
-        assert set(real) < set(sim) and "opensm" in sim and \
-            "libumad2sim0" in sim and "valgrind" not in sim, sim
+        on_sim = _run_packages(sim_env)
+        assert set(real) < set(on_sim) and "opensm" in on_sim and \
+            "libumad2sim0" in on_sim and "valgrind" not in on_sim, on_sim
 
 
 @pytest.mark.parametrize("pkg", HELD)
@@ -302,13 +302,13 @@ def test_run_sh_simulator(tmp_path):
     has allow_other; its opensm is a umad2sim client; stop ends it all."""
     if os.geteuid() != 0:
         pytest.skip("needs root (allow_other, /run)")
-    build = Path(fab.umadfs_bin()).resolve().parent.parent
+    build = Path(sim.umadfs_bin()).resolve().parent.parent
     if not (build / "build.ninja").is_file():
         pytest.skip("UMADFS_BIN is not in a meson build directory")
     state = tmp_path / "state"
     mnt = tmp_path / "mnt"
     env = dict(os.environ, FORCE_SIM="1", UMADFS_STATE_DIR=str(state),
-               UMADFS_BUILD=str(build), UMADFS_BIN=fab.umadfs_bin(),
+               UMADFS_BUILD=str(build), UMADFS_BIN=sim.umadfs_bin(),
                IBSIM_SOCKNAME="umadfs-runsh-%d" % os.getpid())
     sm = None
     try:
@@ -316,7 +316,7 @@ def test_run_sh_simulator(tmp_path):
                             capture_output=True, text=True, timeout=180,
                             stdin=subprocess.DEVNULL)
         assert cp.returncode == 0, cp.stdout + cp.stderr
-        e = fab.mount_entry(mnt)
+        e = sim.mount_entry(mnt)
         assert e is not None, cp.stdout + cp.stderr
         assert "allow_other" in e[e.index("-") + 3]
         assert (mnt / "ibsim0" / "ports" / "1" / "state").read_text() == \
@@ -351,7 +351,7 @@ def test_run_sh_simulator(tmp_path):
         cp = subprocess.run(["bash", str(RUN), "stop", str(mnt)], env=env,
                             capture_output=True, text=True, timeout=60)
     assert cp.returncode == 0, cp.stderr
-    assert not fab.is_mounted(mnt)
+    assert not sim.is_mounted(mnt)
     assert sm is None or not Path("/proc/%d" % sm).exists()
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-import fabric as fab
+import simfabric as sim
 import madtext as mt
 from checks import need
 from diags import lid_of
@@ -73,7 +73,7 @@ def sec_fabric():
     """A quiet fabric of this module's own: ports made ACTIVE by opensm,
     which is then stopped, so counters stay put; the PMAs of Hca1 and
     Hca2 count a few symbol errors, so a counter compared is not 0."""
-    f = fab.Fabric("two-switch.net").start()
+    f = sim.Fabric("two-switch.net").start()
     try:
         f.start_opensm("Hca3")
         for h in ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2"):
@@ -99,7 +99,7 @@ def open_mount(sec_fabric):
     def make(*options):
         d = Path(tempfile.mkdtemp(prefix="umadfs-sec-"))
         os.chmod(d, 0o755)
-        m = fab.Mount(sec_fabric, "Hca1", d / "mnt", workdir=d,
+        m = sim.Mount(sec_fabric, "Hca1", d / "mnt", workdir=d,
                       options=("allow_other",) + options)
         made.append((d, m))
         return m.start()
@@ -219,7 +219,7 @@ SET_REASON = "changes state: root only (mount option mad_group_smi"
 def test_default_user_reads_attributes_not_mad_files(ids, open_mount):
     m = open_mount()
     p = m.path(PORT)
-    opts = fab.mount_entry(m.mountpoint)
+    opts = sim.mount_entry(m.mountpoint)
     super_opts = opts[-1].split(",")
     assert "allow_other" in super_opts and "default_permissions" in super_opts, opts
     mounts = [ln.split() for ln in read_text("/proc/mounts").splitlines()]

@@ -14,7 +14,7 @@ import time
 import pytest
 
 import diags as tm
-import fabric as fab
+import simfabric as sim
 import madtext as mt
 from madfiles import Recv, last_error, pdir, stats, write_send
 
@@ -29,7 +29,7 @@ def fm(tmp_path_factory):
     and swept once."""
     if not (os.path.exists("/dev/fuse") and os.access("/dev/fuse", os.R_OK | os.W_OK)):
         pytest.skip("/dev/fuse missing or not accessible")
-    f = fab.Fabric("two-switch.net").start()
+    f = sim.Fabric("two-switch.net").start()
     d = tmp_path_factory.mktemp("shell")
     m = None
     try:
@@ -37,7 +37,7 @@ def fm(tmp_path_factory):
         for h in tm.HOSTS:
             f.wait_active(h, timeout=30)
         f.stop_opensm("Hca3")
-        m = fab.Mount(f, "Hca1", d / "mnt", workdir=d).start()
+        m = sim.Mount(f, "Hca1", d / "mnt", workdir=d).start()
         tm.sweep(m)
         yield f, m
     finally:

@@ -8,7 +8,7 @@ import re
 import time
 
 import diags as tm
-import fabric as fab
+import simfabric as sim
 
 # two-switch.net with link speeds and widths set by the lines' comments
 # (ibsim takes them as the port's enabled width and speed; both ends of
@@ -91,12 +91,12 @@ def test_port_speeds_equal_smpquery(make_fabric, mount, tmp_path):
         switch = read(m, node_dir(guid, "node_type")) == "2: switch\n"
         if switch:
             lid = int(read(m, node_dir(guid, "ports", "0", "lid")), 16)
-            cap = fab.parse_smpquery(tm.tool(f, "Hca2", "smpquery", "portinfo",
+            cap = sim.parse_smpquery(tm.tool(f, "Hca2", "smpquery", "portinfo",
                                              str(lid), "0").stdout)
         for p in ports:
             if not switch:
                 lid = int(read(m, node_dir(guid, "ports", str(p), "lid")), 16)
-            pi = fab.parse_smpquery(tm.tool(f, "Hca2", "smpquery", "portinfo",
+            pi = sim.parse_smpquery(tm.tool(f, "Hca2", "smpquery", "portinfo",
                                             str(lid), str(p)).stdout)
             # Extended speeds count where the CapabilityMask says so: a
             # switch's port 0's (its other ports show 0x0 there).
@@ -321,7 +321,7 @@ def test_repeated_sweep_sees_cable_and_lid_changes(make_fabric, mount):
     assert os.readlink(peer).endswith("/0x%016x/ports/2" % SW2)
     assert not os.path.lexists(m.path("fabric", node_dir(SW1, "ports", "2", "peer")))
     assert read(m, node_dir(SW1, "ports", "2", "state")) == "1: DOWN\n"
-    state = fab.parse_smpquery(tm.tool(f, "Hca1", "smpquery", "-D", "portinfo",
+    state = sim.parse_smpquery(tm.tool(f, "Hca1", "smpquery", "-D", "portinfo",
                                        "0,1,7,2", "1").stdout)["LinkState"]
     words = {"Down": "DOWN", "Initialize": "INIT", "Armed": "ARMED", "Active": "ACTIVE"}
     assert read(m, node_dir(HCA2, "ports", "1", "state")).split()[1] == words[state]

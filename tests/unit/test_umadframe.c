@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Unit tests for the checks of a binary frame written to `umad`
- * (src/umadframe.c).  The reasons are the exact last_error texts that
- * tests/integration/test_mad.py reads back through a mount.
+ * (src/mad/umadframe.c).  The reasons are the exact last_error texts that
+ * tests/integration/test_madfiles_bad_input.py reads back through a mount.
  */
 #include "check.h"
 

@@ -6,9 +6,10 @@
 
 /* Builds the CA called name under root: its directory, ports/, the
  * attribute and counter files; the caller holds the tree write lock.
- * Starts no thread (it may run before fuse_daemonize()).  0 or -errno; *out is NULL when libibumad cannot
- * read the CA (skipped, with a warning). */
-int ca_build(struct node *root, const char *name, enum attr_source source,
-	     struct ca **out);
+ * Starts no thread (it may run before fuse_daemonize()).  0 or -errno;
+ * *out is NULL when libibumad cannot read the CA (skipped, with a
+ * warning). */
+int cabuild_add(struct node *root, const char *name, enum attr_source source,
+		struct ca **out);
 
 #endif

@@ -30,16 +30,16 @@ struct channel_stats {
 };
 
 /* Where the engine delivers: a channel's item goes to its readers by it. */
-struct chan_sink {
+struct channel_sink {
 	struct mad_sink sink; /* first: the engine hands back &sink */
 	struct channel *ch;
 };
 
 struct channel {
-	struct chan_sink unsolicited; /* its registrations' MADs: any reader */
-	struct chan_sink text;        /* answers to `send`: text readers */
+	struct channel_sink unsolicited; /* its registrations' MADs: any reader */
+	struct channel_sink text;        /* answers to `send`: text readers */
 	/* Only for its engine (channel_engine()) and to know which port's
-	 * events (channels_set_transport, channels_port_gone) are its own. */
+	 * events (channel_port_set_transport, channel_port_gone) are its own. */
 	struct ca_port *port;
 	char where[128];      /* "CA/port name", for messages */
 
@@ -58,15 +58,15 @@ struct channel {
 };
 
 /* What one open file of a channel keeps; the file layer's own state may
- * follow it (chan_open_new's size), freed by fini. */
-struct chan_open {
+ * follow it (channel_open_new's size), freed by fini. */
+struct channel_open {
 	struct readq_open ro;     /* first: readq hands this back */
 	struct channel *ch;
-	struct chan_sink answers; /* frames: answers to its own requests */
+	struct channel_sink answers; /* frames: answers to its own requests */
 	bool frames;              /* reads umad frames (umad), not lines */
 	bool privileged;          /* the opener may send SMPs and Sets */
 	struct line_rest rest;    /* of a line a short read cut (q.lock) */
-	void (*fini)(struct chan_open *of); /* optional, before the free */
+	void (*fini)(struct channel_open *of); /* optional, before the free */
 };
 
 extern unsigned channel_queue_limit; /* for new channels; -o queue_len= */
@@ -92,26 +92,26 @@ int channel_wait_unused(struct channel *ch);
 /* The engine of port found its transport dead (err EIO) or back (0): every
  * channel of the port fails its reads with err, or serves them again (see
  * readq_set_error).  Receiver thread. */
-void channels_set_transport(struct ca_port *port, int err);
+void channel_port_set_transport(struct ca_port *port, int err);
 /* port's CA is gone (before its engine is taken away): every channel of the
  * port fails its reads with EIO and polls POLLERR for good, as the
  * kernel's umad files of a removed port, and drops what it had queued. */
-void channels_port_gone(struct ca_port *port);
+void channel_port_gone(struct ca_port *port);
 
 void channel_set_error(struct channel *ch, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* An open file of ch (size bytes: a struct chan_open first), linked
+/* An open file of ch (size bytes: a struct channel_open first), linked
  * for poll notifications and counted in ch->nusers (rmdir waits). */
-struct chan_open *chan_open_new(struct channel *ch, bool frames, size_t size,
-				void (*fini)(struct chan_open *of));
+struct channel_open *channel_open_new(struct channel *ch, bool frames, size_t size,
+				      void (*fini)(struct channel_open *of));
 /* Forgets its pending requests and the answers queued for it. */
-void chan_open_free(struct chan_open *of);
+void channel_open_free(struct channel_open *of);
 
 /* Sends a frame written on of.  A request's answer comes back to of's
  * view (a umad open itself; the text readers for `send`); a response goes
  * out through the agent the channel registered for its class. */
-int channel_send(struct chan_open *of, void *frame, size_t mad_len,
+int channel_send(struct channel_open *of, void *frame, size_t mad_len,
 		 int timeout_ms, int retries);
 /* What a failed channel_send() (r) says in last_error: strerror, and for
  * EIO why (the port's transport is down, or the device refused the send). */

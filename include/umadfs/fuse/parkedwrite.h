@@ -8,13 +8,13 @@
 
 #include <fuse_lowlevel.h>
 
-struct parked_write;
+struct parkedwrite;
 
 /* Parks req, a write of size bytes: NULL on ENOMEM (not parked, the
  * caller replies). */
-struct parked_write *parked_write_new(fuse_req_t req, size_t size);
+struct parkedwrite *parkedwrite_new(fuse_req_t req, size_t size);
 /* Answers the write: its size when err is 0, else err; does nothing
  * more if an interrupt answered it.  Frees pw. */
-void parked_write_answer(struct parked_write *pw, int err);
+void parkedwrite_answer(struct parkedwrite *pw, int err);
 
 #endif

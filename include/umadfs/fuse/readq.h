@@ -142,6 +142,6 @@ struct line_source {
  * or -errno (with nothing filled). */
 ssize_t readq_fill_lines(struct line_rest *rest, char *buf, size_t size,
 			 const struct line_source *src);
-void line_rest_clear(struct line_rest *rest);
+void readq_line_rest_clear(struct line_rest *rest);
 
 #endif

@@ -13,23 +13,24 @@
  * fi->noflush.  Returns fuse_reply_buf()'s result: -ENOENT when the open
  * was interrupted, and then no release will come for fi->fh (the caller
  * frees it). */
-int reply_open_stream(fuse_req_t req, const struct fuse_file_info *fi);
+int stream_reply_open(fuse_req_t req, const struct fuse_file_info *fi);
 
 /* Replies to an open of a file read as lines (recv, events) with direct
  * I/O and a file position: lseek() succeeds, as line readers (GNU head,
  * bash's read) need, but moves nothing; reads continue where the queue
  * stands.  A read blocked on a shared fd holds the kernel's position lock,
- * so these files are read-only.  Returns as reply_open_stream(). */
-int reply_open_lines(fuse_req_t req, struct fuse_file_info *fi);
+ * so these files are read-only.  Returns as stream_reply_open(). */
+int stream_reply_open_lines(fuse_req_t req, struct fuse_file_info *fi);
 
 /* A read-only file's open: refused with EACCES unless read-only (root
  * passes the kernel's mode checks; sysfs refuses writes so), else size
  * zeroed bytes of per-open state.  NULL with the error replied. */
-void *open_read_only(fuse_req_t req, const struct fuse_file_info *fi, size_t size);
+void *stream_open_read_only(fuse_req_t req, const struct fuse_file_info *fi,
+			    size_t size);
 
 /* Replies to a read of size bytes at off of text[0..len), which stays
  * alive until the open's release: the bytes there, none past the end. */
-void reply_text_slice(fuse_req_t req, const char *text, size_t len,
-		      size_t size, off_t off);
+void stream_reply_text_slice(fuse_req_t req, const char *text, size_t len,
+			     size_t size, off_t off);
 
 #endif

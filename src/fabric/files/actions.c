@@ -66,7 +66,7 @@ static void free_owner(struct node *n)
 
 /* One action in flight: what its answer completes. */
 struct action {
-	struct parked_write *pw;
+	struct parkedwrite *pw;
 	char what[24];     /* "disable", "counters_reset", ... */
 	uint64_t guid;
 	unsigned port;
@@ -97,7 +97,7 @@ static void action_done(void *ctx, int err, const char *why)
 		if (a->after)
 			a->after(a->guid);
 	}
-	parked_write_answer(a->pw, -err);
+	parkedwrite_answer(a->pw, -err);
 	free(a);
 }
 
@@ -153,7 +153,7 @@ static struct action *action_new(fuse_req_t req, size_t size, const char *what,
 
 	if (!a)
 		return NULL;
-	a->pw = parked_write_new(req, size);
+	a->pw = parkedwrite_new(req, size);
 	if (!a->pw) {
 		free(a);
 		return NULL;

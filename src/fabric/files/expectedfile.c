@@ -142,7 +142,7 @@ static void exp_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 		fuse_reply_err(req, EBADF);
 		return;
 	}
-	reply_text_slice(req, o->text, o->len, size, off);
+	stream_reply_text_slice(req, o->text, o->len, size, off);
 }
 
 /* n more bytes held by the writers' opens: 0, or -ENOSPC (nothing

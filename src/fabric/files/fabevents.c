@@ -102,7 +102,7 @@ static bool ev_readable(struct readq_open *ro)
 static void ev_open_free(struct ev_open *of)
 {
 	readq_open_unlink(&of->ro);
-	line_rest_clear(&of->rest);
+	readq_line_rest_clear(&of->rest);
 	free(of);
 }
 
@@ -118,7 +118,7 @@ static const struct readq_ops ev_readq_ops = {
 /* A new open file of either, linked; NULL with the error replied. */
 static struct ev_open *ev_open_new(fuse_req_t req, struct fuse_file_info *fi)
 {
-	struct ev_open *of = open_read_only(req, fi, sizeof(*of));
+	struct ev_open *of = stream_open_read_only(req, fi, sizeof(*of));
 
 	if (!of)
 		return NULL;
@@ -134,7 +134,7 @@ static void events_open(fuse_req_t req, struct node *n, struct fuse_file_info *f
 {
 	struct ev_open *of = ev_open_new(req, fi);
 
-	if (of && reply_open_lines(req, fi) == -ENOENT)
+	if (of && stream_reply_open_lines(req, fi) == -ENOENT)
 		ev_open_free(of); /* interrupted: no release will come */
 }
 

@@ -94,7 +94,7 @@ static void big_open_free(struct big_open *o)
 
 static void big_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
-	struct big_open *o = open_read_only(req, fi, sizeof(*o));
+	struct big_open *o = stream_open_read_only(req, fi, sizeof(*o));
 
 	if (!o)
 		return;
@@ -124,7 +124,7 @@ static void big_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 	struct big_open *o = (struct big_open *)(uintptr_t)fi->fh;
 
 	/* The text lives as long as the snapshot we hold until release. */
-	reply_text_slice(req, o->text, o->len, size, off);
+	stream_reply_text_slice(req, o->text, o->len, size, off);
 }
 
 static void big_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)

@@ -24,7 +24,7 @@
 #define MAX_HOPS (FAB_PATH_MAX - 1)
 
 struct refresh {
-	struct mad_engine *engine;
+	const struct refresh_via *via;
 	struct fab_snap *snap;
 	bool (*stopped)(void); /* the sweeps are stopping: give up */
 	bool need_sweep;
@@ -41,7 +41,13 @@ static int dr_get(struct refresh *rf, unsigned attr, unsigned mod, unsigned hops
 		return -ECANCELED;
 	}
 	rf->mads++;
-	return query_smp_route_get(rf->engine, attr, mod, hops, path, data);
+	return rf->via->get(rf->via->ctx, attr, mod, hops, path, data);
+}
+
+int refresh_engine_get(void *engine, unsigned attr, unsigned mod, unsigned hops,
+		       const uint8_t *path, uint8_t *data)
+{
+	return query_smp_route_get(engine, attr, mod, hops, path, data);
 }
 
 static struct fab_node *node_of(struct refresh *rf, uint64_t guid)
@@ -272,11 +278,11 @@ static bool settling(const struct fab_snap *s, const struct refresh_ask *asks,
 	return false;
 }
 
-struct fab_snap *refresh_run(struct mad_engine *engine, const struct fab_snap *prev,
+struct fab_snap *refresh_run(const struct refresh_via *via, const struct fab_snap *prev,
 			     const struct refresh_ask *asks, size_t nasks,
 			     bool (*stopped)(void), bool *need_sweep, unsigned *again_ms)
 {
-	struct refresh rf = { .engine = engine, .stopped = stopped };
+	struct refresh rf = { .via = via, .stopped = stopped };
 	struct fab_snap *out = NULL;
 	int r = 0;
 

@@ -28,7 +28,7 @@
 /* A write of fabric/sweep waiting for its sweep. */
 struct sweep_writer {
 	struct sweep_writer *next;
-	struct parked_write *pw;
+	struct parkedwrite *pw;
 	uint64_t number;  /* the sweep it waits for */
 };
 
@@ -68,8 +68,8 @@ static struct {
 	sweeper_ports_fn ports; /* the host's ports now */
 	/* Options, set before the thread starts. */
 	char port_ca[UMAD_CA_NAME_LEN]; /* "": the first ACTIVE port */
-	int port_num;
-} fab = {
+	int portnum;
+} sw = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
 	.done = PTHREAD_COND_INITIALIZER,
@@ -80,8 +80,8 @@ static bool usable_port(struct ca_port *p)
 {
 	uint8_t data[IB_SMP_DATA_SIZE];
 
-	if (fab.port_ca[0])
-		return !strcmp(p->ca->name, fab.port_ca) && p->portnum == fab.port_num;
+	if (sw.port_ca[0])
+		return !strcmp(p->ca->name, sw.port_ca) && p->portnum == sw.portnum;
 	if (ca_port_smp_get(p, IB_ATTR_PORT_INFO, (unsigned)p->portnum, data) < 0)
 		return false;
 	return mad_get_field(data, 0, IB_PORT_STATE_F) == 4; /* ACTIVE */
@@ -91,7 +91,7 @@ static bool usable_port(struct ca_port *p)
 static struct ca_port *pick_port(struct fab_snap *snap)
 {
 	struct ca_port *ports[64];
-	int n = fab.ports(ports, 64);
+	int n = sw.ports(ports, 64);
 
 	for (int i = 0; i < n; i++) {
 		if (usable_port(ports[i])) {
@@ -100,9 +100,9 @@ static struct ca_port *pick_port(struct fab_snap *snap)
 			return ports[i];
 		}
 	}
-	if (fab.port_ca[0])
+	if (sw.port_ca[0])
 		snprintf(snap->error, sizeof(snap->error),
-			 "port %s/%d not found", fab.port_ca, fab.port_num);
+			 "port %s/%d not found", sw.port_ca, sw.portnum);
 	else
 		snprintf(snap->error, sizeof(snap->error), "no ACTIVE port");
 	return NULL;
@@ -111,7 +111,7 @@ static struct ca_port *pick_port(struct fab_snap *snap)
 struct ca_port *sweeper_port(const struct fab_snap *snap)
 {
 	struct ca_port *ports[64];
-	int n = fab.ports(ports, 64);
+	int n = sw.ports(ports, 64);
 	char name[sizeof(snap->via)];
 
 	for (int i = 0; i < n; i++) {
@@ -137,7 +137,7 @@ static int sweep_port(struct ca_port *port, const struct fab_snap *prev,
 			 strerror(-err));
 		return 0;
 	}
-	r = discover_run(fab.disc, e, prev, snap, QUERY_TIMEOUT_MS, QUERY_RETRIES);
+	r = discover_run(sw.disc, e, prev, snap, QUERY_TIMEOUT_MS, QUERY_RETRIES);
 	ca_port_engine_done(port);
 	if (r == 0 && !snap->nnodes)
 		snprintf(snap->error, sizeof(snap->error),
@@ -169,33 +169,33 @@ static struct fab_snap *sweep_once(const struct fab_snap *prev)
 }
 
 /* Queues a refresh of a, unless it is queued already; the last slot
- * full makes try_refresh() sweep instead.  fab.lock held. */
+ * full makes try_refresh() sweep instead.  sw.lock held. */
 static void ask_refresh(const struct refresh_ask *a)
 {
-	for (unsigned i = 0; i < fab.nasks; i++)
-		if (fab.asks[i].guid == a->guid && fab.asks[i].lid == a->lid) {
-			fab.asks[i].desc |= a->desc;
-			fab.asks[i].gone &= a->gone;
+	for (unsigned i = 0; i < sw.nasks; i++)
+		if (sw.asks[i].guid == a->guid && sw.asks[i].lid == a->lid) {
+			sw.asks[i].desc |= a->desc;
+			sw.asks[i].gone &= a->gone;
 			return;
 		}
-	if (fab.nasks < SWEEPER_ASKS_MAX)
-		fab.asks[fab.nasks++] = *a;
+	if (sw.nasks < SWEEPER_ASKS_MAX)
+		sw.asks[sw.nasks++] = *a;
 }
 
-/* The refreshes asked again are due: asked now.  fab.lock held. */
+/* The refreshes asked again are due: asked now.  sw.lock held. */
 static void again_due(void)
 {
-	for (unsigned i = 0; i < fab.nagain; i++)
-		ask_refresh(&fab.again[i]);
-	fab.nagain = 0;
+	for (unsigned i = 0; i < sw.nagain; i++)
+		ask_refresh(&sw.again[i]);
+	sw.nagain = 0;
 }
 
 /* Whether light sweeps run now: on, a complete snapshot to check, and no
- * timed sweeps as often as a light sweep's cycle.  fab.lock held. */
+ * timed sweeps as often as a light sweep's cycle.  sw.lock held. */
 static bool light_on(void)
 {
-	return fab.light_ms && fab.snap && fab.snap->ok &&
-	       !(fab.interval_ms && fab.interval_ms <= fab.light_ms);
+	return sw.light_ms && sw.snap && sw.snap->ok &&
+	       !(sw.interval_ms && sw.interval_ms <= sw.light_ms);
 }
 
 /* The earlier of two deadlines, -1 being none. */
@@ -209,59 +209,59 @@ static int64_t earlier(int64_t a, int64_t b)
  * due again, a light sweep is due, or stop; true to work. */
 static bool wait_for_work(void)
 {
-	while (!fab.asked && !fab.nasks && !fab.light_now && !fab.stopping) {
+	while (!sw.asked && !sw.nasks && !sw.light_now && !sw.stopping) {
 		int64_t now = clock_now_ms(), until_ms = -1;
 
-		if (fab.interval_ms && !fab.due_ms)
-			fab.due_ms = now + fab.interval_ms;
-		if (fab.interval_ms && now >= fab.due_ms) {
-			fab.asked = true;
+		if (sw.interval_ms && !sw.due_ms)
+			sw.due_ms = now + sw.interval_ms;
+		if (sw.interval_ms && now >= sw.due_ms) {
+			sw.asked = true;
 			break;
 		}
-		if (fab.nagain && now >= fab.again_ms) {
+		if (sw.nagain && now >= sw.again_ms) {
 			again_due();
 			break;
 		}
 		if (!light_on())
-			fab.light_due_ms = 0;
-		else if (!fab.light_due_ms)
-			fab.light_due_ms = now + LIGHTSWEEP_PERIOD_MS;
-		if (fab.light_due_ms && now >= fab.light_due_ms) {
-			fab.light_now = true;
+			sw.light_due_ms = 0;
+		else if (!sw.light_due_ms)
+			sw.light_due_ms = now + LIGHTSWEEP_PERIOD_MS;
+		if (sw.light_due_ms && now >= sw.light_due_ms) {
+			sw.light_now = true;
 			break;
 		}
-		if (fab.interval_ms)
-			until_ms = fab.due_ms;
-		if (fab.nagain)
-			until_ms = earlier(until_ms, fab.again_ms);
-		if (fab.light_due_ms)
-			until_ms = earlier(until_ms, fab.light_due_ms);
+		if (sw.interval_ms)
+			until_ms = sw.due_ms;
+		if (sw.nagain)
+			until_ms = earlier(until_ms, sw.again_ms);
+		if (sw.light_due_ms)
+			until_ms = earlier(until_ms, sw.light_due_ms);
 		if (until_ms < 0) {
-			pthread_cond_wait(&fab.wake, &fab.lock);
+			pthread_cond_wait(&sw.wake, &sw.lock);
 			continue;
 		}
-		clock_wait_until(&fab.wake, &fab.lock, until_ms);
+		clock_wait_until(&sw.wake, &sw.lock, until_ms);
 	}
-	return !fab.stopping;
+	return !sw.stopping;
 }
 
 /* Takes off the list the writers whose sweep is complete, or all.
- * fab.lock held. */
+ * sw.lock held. */
 static struct sweep_writer *take_writers(bool all)
 {
-	struct sweep_writer *done = NULL, **pp = &fab.writers;
+	struct sweep_writer *done = NULL, **pp = &sw.writers;
 
 	while (*pp) {
 		struct sweep_writer *w = *pp;
 
-		if (!all && w->number > fab.completed) {
+		if (!all && w->number > sw.completed) {
 			pp = &w->next;
 			continue;
 		}
 		*pp = w->next;
 		w->next = done;
 		done = w;
-		fab.nwriters--;
+		sw.nwriters--;
 	}
 	return done;
 }
@@ -273,7 +273,7 @@ static void answer_writers(struct sweep_writer *list, int err)
 		struct sweep_writer *w = list;
 
 		list = w->next;
-		parked_write_answer(w->pw, err);
+		parkedwrite_answer(w->pw, err);
 		free(w);
 	}
 }
@@ -284,16 +284,16 @@ static struct fab_snap *install(struct fab_snap *snap, int64_t seen_ms)
 {
 	struct fab_snap *old;
 
-	/* fab.snap changes on this thread only: read without the lock. */
-	fab.hooks.judge(fab.snap, snap);
-	pthread_mutex_lock(&fab.lock);
-	old = fab.snap;
-	fab.snap = snap;
-	pthread_mutex_unlock(&fab.lock);
-	fab.hooks.swap(old, snap);
+	/* sw.snap changes on this thread only: read without the lock. */
+	sw.hooks.judge(sw.snap, snap);
+	pthread_mutex_lock(&sw.lock);
+	old = sw.snap;
+	sw.snap = snap;
+	pthread_mutex_unlock(&sw.lock);
+	sw.hooks.swap(old, snap);
 	/* Without memory for its ports the light sweep watches none. */
-	if (lightsweep_watch(fab.light, snap, seen_ms) < 0)
-		lightsweep_watch(fab.light, NULL, 0);
+	if (lightsweep_watch(sw.light, snap, seen_ms) < 0)
+		lightsweep_watch(sw.light, NULL, 0);
 	return old;
 }
 
@@ -301,9 +301,9 @@ static bool stopping(void)
 {
 	bool stop;
 
-	pthread_mutex_lock(&fab.lock);
-	stop = fab.stopping;
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_lock(&sw.lock);
+	stop = sw.stopping;
+	pthread_mutex_unlock(&sw.lock);
 	return stop;
 }
 
@@ -315,15 +315,15 @@ static struct fab_snap *refresh_once(const struct fab_snap *prev,
 {
 	struct ca_port *port = sweeper_port(prev);
 	int64_t start = clock_now_ms();
+	struct refresh_via via = { .get = refresh_engine_get };
 	struct fab_snap *snap;
-	struct mad_engine *e;
 	int err;
 
 	*need_sweep = true;
-	e = port ? ca_port_engine(port, &err) : NULL;
-	if (!e)
+	via.ctx = port ? ca_port_engine(port, &err) : NULL;
+	if (!via.ctx)
 		return NULL;
-	snap = refresh_run(e, prev, asks, n, stopping, need_sweep, again_ms);
+	snap = refresh_run(&via, prev, asks, n, stopping, need_sweep, again_ms);
 	ca_port_engine_done(port);
 	if (!snap)
 		return NULL;
@@ -335,135 +335,135 @@ static struct fab_snap *refresh_once(const struct fab_snap *prev,
 }
 
 /* A refresh, when asked and there is a snapshot to refresh; false when a
- * sweep must be made instead.  fab.lock held (dropped meanwhile). */
+ * sweep must be made instead.  sw.lock held (dropped meanwhile). */
 static bool try_refresh(void)
 {
 	struct refresh_ask asks[SWEEPER_ASKS_MAX];
-	unsigned n = fab.nasks;
+	unsigned n = sw.nasks;
 	struct fab_snap *snap, *old;
 	unsigned again = 0;
 	bool need_sweep;
 
-	if (fab.asked || !n || n >= SWEEPER_ASKS_MAX || !fab.snap || !fab.snap->ok)
+	if (sw.asked || !n || n >= SWEEPER_ASKS_MAX || !sw.snap || !sw.snap->ok)
 		return false;
-	memcpy(asks, fab.asks, n * sizeof(asks[0]));
-	fab.nasks = 0;
-	pthread_mutex_unlock(&fab.lock);
-	snap = refresh_once(fab.snap, asks, n, &again, &need_sweep);
+	memcpy(asks, sw.asks, n * sizeof(asks[0]));
+	sw.nasks = 0;
+	pthread_mutex_unlock(&sw.lock);
+	snap = refresh_once(sw.snap, asks, n, &again, &need_sweep);
 	if (snap) {
 		old = install(snap, 0);
-		fab.hooks.settled(old, snap);
+		sw.hooks.settled(old, snap);
 		fabsnap_put(old);
 	}
-	pthread_mutex_lock(&fab.lock);
-	if (snap && again && fab.again_tries < AGAIN_TRIES) {
-		fab.again_tries++;
-		fab.again_ms = clock_now_ms() + again;
-		for (unsigned i = 0; i < n && fab.nagain < SWEEPER_ASKS_MAX; i++)
-			fab.again[fab.nagain++] = asks[i];
+	pthread_mutex_lock(&sw.lock);
+	if (snap && again && sw.again_tries < AGAIN_TRIES) {
+		sw.again_tries++;
+		sw.again_ms = clock_now_ms() + again;
+		for (unsigned i = 0; i < n && sw.nagain < SWEEPER_ASKS_MAX; i++)
+			sw.again[sw.nagain++] = asks[i];
 	} else if (snap && !again) {
-		fab.again_tries = 0;
+		sw.again_tries = 0;
 	}
 	return snap || !need_sweep;
 }
 
 /* The current snapshot without its SMs, made current at once: the master
  * did not answer the traps thread's SMInfo (the sweep asked with it will
- * ask again).  fab.lock held (dropped meanwhile). */
+ * ask again).  sw.lock held (dropped meanwhile). */
 static void sm_silent_once(void)
 {
 	struct fab_snap *snap, *old;
 
-	fab.sm_silent = false;
-	if (!fab.snap || !fab.snap->ok)
+	sw.sm_silent = false;
+	if (!sw.snap || !sw.snap->ok)
 		return;
-	pthread_mutex_unlock(&fab.lock);
-	snap = fabsnap_copy(fab.snap, NULL, NULL);
+	pthread_mutex_unlock(&sw.lock);
+	snap = fabsnap_copy(sw.snap, NULL, NULL);
 	if (snap) {
 		free(snap->sms);
 		snap->sms = NULL;
 		snap->nsms = 0;
 		snap->stats.mads = 0;
-		snap->refreshes = fab.snap->refreshes + 1;
+		snap->refreshes = sw.snap->refreshes + 1;
 		clock_gettime(CLOCK_REALTIME, &snap->time);
 		old = install(snap, 0);
-		fab.hooks.settled(old, snap);
+		sw.hooks.settled(old, snap);
 		fabsnap_put(old);
 	}
-	pthread_mutex_lock(&fab.lock);
+	pthread_mutex_lock(&sw.lock);
 }
 
 /* A light sweep of the current snapshot; the nodes it finds changed are
- * asked to be refreshed.  fab.lock held (dropped meanwhile). */
+ * asked to be refreshed.  sw.lock held (dropped meanwhile). */
 static void light_once(void)
 {
 	struct refresh_ask asks[SWEEPER_ASKS_MAX];
-	struct ca_port *port = sweeper_port(fab.snap);
+	struct ca_port *port = sweeper_port(sw.snap);
 	struct mad_engine *e;
 	int n = 0, err;
 
-	fab.light_now = false;
-	fab.light_due_ms = clock_now_ms() + LIGHTSWEEP_PERIOD_MS;
-	pthread_mutex_unlock(&fab.lock);
+	sw.light_now = false;
+	sw.light_due_ms = clock_now_ms() + LIGHTSWEEP_PERIOD_MS;
+	pthread_mutex_unlock(&sw.lock);
 	e = port ? ca_port_engine(port, &err) : NULL;
 	if (e) {
-		n = lightsweep_run(fab.light, e, fab.light_ms, asks, SWEEPER_ASKS_MAX);
+		n = lightsweep_run(sw.light, e, sw.light_ms, asks, SWEEPER_ASKS_MAX);
 		ca_port_engine_done(port);
 	}
-	pthread_mutex_lock(&fab.lock);
+	pthread_mutex_lock(&sw.lock);
 	for (int i = 0; i < n; i++)
 		ask_refresh(&asks[i]);
 }
 
 static void *sweep_thread(void *arg)
 {
-	pthread_mutex_lock(&fab.lock);
+	pthread_mutex_lock(&sw.lock);
 	while (wait_for_work()) {
 		struct fab_snap *snap, *old = NULL;
 		uint64_t number;
 		struct sweep_writer *done;
 
-		if (fab.sm_silent) {
+		if (sw.sm_silent) {
 			sm_silent_once();
 			continue;
 		}
-		if (fab.light_now && !fab.asked) {
+		if (sw.light_now && !sw.asked) {
 			light_once();
 			continue;
 		}
 		if (try_refresh())
 			continue;
-		number = ++fab.started;
-		fab.asked = fab.light_now = fab.sm_silent = false;
-		fab.nasks = fab.nagain = fab.again_tries = 0; /* the sweep asks all */
-		fab.due_ms = 0; /* the period runs from this sweep */
-		fab.running = true;
-		pthread_mutex_unlock(&fab.lock);
-		snap = sweep_once(fab.snap);
+		number = ++sw.started;
+		sw.asked = sw.light_now = sw.sm_silent = false;
+		sw.nasks = sw.nagain = sw.again_tries = 0; /* the sweep asks all */
+		sw.due_ms = 0; /* the period runs from this sweep */
+		sw.running = true;
+		pthread_mutex_unlock(&sw.lock);
+		snap = sweep_once(sw.snap);
 		if (snap)
 			old = install(snap, snap->mono_ms - snap->duration_ms);
-		pthread_mutex_lock(&fab.lock);
-		fab.running = false;
-		fab.completed = number;
-		pthread_cond_broadcast(&fab.done);
+		pthread_mutex_lock(&sw.lock);
+		sw.running = false;
+		sw.completed = number;
+		pthread_cond_broadcast(&sw.done);
 		done = take_writers(false);
-		pthread_mutex_unlock(&fab.lock);
+		pthread_mutex_unlock(&sw.lock);
 		answer_writers(done, 0);
 		if (snap)
-			fab.hooks.settled(old, snap);
+			sw.hooks.settled(old, snap);
 		fabsnap_put(old);
-		pthread_mutex_lock(&fab.lock);
+		pthread_mutex_lock(&sw.lock);
 	}
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_unlock(&sw.lock);
 	return NULL;
 }
 
 void sweeper_refresh(const struct refresh_ask *a)
 {
-	pthread_mutex_lock(&fab.lock);
+	pthread_mutex_lock(&sw.lock);
 	ask_refresh(a);
-	pthread_cond_signal(&fab.wake);
-	pthread_mutex_unlock(&fab.lock);
+	pthread_cond_signal(&sw.wake);
+	pthread_mutex_unlock(&sw.lock);
 }
 
 void sweeper_refresh_node(uint64_t guid)
@@ -477,16 +477,16 @@ int sweeper_start(const struct sweeper_hooks *hooks, sweeper_ports_fn ports)
 {
 	int r;
 
-	fab.hooks = *hooks;
-	fab.ports = ports;
-	fab.disc = discover_new();
-	fab.light = lightsweep_new();
-	if (!fab.disc || !fab.light)
+	sw.hooks = *hooks;
+	sw.ports = ports;
+	sw.disc = discover_new();
+	sw.light = lightsweep_new();
+	if (!sw.disc || !sw.light)
 		return -ENOMEM;
-	r = -pthread_create(&fab.thread, NULL, sweep_thread, NULL);
+	r = -pthread_create(&sw.thread, NULL, sweep_thread, NULL);
 	if (r < 0)
 		return r;
-	fab.thread_started = true;
+	sw.thread_started = true;
 	return 0;
 }
 
@@ -494,70 +494,70 @@ void sweeper_shutdown(void)
 {
 	struct sweep_writer *writers;
 
-	pthread_mutex_lock(&fab.lock);
-	fab.stopping = true;
-	pthread_cond_broadcast(&fab.wake);
-	pthread_cond_broadcast(&fab.done);
+	pthread_mutex_lock(&sw.lock);
+	sw.stopping = true;
+	pthread_cond_broadcast(&sw.wake);
+	pthread_cond_broadcast(&sw.done);
 	writers = take_writers(true);
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_unlock(&sw.lock);
 	answer_writers(writers, ENODEV);
-	if (fab.disc)
-		discover_abort(fab.disc);
-	if (fab.light)
-		lightsweep_abort(fab.light);
+	if (sw.disc)
+		discover_abort(sw.disc);
+	if (sw.light)
+		lightsweep_abort(sw.light);
 }
 
 void sweeper_stop(void)
 {
 	sweeper_shutdown();
-	if (fab.thread_started)
-		pthread_join(fab.thread, NULL);
-	fab.thread_started = false;
-	fabsnap_put(fab.snap);
-	fab.snap = NULL;
-	discover_free(fab.disc);
-	fab.disc = NULL;
-	lightsweep_free(fab.light);
-	fab.light = NULL;
+	if (sw.thread_started)
+		pthread_join(sw.thread, NULL);
+	sw.thread_started = false;
+	fabsnap_put(sw.snap);
+	sw.snap = NULL;
+	discover_free(sw.disc);
+	sw.disc = NULL;
+	lightsweep_free(sw.light);
+	sw.light = NULL;
 }
 
 int sweeper_configure(unsigned interval_ms, unsigned interval_min_ms,
 		      unsigned light_ms, const char *ca, int portnum)
 {
-	if (ca && strlen(ca) >= sizeof(fab.port_ca))
+	if (ca && strlen(ca) >= sizeof(sw.port_ca))
 		return -EINVAL;
-	fab.interval_ms = interval_ms;
-	fab.light_ms = light_ms;
-	fab.interval_min_ms = interval_min_ms;
-	snprintf(fab.port_ca, sizeof(fab.port_ca), "%s", ca ? ca : "");
-	fab.port_num = portnum;
+	sw.interval_ms = interval_ms;
+	sw.light_ms = light_ms;
+	sw.interval_min_ms = interval_min_ms;
+	snprintf(sw.port_ca, sizeof(sw.port_ca), "%s", ca ? ca : "");
+	sw.portnum = portnum;
 	return 0;
 }
 
 /* Asks for a sweep that starts after now and returns its number (lock). */
 static uint64_t ask_sweep(void)
 {
-	fab.asked = true;
-	pthread_cond_signal(&fab.wake);
-	return fab.started + 1;
+	sw.asked = true;
+	pthread_cond_signal(&sw.wake);
+	return sw.started + 1;
 }
 
 void sweeper_sm_silent(void)
 {
-	pthread_mutex_lock(&fab.lock);
-	if (fab.snap) {
-		fab.sm_silent = true;
+	pthread_mutex_lock(&sw.lock);
+	if (sw.snap) {
+		sw.sm_silent = true;
 		ask_sweep();
 	}
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_unlock(&sw.lock);
 }
 
 void sweeper_sweep(void)
 {
-	pthread_mutex_lock(&fab.lock);
-	if (fab.snap)
+	pthread_mutex_lock(&sw.lock);
+	if (sw.snap)
 		ask_sweep();
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_unlock(&sw.lock);
 }
 
 int sweeper_guard_text(char *buf, size_t cap, bool traps)
@@ -567,21 +567,21 @@ int sweeper_guard_text(char *buf, size_t cap, bool traps)
 	bool light;
 	int n;
 
-	pthread_mutex_lock(&fab.lock);
-	light = light_on() || (!fab.snap && fab.light_ms);
+	pthread_mutex_lock(&sw.lock);
+	light = light_on() || (!sw.snap && sw.light_ms);
 	if (traps)
 		strcat(guard, "+traps");
 	if (light)
 		strcat(guard, "+light_sweep");
-	if (fab.interval_ms)
+	if (sw.interval_ms)
 		strcat(guard, "+sweeps");
-	if (fab.light)
-		lightsweep_stats(fab.light, &st);
-	pthread_mutex_unlock(&fab.lock);
+	if (sw.light)
+		lightsweep_stats(sw.light, &st);
+	pthread_mutex_unlock(&sw.lock);
 	n = snprintf(buf, cap, "guard %s\nlight_sweep_ms %u\nlight_sweeps %" PRIu64
 		     "\nlight_sweep_mads %" PRIu64 "\nlight_sweep_changes %" PRIu64
 		     "\nconfirmed_age_ms %" PRId64 "\n", guard[0] ? guard + 1 : "none",
-		     light ? fab.light_ms : 0, st.slices, st.mads, st.changes,
+		     light ? sw.light_ms : 0, st.slices, st.mads, st.changes,
 		     st.confirmed_ms ? clock_now_ms() - st.confirmed_ms : -1);
 	return n < 0 || (size_t)n >= cap ? -ENOSPC : n;
 }
@@ -590,20 +590,20 @@ struct fab_snap *sweeper_snapshot(void)
 {
 	struct fab_snap *snap;
 
-	pthread_mutex_lock(&fab.lock);
-	snap = fab.snap;
+	pthread_mutex_lock(&sw.lock);
+	snap = sw.snap;
 	if (snap)
 		fabsnap_get(snap);
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_unlock(&sw.lock);
 	return snap;
 }
 
 static void on_first_interrupt(fuse_req_t req, void *data)
 {
-	pthread_mutex_lock(&fab.lock);
+	pthread_mutex_lock(&sw.lock);
 	*(bool *)data = true;
-	pthread_cond_broadcast(&fab.done);
-	pthread_mutex_unlock(&fab.lock);
+	pthread_cond_broadcast(&sw.done);
+	pthread_mutex_unlock(&sw.lock);
 }
 
 int sweeper_first_snapshot(fuse_req_t req, struct fab_snap **out)
@@ -615,18 +615,18 @@ int sweeper_first_snapshot(fuse_req_t req, struct fab_snap **out)
 	/* Before the lock: it calls on_first_interrupt at once if already
 	 * interrupted. */
 	fuse_req_interrupt_func(req, on_first_interrupt, &interrupted);
-	pthread_mutex_lock(&fab.lock);
-	if (!fab.snap && !fab.stopping) {
-		number = fab.running ? fab.started : ask_sweep();
+	pthread_mutex_lock(&sw.lock);
+	if (!sw.snap && !sw.stopping) {
+		number = sw.running ? sw.started : ask_sweep();
 		until = clock_now_ms() + FIRST_SWEEP_WAIT_S * 1000;
-		while (fab.completed < number && !fab.stopping && !interrupted &&
-		       clock_wait_until(&fab.done, &fab.lock, until) != ETIMEDOUT)
+		while (sw.completed < number && !sw.stopping && !interrupted &&
+		       clock_wait_until(&sw.done, &sw.lock, until) != ETIMEDOUT)
 			;
 	}
-	*out = interrupted ? NULL : fab.snap;
+	*out = interrupted ? NULL : sw.snap;
 	if (*out)
 		fabsnap_get(*out);
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_unlock(&sw.lock);
 	/* No interrupt may reach our stack once we return. */
 	fuse_req_interrupt_func(req, NULL, NULL);
 	return interrupted ? -EINTR : 0;
@@ -639,36 +639,36 @@ int sweeper_park_write(fuse_req_t req, size_t size)
 
 	if (!w)
 		return -ENOMEM;
-	pthread_mutex_lock(&fab.lock);
-	if (fab.stopping)
+	pthread_mutex_lock(&sw.lock);
+	if (sw.stopping)
 		err = ENODEV;
-	else if (fab.nwriters >= SWEEPER_WRITERS_MAX)
+	else if (sw.nwriters >= SWEEPER_WRITERS_MAX)
 		err = EAGAIN;
 	else
-		fab.nwriters++; /* its place, before it is parked */
-	pthread_mutex_unlock(&fab.lock);
-	if (!err && !(w->pw = parked_write_new(req, size)))
+		sw.nwriters++; /* its place, before it is parked */
+	pthread_mutex_unlock(&sw.lock);
+	if (!err && !(w->pw = parkedwrite_new(req, size)))
 		err = ENOMEM;
 	if (err) {
 		if (err == ENOMEM) {
-			pthread_mutex_lock(&fab.lock);
-			fab.nwriters--;
-			pthread_mutex_unlock(&fab.lock);
+			pthread_mutex_lock(&sw.lock);
+			sw.nwriters--;
+			pthread_mutex_unlock(&sw.lock);
 		}
 		free(w);
 		return -err;
 	}
-	pthread_mutex_lock(&fab.lock);
-	if (fab.stopping) { /* after shutdown took the writers */
-		fab.nwriters--;
-		pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_lock(&sw.lock);
+	if (sw.stopping) { /* after shutdown took the writers */
+		sw.nwriters--;
+		pthread_mutex_unlock(&sw.lock);
 		answer_writers(w, ENODEV);
 		return 0;
 	}
 	w->number = ask_sweep();
-	w->next = fab.writers;
-	fab.writers = w;
-	pthread_mutex_unlock(&fab.lock);
+	w->next = sw.writers;
+	sw.writers = w;
+	pthread_mutex_unlock(&sw.lock);
 	return 0;
 }
 
@@ -676,9 +676,9 @@ unsigned sweeper_interval_ms(void)
 {
 	unsigned ms;
 
-	pthread_mutex_lock(&fab.lock);
-	ms = fab.interval_ms;
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_lock(&sw.lock);
+	ms = sw.interval_ms;
+	pthread_mutex_unlock(&sw.lock);
 	return ms;
 }
 
@@ -687,22 +687,22 @@ int sweeper_set_interval_ms(unsigned ms, char *why, size_t cap)
 	unsigned last;
 	int r = 0;
 
-	pthread_mutex_lock(&fab.lock);
-	last = fab.snap ? fab.snap->duration_ms : 0;
-	if (ms && ms < fab.interval_min_ms) {
+	pthread_mutex_lock(&sw.lock);
+	last = sw.snap ? sw.snap->duration_ms : 0;
+	if (ms && ms < sw.interval_min_ms) {
 		snprintf(why, cap, "%u ms is below the floor of %u ms (mount option "
 			 "fabric_interval_min=); 0 sweeps only when asked", ms,
-			 fab.interval_min_ms);
+			 sw.interval_min_ms);
 		r = -EINVAL;
 	} else if (ms && ms < last) {
 		snprintf(why, cap, "%u ms is shorter than the last sweep (%u ms): "
 			 "sweeps would run back to back", ms, last);
 		r = -EINVAL;
 	} else {
-		fab.interval_ms = ms;
-		fab.due_ms = 0;
-		pthread_cond_signal(&fab.wake);
+		sw.interval_ms = ms;
+		sw.due_ms = 0;
+		pthread_cond_signal(&sw.wake);
 	}
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_unlock(&sw.lock);
 	return r;
 }

@@ -12,11 +12,12 @@
  * TRAPS_RENEW_MS (the SA takes a subscription it has as a renewal), it
  * subscribes again.
  *
- * The receiver thread only copies a Report into a bounded queue (drops
- * counted).  The thread's own requests (engine_request()) are waited
- * for on tr.wake, a wait that stopping ends at once (the request then
- * abandoned: its answer is dropped when it comes), so that an unmount
- * does not wait out an SA that does not answer. */
+ * The receiver thread only copies a Report into a bounded queue
+ * (reportq.c: drops counted).  The thread's own requests
+ * (engine_request()) are waited for on tr.wake, a wait that stopping ends
+ * at once (the request then abandoned: its answer is dropped when it
+ * comes), so that an unmount does not wait out an SA that does not
+ * answer. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -34,6 +35,7 @@
 #include "umadfs/engine/query.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/refresh.h"
+#include "umadfs/fabric/watch/reportq.h"
 #include "umadfs/fabric/watch/sweeper.h"
 #include "umadfs/fabric/watch/traps.h"
 #include "umadfs/mad/getframe.h"
@@ -44,7 +46,6 @@
 #define TRAPS_RENEW_MS 60000  /* and made again regardless */
 #define TRAPS_RETRY_MS 10000  /* a subscription that failed, tried again after
 			       * (or at once for another SM) */
-#define TRAPS_QUEUE_MAX 256   /* Reports not yet handled */
 #define SA_VERSION 2
 
 static const unsigned trap_numbers[] = { 64, 65, 128, 144 };
@@ -53,10 +54,6 @@ static const unsigned trap_numbers[] = { 64, 65, 128, 144 };
 enum traps_state { TRAPS_OFF, TRAPS_NONE, TRAPS_SUBSCRIBED, TRAPS_REFUSED,
 		   TRAPS_CHECKING };
 
-struct report {
-	uint8_t frame[UMAD_FRAME_MAX];
-};
-
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -64,9 +61,8 @@ static struct {
 	bool on;                     /* fabric_traps= (set before start) */
 	traps_note_fn note;          /* where events go (set at start) */
 	bool stopping;               /* (lock) */
-	struct report queue[TRAPS_QUEUE_MAX]; /* (lock) */
-	unsigned qhead, qlen;        /* (lock) */
-	uint64_t dropped, reports;   /* (lock) */
+	struct reportq queue;        /* received, not yet handled (lock) */
+	uint64_t reports;            /* handled (lock) */
 	uint64_t check_mads;         /* the checks' requests (lock) */
 	enum traps_state state;      /* (lock) */
 	char why[160];               /* none or refused: the reason (lock) */
@@ -94,13 +90,8 @@ static void on_report(struct mad_sink *sink, const void *frame, size_t mad_len)
 	if (mad_len < MAD_SIZE || mad[3] != IB_MAD_METHOD_REPORT)
 		return;
 	pthread_mutex_lock(&tr.lock);
-	if (tr.qlen == TRAPS_QUEUE_MAX) {
-		tr.dropped++;
-	} else {
-		memcpy(tr.queue[(tr.qhead + tr.qlen++) % TRAPS_QUEUE_MAX].frame, frame,
-		       UMAD_FRAME_MAX);
+	if (reportq_push(&tr.queue, frame))
 		pthread_cond_signal(&tr.wake);
-	}
 	pthread_mutex_unlock(&tr.lock);
 }
 
@@ -143,7 +134,7 @@ int traps_text(char *buf, size_t cap, bool *subscribed)
 		     names[tr.state],
 		     tr.state == TRAPS_NONE || tr.state == TRAPS_REFUSED ? ": " : "",
 		     tr.state == TRAPS_NONE || tr.state == TRAPS_REFUSED ? tr.why : "",
-		     tr.reports, tr.dropped, tr.check_mads);
+		     tr.reports, tr.queue.dropped, tr.check_mads);
 	pthread_mutex_unlock(&tr.lock);
 	return n;
 }
@@ -179,7 +170,8 @@ static void on_answer(void *ctx, const uint8_t *frame, size_t mad_len)
  * answer there: 0 (a MAD status is the caller's to read), -ETIMEDOUT,
  * -ECANCELED when stopping (unless at_stop: the unsubscription), or
  * -errno. */
-static int request(struct mad_engine *e, uint8_t *frame, int retries, bool at_stop)
+static int send_and_wait(struct mad_engine *e, uint8_t *frame, int retries,
+			 bool at_stop)
 {
 	struct request *q = calloc(1, sizeof(*q));
 	const struct ib_user_mad *hdr;
@@ -224,7 +216,7 @@ static int inform(struct mad_engine *e, unsigned lid, unsigned trap, bool subscr
 	getframe_sa(frame, lid, IB_MAD_METHOD_SET, IB_SA_ATTR_INFORMINFO, data,
 		    sizeof(data));
 	/* (Leaving, at unmount, is the one request stopping does not end.) */
-	r = request(e, frame, retries, !subscribe);
+	r = send_and_wait(e, frame, retries, !subscribe);
 	if (r < 0) {
 		snprintf(why, cap, "the SA at LID %u did not answer the InformInfo "
 			 "Set for trap %u: %s", lid, trap, strerror(-r));
@@ -319,7 +311,7 @@ static bool master_sm(struct ca_port *port, struct mad_engine *e, unsigned *lid,
 	}
 	getframe_smp_lid(frame, IB_ATTR_SMINFO, 0, *lid);
 	counted(1);
-	r = request(e, frame, QUERY_RETRIES, false);
+	r = send_and_wait(e, frame, QUERY_RETRIES, false);
 	if (r == 0 && mad_get_field(frame + UMAD_FRAME_HDR_SIZE, 0, IB_MAD_STATUS_F))
 		r = -EPROTO;
 	if (r < 0) {
@@ -525,15 +517,12 @@ static void *traps_thread(void *arg)
 
 	pthread_mutex_lock(&tr.lock);
 	while (!tr.stopping) {
-		if (tr.qlen) {
-			struct report r;
+		uint8_t frame[UMAD_FRAME_MAX];
 
-			r = tr.queue[tr.qhead];
-			tr.qhead = (tr.qhead + 1) % TRAPS_QUEUE_MAX;
-			tr.qlen--;
+		if (reportq_pop(&tr.queue, frame)) {
 			tr.reports++;
 			pthread_mutex_unlock(&tr.lock);
-			handle(r.frame);
+			handle(frame);
 			pthread_mutex_lock(&tr.lock);
 			continue;
 		}

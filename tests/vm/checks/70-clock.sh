@@ -114,7 +114,7 @@ bail() {   # bail NAME DETAIL: one FAIL, the logs on the console, the end
 [ -n "$LIB" ] || bail sim-mount "no libumad2sim.so in the image"
 [ -x "$(command -v ibsim)" ] || bail sim-mount "no ibsim in the image"
 # ibsim and umad2sim deadlock on the default 10-deep AF_UNIX datagram
-# queues (tests/integration/fabric.py, raise_unix_dgram_qlen)
+# queues (tests/integration/simfabric.py, raise_unix_dgram_qlen)
 # (with cat: the shell's read takes a byte at a time, and a sysctl file
 # answers a read at an offset with nothing)
 OLDQ=$(cat /proc/sys/net/unix/max_dgram_qlen /proc/sys/net/core/wmem_default \

@@ -3,7 +3,7 @@
 No pytest dependency: usable from a Python shell for debugging, e.g.
 
     /usr/bin/python3 -c 'import sys; sys.path.insert(0, "tests/integration")
-    import fabric; f = fabric.Fabric("two-switch.net").start()
+    import simfabric; f = simfabric.Fabric("two-switch.net").start()
     print(f.run_tool(["ibstat"], "Hca1").stdout); f.stop()'
 
 Pieces:
