@@ -23,6 +23,8 @@ SW2 = "0x0000000000200001"
 HCA2 = "0x0000000000100002"
 HCA3_DESC = '"umadfs-node3 HCA-1"'   # the SM's node
 STALE_BOUND = 10.0             # any change, no trap needed
+LINK_PROBLEMS = ("link_missing", "node_missing", "link_moved", "link_unexpected",
+                 "port_not_active", "link_degraded")
 SM_LOST_BOUND = 5.0            # the SM lost, the daemon can tell
 
 
@@ -230,16 +232,19 @@ def test_storm_settles(tmp_path, make_fabric, mount):
     for _ in range(150):
         storm += ['Unlink "H0003"[1]', 'Unlink "H0005"[1]',
                   'ReLink "H0003"[1]', 'ReLink "H0005"[1]']
-    f.commands(storm)
+    f.commands(storm, timeout=120)
+    # opensm's trap aging ignores a port's traps past ten in its window:
+    # its own light sweep (every 10 s) brings the ports back.
     for h in ("H0003", "H0005"):
-        f.wait_active(h, timeout=60)
+        f.wait_active(h, timeout=120)
     settled = time.monotonic()
     while links(m) != before and time.monotonic() - settled < STALE_BOUND:
         time.sleep(0.2)
     took = time.monotonic() - settled
     assert links(m) == before, (took, sweep_kv(m))
     assert took <= STALE_BOUND
-    assert not [p for p in tm.problems(m) if p["problem"] != "counter_rising"], \
+    # The link's problems are gone (the storm's discards may stay counted).
+    assert not [p for p in tm.problems(m) if p["problem"] in LINK_PROBLEMS], \
         open(m.path("fabric", "problems")).read()
     tm.sweep(m)
     assert links(m) == before
