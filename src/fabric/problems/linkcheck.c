@@ -275,7 +275,7 @@ struct links {
 static bool links_add(struct problem_list *j, struct links *l, uint64_t a, unsigned pa,
 		      uint64_t b, unsigned pb)
 {
-	if (!problem_room(j, (void **)&l->v, &l->cap, l->n, sizeof(*l->v)))
+	if (!problem_room(j, &l->v, &l->cap, l->n, sizeof(*l->v)))
 		return false;
 	l->v[l->n++] = (struct link){ a, b, (uint8_t)pa, (uint8_t)pb, false };
 	return true;

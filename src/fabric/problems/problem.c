@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "umadfs/base/array.h"
 #include "umadfs/fabric/problems/problem.h"
 #include "umadfs/fabric/problems/thresholds.h"
 
@@ -53,20 +54,12 @@ const char *problem_counter_name(const struct fab_problem *p)
 	return p->counter >= 0 ? thresholds_name((unsigned)p->counter) : NULL;
 }
 
-bool problem_room(struct problem_list *j, void **v, size_t *cap, size_t n, size_t size)
+bool problem_room(struct problem_list *j, void *v, size_t *cap, size_t n, size_t size)
 {
-	size_t more = *cap ? *cap * 2 : 64;
-	void *bigger;
-
-	if (n < *cap)
-		return true;
-	bigger = realloc(*v, more * size);
-	if (!bigger) {
+	if (array_grow(v, cap, n + 1, size, 64) < 0) {
 		j->nomem = true;
 		return false;
 	}
-	*v = bigger;
-	*cap = more;
 	return true;
 }
 
@@ -75,7 +68,7 @@ struct fab_problem *problem_add(struct problem_list *j, unsigned kind,
 {
 	struct fab_problem *p;
 
-	if (!problem_room(j, (void **)&j->list, &j->cap, j->n, sizeof(*p)))
+	if (!problem_room(j, &j->list, &j->cap, j->n, sizeof(*p)))
 		return NULL;
 	p = &j->list[j->n++];
 	memset(p, 0, sizeof(*p));

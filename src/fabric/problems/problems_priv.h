@@ -24,9 +24,11 @@ struct problem_list {
 	bool nomem;
 };
 
-/* problem.c: room in the array *v (*cap elements of size, n used) for one
- * more; false (l->nomem set) when it cannot grow. */
-bool problem_room(struct problem_list *l, void **v, size_t *cap, size_t n, size_t size);
+/* problem.c: room in the array at *arrayp (*cap elements of size, n
+ * used) for one more (array_grow()); false (l->nomem set) when it cannot
+ * grow. */
+bool problem_room(struct problem_list *l, void *arrayp, size_t *cap, size_t n,
+		  size_t size);
 /* A new problem of kind about node n (or NULL: the fabric's), port port
  * (-1: none); NULL on ENOMEM. */
 struct fab_problem *problem_add(struct problem_list *l, unsigned kind,

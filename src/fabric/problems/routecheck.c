@@ -54,7 +54,7 @@ struct rcheck {
 static void finding(struct rcheck *j, uint32_t k, unsigned lid, unsigned kind,
 		    unsigned port)
 {
-	if (!problem_room(j->list, (void **)&j->f, &j->fcap, j->nf, sizeof(*j->f)))
+	if (!problem_room(j->list, &j->f, &j->fcap, j->nf, sizeof(*j->f)))
 		return;
 	j->f[j->nf++] = (struct finding){ k, (uint16_t)lid, (uint8_t)kind,
 					  (uint8_t)port };

@@ -23,6 +23,7 @@
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
+#include "umadfs/base/array.h"
 #include "umadfs/base/clock.h"
 #include "umadfs/engine/engine.h"
 #include "umadfs/fabric/snapshot/discover.h"
@@ -85,7 +86,8 @@ struct discover {
 	const struct fab_snap *prev;
 	int64_t now_ms;      /* CLOCK_MONOTONIC at the start */
 	struct req *reqs;
-	uint32_t nreqs, cap, free_head;
+	uint32_t nreqs, free_head;
+	size_t cap;
 	uint32_t *queue;     /* ring of request indexes not yet sent */
 	size_t qhead, qlen, qcap;
 	struct nstate *ns;   /* [snap->nnodes] */
@@ -148,15 +150,8 @@ static struct req *enqueue(struct discover *d, enum req_kind kind, uint32_t node
 		d->qcap = cap;
 	}
 	if (d->free_head == NO_NODE) {
-		if (d->nreqs == d->cap) {
-			uint32_t cap = d->cap ? d->cap * 2 : 1024;
-			struct req *bigger = realloc(d->reqs, cap * sizeof(*bigger));
-
-			if (!bigger)
-				return NULL;
-			d->reqs = bigger;
-			d->cap = cap;
-		}
+		if (ARRAY_GROW(d->reqs, d->cap, d->nreqs + 1u, 1024) < 0)
+			return NULL;
 		i = d->nreqs++;
 	} else {
 		i = d->free_head;
@@ -640,15 +635,8 @@ static struct fab_node *new_node(struct discover *d, const struct req *r,
 	if (!n)
 		return NULL;
 	ni = (size_t)(n - d->snap->nodes);
-	if (ni >= d->ns_cap) {
-		size_t cap = d->ns_cap ? d->ns_cap * 2 : 256;
-		struct nstate *ns = realloc(d->ns, cap * sizeof(*ns));
-
-		if (!ns)
-			return NULL; /* the node stays, unasked: the sweep ends ENOMEM */
-		d->ns = ns;
-		d->ns_cap = cap;
-	}
+	if (ARRAY_GROW(d->ns, d->ns_cap, ni + 1, 256) < 0)
+		return NULL; /* the node stays, unasked: the sweep ends ENOMEM */
 	n->type = (uint8_t)mad_get_field(data, 0, IB_NODE_TYPE_F);
 	n->sys_guid = mad_get_field64(data, 0, IB_NODE_SYSTEM_GUID_F);
 	n->vendor_id = mad_get_field(data, 0, IB_NODE_VENDORID_F);

@@ -7,6 +7,7 @@
 
 #include <infiniband/mad.h>
 
+#include "umadfs/base/array.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/mad/madtext.h"
 
@@ -86,16 +87,7 @@ struct fab_node *fabsnap_add(struct fab_snap *s, uint64_t guid, unsigned nports)
 {
 	struct fab_node *n;
 
-	if (s->nnodes == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct fab_node *bigger = realloc(s->nodes, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return NULL;
-		s->nodes = bigger;
-		s->cap = cap;
-	}
-	if (hash_grow(s) < 0)
+	if (ARRAY_GROW(s->nodes, s->cap, s->nnodes + 1, 64) < 0 || hash_grow(s) < 0)
 		return NULL;
 	n = &s->nodes[s->nnodes];
 	memset(n, 0, sizeof(*n));

@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "umadfs/base/array.h"
 #include "umadfs/base/number.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/topofile.h"
@@ -416,15 +417,8 @@ static int port_comment(struct topofile_parser *ps, struct fab_node *n, unsigned
 
 static int add_ref(struct topofile_parser *ps, const struct link_ref *r)
 {
-	if (ps->nrefs == ps->refs_cap) {
-		size_t cap = ps->refs_cap ? ps->refs_cap * 2 : 256;
-		struct link_ref *bigger = realloc(ps->refs, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return -ENOMEM;
-		ps->refs = bigger;
-		ps->refs_cap = cap;
-	}
+	if (ARRAY_GROW(ps->refs, ps->refs_cap, ps->nrefs + 1, 256) < 0)
+		return -ENOMEM;
 	ps->refs[ps->nrefs++] = *r;
 	return 0;
 }
@@ -590,15 +584,8 @@ static uint64_t guid_of_name(const char *s, uint8_t len)
 static int add_name(struct topofile_parser *ps, const char *at, const char *s,
 		    uint8_t len)
 {
-	if (ps->snap->nnodes > ps->names_cap) {
-		size_t cap = ps->names_cap ? ps->names_cap * 2 : 256;
-		struct node_name *bigger = realloc(ps->names, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return -ENOMEM;
-		ps->names = bigger;
-		ps->names_cap = cap;
-	}
+	if (ARRAY_GROW(ps->names, ps->names_cap, ps->snap->nnodes, 256) < 0)
+		return -ENOMEM;
 	ps->names[ps->snap->nnodes - 1] = (struct node_name){
 		(uint32_t)(s - ps->text), ps->line, (uint32_t)(at - ps->bol) + 1, len };
 	return 0;
