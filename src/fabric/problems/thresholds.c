@@ -2,14 +2,13 @@
  * the parsing of its threshold file, stricter than ibqueryerrors (which
  * ignores what it cannot read) in saying why a line is refused. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <infiniband/mad.h>
 
+#include "umadfs/base/filetext.h"
 #include "umadfs/base/number.h"
 #include "umadfs/fabric/problems/thresholds.h"
 
@@ -126,38 +125,12 @@ int thresholds_parse(const char *text, size_t len, struct thresholds *t,
 int thresholds_load(const char *path, struct thresholds *t, char *why,
 		    size_t cap)
 {
-	size_t len = 0;
-	ssize_t r = 1;
-	char *buf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	char *text;
+	size_t len;
+	int err = filetext_read(path, THRESHOLDS_FILE_MAX, &text, &len, NULL, why, cap);
 
-	if (fd < 0) {
-		err = -errno;
-		snprintf(why, cap, "%s", strerror(-err));
-		return err;
-	}
-	buf = malloc(THRESHOLDS_FILE_MAX + 1);
-	if (!buf) {
-		close(fd);
-		snprintf(why, cap, "%s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	while (len <= THRESHOLDS_FILE_MAX && r > 0) {
-		r = read(fd, buf + len, THRESHOLDS_FILE_MAX + 1 - len);
-		if (r > 0)
-			len += (size_t)r;
-		else if (r < 0 && errno == EINTR)
-			r = 1;
-	}
-	err = r < 0 ? -errno : 0;
-	close(fd);
-	if (err)
-		snprintf(why, cap, "%s", strerror(-err));
-	else if (len > THRESHOLDS_FILE_MAX)
-		snprintf(why, cap, "longer than %d bytes", THRESHOLDS_FILE_MAX);
 	if (!err)
-		err = len > THRESHOLDS_FILE_MAX ? -EFBIG :
-			thresholds_parse(buf, len, t, why, cap);
-	free(buf);
+		err = thresholds_parse(text, len, t, why, cap);
+	free(text);
 	return err;
 }

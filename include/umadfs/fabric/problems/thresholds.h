@@ -30,7 +30,9 @@ int thresholds_index(int field);
 int thresholds_parse(const char *text, size_t len, struct thresholds *t,
 		     char *why, size_t cap);
 /* The file at path: as thresholds_parse; -ENOENT when it is not there,
- * another -errno when it cannot be read (why says). */
+ * -EINVAL when it is not a regular file (a FIFO or a device: refused,
+ * never waited on), -EFBIG over THRESHOLDS_FILE_MAX bytes, another -errno
+ * when it cannot be read (why says; filetext_read()). */
 int thresholds_load(const char *path, struct thresholds *t, char *why,
 		    size_t cap);
 
