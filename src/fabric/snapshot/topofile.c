@@ -121,17 +121,6 @@ static bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-static int hex_digit(char c)
-{
-	if (is_digit(c))
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decimal digits at *p (at most max): 0 and *p past them, or -1. */
 static int scan_dec(const char **p, const char *end, unsigned max, unsigned *v)
 {
@@ -155,9 +144,9 @@ static int scan_hex(const char **p, const char *end, uint64_t *v)
 {
 	const char *s = *p;
 	uint64_t n = 0;
-	int d;
+	unsigned d;
 
-	for (; s < end && (d = hex_digit(*s)) >= 0; s++) {
+	for (; s < end && !((d = number_hex_digit((unsigned char)*s)) & NUMBER_HEX_BAD); s++) {
 		if (s - *p == 16)
 			return -1;
 		n = n << 4 | (unsigned)d;
