@@ -11,8 +11,6 @@
 #include "umadfs/fabric/problems/problem.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 
-#define PHYS_LINKUP 5 /* PortInfo PortPhysicalState */
-
 /* The problems being made, and what they are judged against. */
 struct problem_list {
 	struct fab_snap *snap;

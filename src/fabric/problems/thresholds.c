@@ -1,6 +1,7 @@
-/* Error thresholds (thresholds.h): the counters ibqueryerrors checks and
- * the parsing of its threshold file, stricter than ibqueryerrors (which
- * ignores what it cannot read) in saying why a line is refused. */
+/* Error thresholds (thresholds.h): the counters ibqueryerrors checks
+ * (pmacounters.c's list) by index, and the parsing of its threshold
+ * file, stricter than ibqueryerrors (which ignores what it cannot read)
+ * in saying why a line is refused. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,29 +13,21 @@
 #include "umadfs/base/number.h"
 #include "umadfs/fabric/problems/thresholds.h"
 
-/* ibqueryerrors' order: PortCounters' error fields, then PortXmitWait. */
-static const int fields[THRESHOLD_COUNTERS] = {
-	IB_PC_ERR_SYM_F, IB_PC_LINK_RECOVERS_F, IB_PC_LINK_DOWNED_F,
-	IB_PC_ERR_RCV_F, IB_PC_ERR_PHYSRCV_F, IB_PC_ERR_SWITCH_REL_F,
-	IB_PC_XMT_DISCARDS_F, IB_PC_ERR_XMTCONSTR_F, IB_PC_ERR_RCVCONSTR_F,
-	IB_PC_ERR_LOCALINTEG_F, IB_PC_ERR_EXCESS_OVR_F, IB_PC_VL15_DROPPED_F,
-	IB_PC_XMT_WAIT_F,
-};
+int thresholds_field(unsigned i)
+{
+	return i < THRESHOLD_COUNTERS ? pmacounters_field(pmacounters_checked(i)) : -1;
+}
 
 const char *thresholds_name(unsigned i)
 {
-	return i < THRESHOLD_COUNTERS ? mad_field_name((enum MAD_FIELDS)fields[i]) : "";
-}
-
-int thresholds_field(unsigned i)
-{
-	return i < THRESHOLD_COUNTERS ? fields[i] : -1;
+	return i < THRESHOLD_COUNTERS ?
+		mad_field_name((enum MAD_FIELDS)thresholds_field(i)) : "";
 }
 
 int thresholds_index(int field)
 {
 	for (unsigned i = 0; i < THRESHOLD_COUNTERS; i++)
-		if (fields[i] == field)
+		if (thresholds_field(i) == field)
 			return (int)i;
 	return -1;
 }

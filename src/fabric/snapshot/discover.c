@@ -30,11 +30,11 @@
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/window.h"
 #include "umadfs/mad/getframe.h"
+#include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/mad.h"
+#include "umadfs/mad/pmacounters.h"
 
 #define NO_NODE UINT32_MAX
-#define PORT_STATE_DOWN 1   /* PortInfo PortState */
-#define PORT_STATE_ACTIVE 4
 #define MAX_HOPS (FAB_PATH_MAX - 1)
 #define ALL_PORTS 0xff      /* PortSelect: the sum over a switch's ports */
 #define SM_MAX 32           /* SMs asked for their SMInfo in one sweep */
@@ -43,12 +43,6 @@
  * (by its GUID), so that a fabric found at once is not asked again at
  * once. */
 #define STATIC_MAX_MS 300000
-/* PortInfo CapabilityMask bits (IBA 14.2.5.6). */
-#define CAP_IS_SM       (1u << 1)
-/* PMA ClassPortInfo CapabilityMask bits (IBA 16.1.3.1, as perfquery). */
-#define PM_ALL_PORT_SELECT     0x0100
-#define PM_EXT_WIDTH_SUPPORTED 0x0200
-#define PM_EXT_WIDTH_NOIETF    0x0400
 #define LFT_TOP_MAX 0xbfff /* the highest unicast LID */
 
 enum req_kind { REQ_NODE_INFO, REQ_NODE_DESC, REQ_PORT_INFO, REQ_SWITCH_INFO,
@@ -300,7 +294,7 @@ static bool static_fresh(const struct discover *d, const struct fab_node *was,
 	if (d->now_ms >= due)
 		return false;
 	return was->type == FAB_SWITCH ||
-	       (lp <= was->nports && was->ports[lp].state == PORT_STATE_ACTIVE);
+	       (lp <= was->nports && was->ports[lp].state == IB_LINK_ACTIVE);
 }
 
 /* A new node's NodeDescription and SwitchInfo, or what prev has of them
@@ -339,8 +333,8 @@ static int ask_static(struct discover *d, uint32_t ni, unsigned lp)
  * counters, and prev has every port's PortCounters. */
 static bool can_sum(const struct fab_node *n, const struct fab_node *was)
 {
-	if (!was || !(n->pma_capmask & PM_ALL_PORT_SELECT) ||
-	    !(n->pma_capmask & (PM_EXT_WIDTH_SUPPORTED | PM_EXT_WIDTH_NOIETF)))
+	if (!was || !(n->pma_capmask & IB_PM_ALL_PORT_SELECT) ||
+	    !(n->pma_capmask & (IB_PM_EXT_WIDTH_SUPPORTED | IB_PM_EXT_WIDTH_NOIETF_SUP)))
 		return false;
 	for (unsigned p = 0; p <= was->nports; p++)
 		if (!was->ports[p].has_counters)
@@ -348,30 +342,19 @@ static bool can_sum(const struct fab_node *n, const struct fab_node *was)
 	return true;
 }
 
-/* The error counters of PortCounters, as ibqueryerrors checks them. */
-static const enum MAD_FIELDS error_fields[] = {
-	IB_PC_ERR_SYM_F, IB_PC_LINK_RECOVERS_F, IB_PC_LINK_DOWNED_F,
-	IB_PC_ERR_RCV_F, IB_PC_ERR_PHYSRCV_F, IB_PC_ERR_SWITCH_REL_F,
-	IB_PC_XMT_DISCARDS_F, IB_PC_ERR_XMTCONSTR_F, IB_PC_ERR_RCVCONSTR_F,
-	IB_PC_ERR_LOCALINTEG_F, IB_PC_ERR_EXCESS_OVR_F, IB_PC_VL15_DROPPED_F,
-	IB_PC_XMT_WAIT_F,
-};
-
-/* Whether the sum's error counters are what was's ports add up to, none
- * at its field's maximum (a saturated sum says nothing of its ports).
- * Counters only grow, so then no port's changed, unless one was cleared
- * while others grew by exactly as much in every counter. */
+/* Whether the sum's counters that ibqueryerrors checks are what was's
+ * ports add up to, none at its field's maximum (a saturated sum says
+ * nothing of its ports).  Counters only grow, so then no port's changed,
+ * unless one was cleared while others grew by exactly as much in every
+ * counter. */
 static bool sum_matches(const struct fab_node *was, uint8_t *sum)
 {
-	for (size_t i = 0; i < sizeof(error_fields) / sizeof(error_fields[0]); i++) {
-		enum MAD_FIELDS f = error_fields[i];
-		uint8_t ones[IB_PC_DATA_SZ] = { 0 };
+	for (unsigned k = 0; k < PMACOUNTERS_CHECKED; k++) {
+		int field = pmacounters_field(pmacounters_checked(k));
+		enum MAD_FIELDS f = (enum MAD_FIELDS)field;
 		uint64_t total = 0;
-		uint32_t max;
 
-		mad_set_field(ones, 0, f, UINT32_MAX);
-		max = mad_get_field(ones, 0, f);
-		if (mad_get_field(sum, 0, f) >= max)
+		if (mad_get_field(sum, 0, f) >= pmacounters_field_max(field))
 			return false;
 		for (unsigned p = 0; p <= was->nports; p++)
 			total += mad_get_field((void *)was->ports[p].basic, 0, f);
@@ -385,7 +368,7 @@ static bool sum_matches(const struct fab_node *was, uint8_t *sum)
 
 static bool has_ext_counters(const struct fab_node *n)
 {
-	return n->pma_capmask & (PM_EXT_WIDTH_SUPPORTED | PM_EXT_WIDTH_NOIETF);
+	return n->pma_capmask & (IB_PM_EXT_WIDTH_SUPPORTED | IB_PM_EXT_WIDTH_NOIETF_SUP);
 }
 
 /* Port p's counters: PortCounters (unless basic is false) and
@@ -556,7 +539,7 @@ static uint64_t port_guid_of(const struct fab_snap *s, unsigned lid)
  * the rest; then by LID. */
 static unsigned sm_rank(const struct fab_snap *s, const struct fab_sm *sm)
 {
-	return sm->state == 3 ? (sm->lid == s->sm_lid ? 0 : 1) : 2;
+	return sm->state == IB_SMINFO_STATE_MASTER ? (sm->lid == s->sm_lid ? 0 : 1) : 2;
 }
 
 static void finish_sms(struct fab_snap *s)
@@ -738,10 +721,10 @@ static int port_info(struct discover *d, const struct req *r, uint8_t *data)
 		d->snap->sm_lid = p->sm_lid; /* asked by LID at the end if not found */
 	/* (IsSM is port 0's on a switch; the local port's may be the
 	 * simulator's issm the engine holds for an agent.) */
-	if ((p->cap_mask & CAP_IS_SM) && (n->type != FAB_SWITCH || !r->port) &&
+	if ((p->cap_mask & IB_PORT_CAP_IS_SM) && (n->type != FAB_SWITCH || !r->port) &&
 	    !(r->node == d->local_node && !r->hops && engine_holds_issm(d->engine)))
 		err = ask_sminfo(d, p->lid, r->node, r->port, r->hops, r->path);
-	if (err || !r->port || p->state <= PORT_STATE_DOWN || p->peer_guid ||
+	if (err || !r->port || p->state <= IB_LINK_DOWN || p->peer_guid ||
 	    r->port == n->entry_port || n->hops >= MAX_HOPS ||
 	    (n->type != FAB_SWITCH && n->hops))
 		return err;

@@ -9,6 +9,7 @@
 
 #include "umadfs/base/array.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/madtext.h"
 
 struct fab_snap *fabsnap_new(void)
@@ -236,8 +237,6 @@ err:
 	return NULL;
 }
 
-#define CAP_EXT_SPEEDS (1u << 14) /* PortInfo CapabilityMask */
-#define EXT_SPEED_NONE 30         /* LinkSpeedExtEnabled: extended speeds off */
 
 void fabsnap_clear_ext_speeds(struct fab_port *p)
 {
@@ -264,7 +263,7 @@ void fabsnap_read_port_info(struct fab_port *p, uint8_t *data)
 						      IB_PORT_LINK_SPEED_EXT_ENABLED_F);
 	p->ext_speed_supported = (uint8_t)mad_get_field(data, 0,
 							IB_PORT_LINK_SPEED_EXT_SUPPORTED_F);
-	if (p->ext_speed_enabled == EXT_SPEED_NONE)
+	if (p->ext_speed_enabled == IB_LINK_SPEED_EXT_DISABLE)
 		p->ext_speed_enabled = 0;
 }
 
@@ -279,12 +278,18 @@ void fabsnap_switch_ports(struct fab_node *n)
 			continue;
 		fp->lid = p0->lid;
 		fp->lmc = p0->lmc;
-		if (!(p0->cap_mask & CAP_EXT_SPEEDS))
+		if (!(p0->cap_mask & IB_PORT_CAP_HAS_EXT_SPEEDS))
 			fabsnap_clear_ext_speeds(fp);
 	}
 }
 
 bool fabsnap_has_ext_speeds(const struct fab_port *p)
 {
-	return p->cap_mask & CAP_EXT_SPEEDS;
+	return p->cap_mask & IB_PORT_CAP_HAS_EXT_SPEEDS;
+}
+
+bool fabsnap_awaits_sm(const struct fab_port *p)
+{
+	return p->has_info && p->phys_state == IB_PORT_PHYS_STATE_LINKUP &&
+	       (p->state == IB_LINK_INIT || p->state == IB_LINK_ARMED);
 }

@@ -16,11 +16,9 @@
 #include "umadfs/engine/query.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/refresh.h"
+#include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/mad.h"
 
-#define PORT_STATE_DOWN 1 /* PortInfo PortState */
-#define PORT_STATE_ACTIVE 4
-#define PHYS_LINKUP 5     /* PortInfo PortPhysicalState */
 #define MAX_HOPS (FAB_PATH_MAX - 1)
 
 struct refresh {
@@ -73,8 +71,8 @@ static void unlink_port(struct refresh *rf, struct fab_node *n, unsigned p)
 
 		pp->peer_guid = 0;
 		pp->peer_port = 0;
-		pp->state = PORT_STATE_DOWN; /* its end of a link that went */
-		pp->phys_state = 2;          /* Polling, as a port without a peer */
+		pp->state = IB_LINK_DOWN; /* its end of a link that went */
+		pp->phys_state = IB_PORT_PHYS_STATE_POLLING; /* as a port without a peer */
 	}
 	fp->peer_guid = 0;
 	fp->peer_port = 0;
@@ -187,9 +185,9 @@ static int refresh_node(struct refresh *rf, uint64_t guid, bool desc)
 			       was.phys_state != n->ports[p].phys_state;
 		if (!p)
 			continue;
-		if (n->ports[p].state <= PORT_STATE_DOWN && n->ports[p].peer_guid)
+		if (n->ports[p].state <= IB_LINK_DOWN && n->ports[p].peer_guid)
 			unlink_port(rf, n, p);
-		else if (n->ports[p].state > PORT_STATE_DOWN && !n->ports[p].peer_guid &&
+		else if (n->ports[p].state > IB_LINK_DOWN && !n->ports[p].peer_guid &&
 			 follow(rf, guid, p) < 0)
 			return -ENOMEM;
 	}
@@ -264,9 +262,7 @@ static bool settling(const struct fab_snap *s, const struct refresh_ask *asks,
 		const struct fab_node *n = refresh_find(s, &asks[i]);
 
 		for (unsigned p = 1; n && p <= n->nports; p++)
-			if (n->ports[p].has_info && n->ports[p].phys_state == PHYS_LINKUP &&
-			    n->ports[p].state > PORT_STATE_DOWN &&
-			    n->ports[p].state < PORT_STATE_ACTIVE)
+			if (fabsnap_awaits_sm(&n->ports[p]))
 				return true;
 	}
 	return false;

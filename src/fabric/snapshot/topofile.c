@@ -10,13 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "umadfs/base/array.h"
 #include "umadfs/base/number.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/topofile.h"
+#include "umadfs/mad/ibcodes.h"
 
 #define NAME_MAX_LEN 64 /* a node's name in quotes: "S-0002c90300001234" */
 #define PORT_MAX 254
@@ -253,13 +253,8 @@ static int line_end(struct topofile_parser *ps, const char *s, const char *end,
 static int parse_link(struct topofile_parser *ps, const char *w, size_t len,
 		      struct link_ref *r)
 {
-	static const struct { const char *name; uint8_t speed, ext; } speeds[] = {
-		{ "SDR", 1, 0 }, { "DDR", 2, 0 }, { "QDR", 4, 0 },
-		{ "FDR10", 4, 0 }, { "FDR", 0, 1 }, { "EDR", 0, 2 },
-		{ "HDR", 0, 4 }, { "NDR", 0, 8 }, { "XDR", 0, 16 },
-	};
 	const char *s = w, *end = w + len;
-	char buf[NAME_MAX_LEN + 1];
+	char buf[NAME_MAX_LEN + 1], words[64];
 	unsigned lanes;
 
 	r->width = 0;
@@ -268,13 +263,12 @@ static int parse_link(struct topofile_parser *ps, const char *w, size_t len,
 			s++;
 	} else if (scan_dec(&s, end, 99, &lanes) == 0 && s < end &&
 		   (*s == 'x' || *s == 'X')) {
-		static const uint8_t width_of[13] = {
-			[1] = 1, [2] = 16, [4] = 2, [8] = 4, [12] = 8 };
-
-		if (lanes > 12 || !width_of[lanes])
-			return FAIL(ps, w, "unknown link width in '%s' (1x, 2x, 4x, "
-				    "8x or 12x)", shown(buf, w, len));
-		r->width = width_of[lanes];
+		r->width = (uint8_t)ibcodes_width_of_lanes(lanes);
+		if (!r->width) {
+			ibcodes_width_list(words, sizeof(words));
+			return FAIL(ps, w, "unknown link width in '%s' (%s)",
+				    shown(buf, w, len), words);
+		}
 		if (++s == end)
 			return FAIL(ps, w, "'%s': no speed after the width",
 				    shown(buf, w, len));
@@ -286,15 +280,10 @@ static int parse_link(struct topofile_parser *ps, const char *w, size_t len,
 		if (s == end)
 			return 0;
 	}
-	for (size_t i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++)
-		if ((size_t)(end - s) == strlen(speeds[i].name) &&
-		    !strncasecmp(s, speeds[i].name, (size_t)(end - s))) {
-			r->speed = speeds[i].speed;
-			r->ext_speed = speeds[i].ext;
-			return 0;
-		}
-	return FAIL(ps, w, "unknown link speed in '%s' (SDR, DDR, QDR, FDR10, FDR, "
-		    "EDR, HDR, NDR or XDR)", shown(buf, w, len));
+	if (ibcodes_speed_parse(s, (size_t)(end - s), &r->speed, &r->ext_speed) == 0)
+		return 0;
+	ibcodes_speed_list(words, sizeof(words));
+	return FAIL(ps, w, "unknown link speed in '%s' (%s)", shown(buf, w, len), words);
 }
 
 /* Is word w a link's width and speed (it starts with digits and an 'x',
@@ -793,8 +782,8 @@ static void set_link(struct fab_port *p, const struct fab_node *peer, uint8_t po
 {
 	p->peer_guid = peer->guid;
 	p->peer_port = port;
-	p->state = 4;      /* Active */
-	p->phys_state = 5; /* LinkUp */
+	p->state = IB_LINK_ACTIVE;
+	p->phys_state = IB_PORT_PHYS_STATE_LINKUP;
 }
 
 /* One port line's link, both ends.  A link two lines give differently

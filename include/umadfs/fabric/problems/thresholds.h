@@ -9,11 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "umadfs/mad/pmacounters.h"
+
 /* ibqueryerrors' own file (infiniband-diags' IBDIAG_CONFIG_PATH). */
 #define THRESHOLDS_DEFAULT_PATH "/etc/infiniband-diags/error_thresholds"
 #define THRESHOLDS_FILE_MAX 65536 /* bytes: a longer file is refused */
 
-enum { THRESHOLD_COUNTERS = 13 };
+enum { THRESHOLD_COUNTERS = PMACOUNTERS_CHECKED };
 
 struct thresholds {
 	uint64_t value[THRESHOLD_COUNTERS];

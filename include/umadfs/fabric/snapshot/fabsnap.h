@@ -160,6 +160,9 @@ void fabsnap_switch_ports(struct fab_node *n);
 /* Whether the port has extended speeds (PortInfo CapabilityMask bit 14). */
 bool fabsnap_has_ext_speeds(const struct fab_port *p);
 void fabsnap_clear_ext_speeds(struct fab_port *p);
+/* Whether the port waits for the SM to make it Active: its PortInfo in,
+ * LinkUp, Init or Armed. */
+bool fabsnap_awaits_sm(const struct fab_port *p);
 /* Counts nodes by type, links and ports into s->stats. */
 void fabsnap_count(struct fab_snap *s);
 /* "ca", "switch", "router" ("unknown" otherwise): the type as the files
