@@ -608,27 +608,21 @@ static void lft_block(struct discover *d, const struct req *r, uint8_t *data)
 }
 
 static struct fab_node *new_node(struct discover *d, const struct req *r,
-				 uint8_t *data, uint64_t guid)
+				 uint8_t *data)
 {
 	unsigned lp = mad_get_field(data, 0, IB_NODE_LOCAL_PORT_F);
-	struct fab_node *n, *was;
+	struct fab_node *n = fabsnap_add_node_info(d->snap, data), *was;
 	size_t ni;
 
-	n = fabsnap_add(d->snap, guid, mad_get_field(data, 0, IB_NODE_NPORTS_F));
 	if (!n)
 		return NULL;
 	ni = (size_t)(n - d->snap->nodes);
 	if (ARRAY_GROW(d->ns, d->ns_cap, ni + 1, 256) < 0)
 		return NULL; /* the node stays, unasked: the sweep ends ENOMEM */
-	n->type = (uint8_t)mad_get_field(data, 0, IB_NODE_TYPE_F);
-	n->sys_guid = mad_get_field64(data, 0, IB_NODE_SYSTEM_GUID_F);
-	n->vendor_id = mad_get_field(data, 0, IB_NODE_VENDORID_F);
-	n->device_id = (uint16_t)mad_get_field(data, 0, IB_NODE_DEVID_F);
-	n->revision = mad_get_field(data, 0, IB_NODE_REVISION_F);
 	n->hops = r->hops;
 	n->entry_port = (uint8_t)(r->node == NO_NODE ? 0 : lp);
 	memcpy(n->path, r->path, FAB_PATH_MAX);
-	was = d->prev ? fabsnap_find(d->prev, guid) : NULL;
+	was = d->prev ? fabsnap_find(d->prev, n->guid) : NULL;
 	d->ns[ni] = (struct nstate){ .was = was && same_node_info(was, n) ? was : NULL };
 	return n;
 }
@@ -662,17 +656,16 @@ static int node_info(struct discover *d, const struct req *r, uint8_t *data)
 	int err = 0;
 
 	if (!n) {
-		n = new_node(d, r, data, guid);
+		n = new_node(d, r, data);
 		if (!n)
 			return -ENOMEM;
 		err = ask_node(d, (uint32_t)(n - s->nodes), lp);
+	} else {
+		fabsnap_node_info_port(n, data);
 	}
 	ni = (uint32_t)(n - s->nodes);
 	if (lp > n->nports)
 		return err;
-	n->ports[lp].port_guid = port_guid;
-	if (n->type == FAB_SWITCH)
-		n->ports[0].port_guid = port_guid;
 	if (r->node == NO_NODE) {
 		s->local_guid = guid;
 		s->local_port_guid = port_guid;
@@ -710,12 +703,10 @@ static int port_info(struct discover *d, const struct req *r, uint8_t *data)
 	uint8_t path[FAB_PATH_MAX];
 	int err = 0;
 
-	fabsnap_read_port_info(p, data);
+	fabsnap_read_port_info(n, r->port, data);
 	if (n->type == FAB_SWITCH && r->port) {
 		p->lid = n->ports[0].lid; /* a switch's ports share port 0's */
 		p->lmc = n->ports[0].lmc; /* (set again once all are in) */
-	} else if (n->type != FAB_SWITCH && !fabsnap_has_ext_speeds(p)) {
-		fabsnap_clear_ext_speeds(p); /* a switch's: by port 0's, once all are in */
 	}
 	if (r->node == d->local_node && r->port == d->local_port)
 		d->snap->sm_lid = p->sm_lid; /* asked by LID at the end if not found */
@@ -776,9 +767,7 @@ static int answered(struct discover *d, const struct req *r, uint8_t *mad)
 	case REQ_NODE_INFO:
 		return node_info(d, r, smp);
 	case REQ_NODE_DESC:
-		memcpy(n->desc, smp, FAB_DESC_LEN);
-		n->desc[FAB_DESC_LEN] = '\0';
-		n->has_desc = true;
+		fabsnap_read_node_desc(n, smp);
 		return 0;
 	case REQ_PORT_INFO:
 		err = port_info(d, r, smp);

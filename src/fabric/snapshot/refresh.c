@@ -52,11 +52,8 @@ static int ask_port(struct refresh *rf, struct fab_node *n, unsigned p)
 	uint8_t data[IB_SMP_DATA_SIZE];
 	int r = dr_get(rf, IB_ATTR_PORT_INFO, p, n->hops, n->path, data);
 
-	if (r == 0) {
-		fabsnap_read_port_info(&n->ports[p], data);
-		if (n->type != FAB_SWITCH && !fabsnap_has_ext_speeds(&n->ports[p]))
-			fabsnap_clear_ext_speeds(&n->ports[p]);
-	}
+	if (r == 0)
+		fabsnap_read_port_info(n, p, data);
 	return r;
 }
 
@@ -82,29 +79,17 @@ static void unlink_port(struct refresh *rf, struct fab_node *n, unsigned p)
 static int add_ca(struct refresh *rf, uint64_t from, unsigned p, uint8_t *data,
 		  const uint8_t *path, unsigned hops)
 {
-	uint64_t guid = mad_get_field64(data, 0, IB_NODE_GUID_F);
 	unsigned lp = mad_get_field(data, 0, IB_NODE_LOCAL_PORT_F);
 	uint8_t desc[IB_SMP_DATA_SIZE];
-	struct fab_node *c = fabsnap_add(rf->snap, guid,
-					 mad_get_field(data, 0, IB_NODE_NPORTS_F));
+	struct fab_node *c = fabsnap_add_node_info(rf->snap, data);
 
 	if (!c)
 		return -ENOMEM;
-	c->type = (uint8_t)mad_get_field(data, 0, IB_NODE_TYPE_F);
-	c->sys_guid = mad_get_field64(data, 0, IB_NODE_SYSTEM_GUID_F);
-	c->vendor_id = mad_get_field(data, 0, IB_NODE_VENDORID_F);
-	c->device_id = (uint16_t)mad_get_field(data, 0, IB_NODE_DEVID_F);
-	c->revision = mad_get_field(data, 0, IB_NODE_REVISION_F);
 	c->hops = (uint8_t)hops;
 	c->entry_port = (uint8_t)lp;
 	memcpy(c->path, path, FAB_PATH_MAX);
-	if (lp <= c->nports)
-		c->ports[lp].port_guid = mad_get_field64(data, 0, IB_NODE_PORT_GUID_F);
-	if (dr_get(rf, IB_ATTR_NODE_DESC, 0, hops, path, desc) == 0) {
-		memcpy(c->desc, desc, FAB_DESC_LEN);
-		c->desc[FAB_DESC_LEN] = '\0';
-		c->has_desc = true;
-	}
+	if (dr_get(rf, IB_ATTR_NODE_DESC, 0, hops, path, desc) == 0)
+		fabsnap_read_node_desc(c, desc);
 	for (unsigned q = 1; q <= c->nports; q++)
 		ask_port(rf, c, q);
 	if (lp <= c->nports) {
@@ -144,7 +129,7 @@ static int follow(struct refresh *rf, uint64_t guid, unsigned p)
 		there->ports[lp].peer_port = (uint8_t)p;
 		/* Its end, by the new route (its own may be longer). */
 		if (dr_get(rf, IB_ATTR_PORT_INFO, lp, hops, path, data) == 0)
-			fabsnap_read_port_info(&there->ports[lp], data);
+			fabsnap_read_port_info(there, lp, data);
 		if (there->type == FAB_SWITCH)
 			fabsnap_switch_ports(there);
 	}
@@ -160,10 +145,8 @@ static int refresh_node(struct refresh *rf, uint64_t guid, bool desc)
 	unsigned first = n->type == FAB_SWITCH ? 0 : 1, answered = 0;
 	uint8_t data[IB_SMP_DATA_SIZE];
 
-	if (desc && dr_get(rf, IB_ATTR_NODE_DESC, 0, n->hops, n->path, data) == 0) {
-		memcpy(n->desc, data, FAB_DESC_LEN);
-		n->desc[FAB_DESC_LEN] = '\0';
-	}
+	if (desc && dr_get(rf, IB_ATTR_NODE_DESC, 0, n->hops, n->path, data) == 0)
+		fabsnap_read_node_desc(n, data);
 	for (unsigned p = first; p <= n->nports; p++) {
 		n = node_of(rf, guid);
 		if (n->type == FAB_CA && n->hops && !n->ports[p].has_info &&
