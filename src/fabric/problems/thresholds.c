@@ -61,8 +61,8 @@ static int parse_line(const char *s, size_t len, struct thresholds *t,
 	i = find_name(s, (size_t)(eq - s));
 	if (i < 0) {
 		snprintf(why, cap, "'%.*s' is not a counter ibqueryerrors "
-			 "checks (SymbolErrorCounter ... PortXmitWait)",
-			 (int)(eq - s > 64 ? 64 : eq - s), s);
+			 "checks (%s ... %s)", (int)(eq - s > 64 ? 64 : eq - s), s,
+			 thresholds_name(0), thresholds_name(THRESHOLD_COUNTERS - 1));
 		return -EINVAL;
 	}
 	v = eq + 1;
