@@ -1,5 +1,5 @@
 /* InfiniBand's codes as the SMA and the PMA give them, each named once:
- * PortInfo's PortState, PortPhysicalState, LinkWidth and LinkSpeed (Ext)
+ * the unicast and multicast LIDs, PortInfo's PortState, PortPhysicalState, LinkWidth and LinkSpeed (Ext)
  * codes and CapabilityMask bits, SMInfo's SMState, the PMA ClassPortInfo's
  * CapabilityMask bits; the widths' lanes, the speeds' names and lane
  * rates; the states' names as the diagnostics print them.  The numbers
@@ -13,6 +13,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* LIDs: 1 to IB_LID_UCAST_END_HO unicast, multicast from
+ * IB_LID_MCAST_START_HO. */
+#define IB_LID_UCAST_END_HO 0xbfff
+#define IB_LID_MCAST_START_HO 0xc000
 
 /* PortInfo PortState. */
 #define IB_LINK_NO_CHANGE 0

@@ -26,7 +26,6 @@
 #include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/pmacounters.h"
 
-
 /* A node's directory: owner of every node of its subtree (each holds a
  * reference), so it outlives the last one the kernel knows. */
 struct fab_nodedir {

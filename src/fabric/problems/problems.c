@@ -41,7 +41,6 @@ int problems_configure(const char *path)
 	return r < 0 ? -EINVAL : 0;
 }
 
-
 /* ---- counters ---- */
 
 /* Counter i's value on port p of n; false when it has none. */

@@ -38,7 +38,6 @@
  * (by its GUID), so that a fabric found at once is not asked again at
  * once. */
 #define STATIC_MAX_MS 300000
-#define LFT_TOP_MAX 0xbfff /* the highest unicast LID */
 
 struct discover *discover_new(void)
 {
@@ -220,7 +219,7 @@ static int ask_sminfo(struct discover *d, unsigned lid, uint32_t node,
 {
 	struct req *r;
 
-	if (!lid || lid >= 0xc000 || d->nsm_lids == SM_MAX) /* unicast only */
+	if (!lid || lid > IB_LID_UCAST_END_HO || d->nsm_lids == SM_MAX)
 		return 0;
 	for (unsigned i = 0; i < d->nsm_lids; i++)
 		if (d->sm_lids[i] == lid)
@@ -307,8 +306,8 @@ static int ask_lft(struct discover *d, uint32_t ni, unsigned top)
 
 	if (!lfts_wanted || n->lft)
 		return 0;
-	if (top > LFT_TOP_MAX)
-		top = LFT_TOP_MAX;
+	if (top > IB_LID_UCAST_END_HO)
+		top = IB_LID_UCAST_END_HO;
 	blocks = top / IB_SMP_DATA_SIZE + 1;
 	n->lft = malloc((size_t)blocks * IB_SMP_DATA_SIZE);
 	if (!n->lft)
@@ -452,7 +451,7 @@ static int port_info(struct discover *d, const struct req *r, uint8_t *data)
 	    !(r->node == d->local_node && !r->hops && engine_holds_issm(d->engine)))
 		err = ask_sminfo(d, p->lid, r->node, r->port, r->hops, r->path);
 	if (err || !r->port || p->state <= IB_LINK_DOWN || p->peer_guid ||
-	    r->port == n->entry_port || n->hops >= MAX_HOPS ||
+	    r->port == n->entry_port || n->hops >= FAB_HOPS_MAX ||
 	    (n->type != FAB_SWITCH && n->hops))
 		return err;
 	memcpy(path, n->path, FAB_PATH_MAX);

@@ -10,7 +10,6 @@
 #include "umadfs/fabric/snapshot/fabsnap.h"
 
 #define NO_NODE UINT32_MAX
-#define MAX_HOPS (FAB_PATH_MAX - 1)
 #define SM_MAX 32           /* SMs asked for their SMInfo in one sweep */
 
 enum req_kind { REQ_NODE_INFO, REQ_NODE_DESC, REQ_PORT_INFO, REQ_SWITCH_INFO,

@@ -239,7 +239,6 @@ err:
 	return NULL;
 }
 
-
 void fabsnap_node_info_port(struct fab_node *n, uint8_t *data)
 {
 	unsigned lp = mad_get_field(data, 0, IB_NODE_LOCAL_PORT_F);

@@ -19,8 +19,6 @@
 #include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/mad.h"
 
-#define MAX_HOPS (FAB_PATH_MAX - 1)
-
 struct refresh {
 	struct mad_engine *engine;
 	struct fab_snap *snap;
@@ -107,7 +105,7 @@ static int follow(struct refresh *rf, uint64_t guid, unsigned p)
 	unsigned hops = n->hops + 1u, lp;
 	uint64_t other;
 
-	if (n->hops >= MAX_HOPS || (n->type != FAB_SWITCH && n->hops))
+	if (n->hops >= FAB_HOPS_MAX || (n->type != FAB_SWITCH && n->hops))
 		return 0;
 	memcpy(path, n->path, FAB_PATH_MAX);
 	path[hops] = (uint8_t)p;
@@ -208,7 +206,7 @@ static int reroute(struct fab_snap *s)
 			struct fab_node *m = fabsnap_find(s, n->ports[p].peer_guid);
 			size_t mi;
 
-			if (!m || (n->type != FAB_SWITCH && n != local) || n->hops >= MAX_HOPS)
+			if (!m || (n->type != FAB_SWITCH && n != local) || n->hops >= FAB_HOPS_MAX)
 				continue;
 			mi = (size_t)(m - s->nodes);
 			if (seen[mi])

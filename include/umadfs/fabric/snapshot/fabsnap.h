@@ -14,6 +14,7 @@ struct fab_nodedir;
 
 #define FAB_DESC_LEN 64    /* NodeDescription: 64 bytes, NUL added */
 #define FAB_PATH_MAX 64    /* directed route: path[1..63] */
+#define FAB_HOPS_MAX (FAB_PATH_MAX - 1)
 #define FAB_PC_LEN 44      /* the bytes of PortCounters data kept */
 #define FAB_PCX_LEN 72     /* and of PortCountersExtended */
 
