@@ -143,11 +143,33 @@ static int serve(struct fuse_session *se, const struct options *o)
 	return r;
 }
 
+/* The way out once the loop has ended: the supervisor stopped, what the
+ * mount held freed, the mount let go. */
+static void shut_down(struct fuse_session *se)
+{
+	bool detached = supervisor_stop();
+
+	/* Open files whose RELEASE never came first, while their channels
+	 * are still listed (tree_destroy() frees agents/ channels); then the
+	 * tree: agents/ channels drop their agents while the engines are
+	 * still there. */
+	readq_drop_opens();
+	textfile_drop_opens();
+	fabric_stop();
+	tree_destroy();
+	cas_free_all();
+	/* After a lazy detach the path may name something else by now:
+	 * unmount only if the connection is still there.  With it gone
+	 * (POLLERR) fuse_session_unmount() just closes and frees. */
+	if (!detached || connection_gone(se))
+		fuse_session_unmount(se);
+	fuse_session_destroy(se);
+}
+
 int main(int argc, char *argv[])
 {
 	struct fuse_session *se;
 	struct options o;
-	bool detached;
 	gid_t admin;
 	int ret, r;
 
@@ -183,22 +205,7 @@ int main(int argc, char *argv[])
 		ret = 1;
 		goto err_unmount;
 	}
-	detached = supervisor_stop();
-	/* Open files whose RELEASE never came first, while their channels
-	 * are still listed (tree_destroy() frees agents/ channels); then the
-	 * tree: agents/ channels drop their agents while the engines are
-	 * still there. */
-	readq_drop_opens();
-	textfile_drop_opens();
-	fabric_stop();
-	tree_destroy();
-	cas_free_all();
-	/* After a lazy detach the path may name something else by now:
-	 * unmount only if the connection is still there.  With it gone
-	 * (POLLERR) fuse_session_unmount() just closes and frees. */
-	if (!detached || connection_gone(se))
-		fuse_session_unmount(se);
-	fuse_session_destroy(se);
+	shut_down(se);
 	options_free(&o);
 	log_info("stopped");
 	return ret;

@@ -6,13 +6,16 @@
 
 #include "umadfs/base/number.h"
 
-/* A hex digit's value plus one, 0 for any other byte: one load per digit,
- * as the MAD text path parses 100k+ lines/s. */
-static const uint8_t hex_value[256] = {
-	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
-	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
-	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
-	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+/* A digit's value ^ NUMBER_HEX_BAD, 0 (so NUMBER_HEX_BAD once read) for
+ * any other byte: designated initializers cannot fill a default, hence
+ * the inverted storage. */
+const uint8_t number_hex_table[256] = {
+	['0'] = 0x10, ['1'] = 0x11, ['2'] = 0x12, ['3'] = 0x13, ['4'] = 0x14,
+	['5'] = 0x15, ['6'] = 0x16, ['7'] = 0x17, ['8'] = 0x18, ['9'] = 0x19,
+	['a'] = 0x1a, ['b'] = 0x1b, ['c'] = 0x1c, ['d'] = 0x1d, ['e'] = 0x1e,
+	['f'] = 0x1f,
+	['A'] = 0x1a, ['B'] = 0x1b, ['C'] = 0x1c, ['D'] = 0x1d, ['E'] = 0x1e,
+	['F'] = 0x1f,
 };
 
 static int parse_hex(const char *s, size_t len, uint64_t *out)
@@ -22,11 +25,11 @@ static int parse_hex(const char *s, size_t len, uint64_t *out)
 	if (len == 0 || len > 16)
 		return -EINVAL;
 	for (size_t i = 0; i < len; i++) {
-		unsigned int d = hex_value[(unsigned char)s[i]];
+		unsigned int d = number_hex_digit((unsigned char)s[i]);
 
-		if (!d)
+		if (d & NUMBER_HEX_BAD)
 			return -EINVAL;
-		v = v << 4 | (d - 1);
+		v = v << 4 | d;
 	}
 	*out = v;
 	return 0;

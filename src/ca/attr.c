@@ -21,8 +21,7 @@
 #include "umadfs/engine/ibumad.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
-
-#define CAP_EXT_SPEEDS 0x4000 /* PortInfo CapabilityMask.IsExtendedSpeedsSupported */
+#include "umadfs/mad/ibcodes.h"
 
 /* ---- CA attributes ---- */
 
@@ -178,7 +177,7 @@ static int port_snapshot(struct ca_port *port, struct port_snap *s)
 	if (sysfmt_rate(s->rate, sizeof(s->rate),
 			mad_get_field(pi, 0, IB_PORT_LINK_WIDTH_ACTIVE_F),
 			mad_get_field(pi, 0, IB_PORT_LINK_SPEED_ACTIVE_F),
-			capmask & CAP_EXT_SPEEDS ?
+			capmask & IB_PORT_CAP_HAS_EXT_SPEEDS ?
 				mad_get_field(pi, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F) : 0) < 0)
 		snprintf(s->rate, sizeof(s->rate), "%u Gb/sec\n", s->up.rate);
 	return 0;

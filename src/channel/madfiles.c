@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "umadfs/base/array.h"
 #include "umadfs/base/number.h"
 #include "umadfs/channel/access.h"
 #include "umadfs/channel/channel.h"
@@ -117,18 +118,8 @@ static int arena_take(struct frame_arena *a, size_t n, size_t *off)
 {
 	size_t at = (a->len + 7) & ~(size_t)7;
 
-	if (at + n > a->cap) {
-		size_t ncap = a->cap ? a->cap : 32 * UMAD_FRAME_MAX;
-		uint8_t *bigger;
-
-		while (ncap < at + n)
-			ncap *= 2;
-		bigger = realloc(a->buf, ncap);
-		if (!bigger)
-			return -ENOMEM;
-		a->buf = bigger;
-		a->cap = ncap;
-	}
+	if (ARRAY_GROW(a->buf, a->cap, at + n, 32 * UMAD_FRAME_MAX) < 0)
+		return -ENOMEM;
 	a->len = at + n;
 	*off = at;
 	return 0;
@@ -198,17 +189,7 @@ static void finish_frame(const struct write_parse *wp, struct out_mad *o,
 /* Room for one more MAD in wp->out. */
 static int out_grow(struct write_parse *wp)
 {
-	size_t ncap = wp->cap ? wp->cap * 2 : 32;
-	struct out_mad *bigger;
-
-	if (wp->nout < wp->cap)
-		return 0;
-	bigger = realloc(wp->out, ncap * sizeof(*bigger));
-	if (!bigger)
-		return -ENOMEM;
-	wp->out = bigger;
-	wp->cap = ncap;
-	return 0;
+	return ARRAY_GROW(wp->out, wp->cap, wp->nout + 1, 32);
 }
 
 /* Parses one line that is not blank into wp's next MAD: 0, or -errno with

@@ -1,4 +1,6 @@
-/* sysfs-style formatting of CA and port attributes. */
+/* sysfs-style formatting of CA and port attributes: the kernel's words
+ * for the codes ibcodes.h names (its port states' spelling, its SDR for a
+ * speed it does not know). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -6,6 +8,7 @@
 #include <stdio.h>
 
 #include "umadfs/device/sysfmt.h"
+#include "umadfs/mad/ibcodes.h"
 
 int sysfmt_line(char *buf, size_t cap, const char *fmt, ...)
 {
@@ -47,8 +50,11 @@ int sysfmt_guid_hex(char *buf, size_t cap, uint64_t guid)
 
 int sysfmt_port_state(char *buf, size_t cap, unsigned state)
 {
+	/* The kernel's state_show() words. */
 	static const char *const names[] = {
-		"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER",
+		[IB_LINK_NO_CHANGE] = "NOP", [IB_LINK_DOWN] = "DOWN",
+		[IB_LINK_INIT] = "INIT", [IB_LINK_ARMED] = "ARMED",
+		[IB_LINK_ACTIVE] = "ACTIVE", [IB_LINK_ACT_DEFER] = "ACTIVE_DEFER",
 	};
 
 	return sysfmt_line(buf, cap, "%u: %s\n", state,
@@ -57,58 +63,18 @@ int sysfmt_port_state(char *buf, size_t cap, unsigned state)
 
 int sysfmt_phys_state(char *buf, size_t cap, unsigned phys_state)
 {
-	static const char *const names[] = {
-		"<unknown>", "Sleep", "Polling", "Disabled",
-		"PortConfigurationTraining", "LinkUp", "LinkErrorRecovery",
-		"Phy Test",
-	};
+	const char *name = ibcodes_phys_state_name(phys_state);
 
-	return sysfmt_line(buf, cap, "%u: %s\n", phys_state,
-		    phys_state < sizeof(names) / sizeof(names[0]) ?
-			    names[phys_state] : "<unknown>");
-}
-
-/* PortInfo's width bits by lanes, and its speeds slowest first: the
- * LinkSpeed bits (SDR, DDR, QDR) then the LinkSpeedExt ones (FDR ...
- * XDR), each with the rate of a lane in deci-Gb/s as the kernel's
- * rate_show() counts it. */
-static const struct { unsigned bit; int lanes; } widths[] = {
-	{ 1, 1 }, { 16, 2 }, { 2, 4 }, { 4, 8 }, { 8, 12 },
-};
-
-static const struct speed {
-	unsigned bit;
-	bool ext;
-	const char *name;
-	int rate;
-} speeds[] = {
-	{ 1, false, "SDR", 25 }, { 2, false, "DDR", 50 }, { 4, false, "QDR", 100 },
-	{ 1, true, "FDR", 140 }, { 2, true, "EDR", 250 }, { 4, true, "HDR", 500 },
-	{ 8, true, "NDR", 1000 }, { 16, true, "XDR", 2000 },
-};
-
-#define NWIDTHS (sizeof(widths) / sizeof(widths[0]))
-#define NSPEEDS (sizeof(speeds) / sizeof(speeds[0]))
-
-int sysfmt_width_lanes(unsigned width)
-{
-	for (size_t i = 0; i < NWIDTHS; i++)
-		if (widths[i].bit == width)
-			return widths[i].lanes;
-	return -1;
+	return sysfmt_line(buf, cap, "%u: %s\n", phys_state, name ? name : "<unknown>");
 }
 
 /* The active speed: the extended one when it names one, else the basic
  * one, SDR for a code it does not know (as the kernel). */
-static const struct speed *active_speed(unsigned speed, unsigned ext_speed)
+static const struct ib_speed *active_speed(unsigned speed, unsigned ext_speed)
 {
-	for (size_t i = 0; i < NSPEEDS; i++)
-		if (speeds[i].ext && speeds[i].bit == ext_speed)
-			return &speeds[i];
-	for (size_t i = 0; i < NSPEEDS; i++)
-		if (!speeds[i].ext && speeds[i].bit == speed)
-			return &speeds[i];
-	return &speeds[0];
+	const struct ib_speed *s = ibcodes_speed(speed, ext_speed);
+
+	return s ? s : ibcodes_speed_at(0);
 }
 
 const char *sysfmt_speed_name(unsigned speed, unsigned ext_speed)
@@ -116,18 +82,26 @@ const char *sysfmt_speed_name(unsigned speed, unsigned ext_speed)
 	return active_speed(speed, ext_speed)->name;
 }
 
-int sysfmt_rate(char *buf, size_t cap, unsigned width, unsigned speed,
-		unsigned ext_speed)
+int sysfmt_rate_mbps(unsigned width, unsigned speed, unsigned ext_speed)
 {
-	const struct speed *s = active_speed(speed, ext_speed);
-	int lanes = sysfmt_width_lanes(width);
-	int rate; /* deci-Gb/s */
+	int lanes = ibcodes_width_lanes(width);
 
 	if (lanes < 0)
 		return -EINVAL;
-	rate = s->rate * lanes;
+	return lanes * (int)active_speed(speed, ext_speed)->lane_mbps;
+}
+
+int sysfmt_rate(char *buf, size_t cap, unsigned width, unsigned speed,
+		unsigned ext_speed)
+{
+	int mbps = sysfmt_rate_mbps(width, speed, ext_speed);
+	int rate = mbps / 100; /* deci-Gb/s */
+
+	if (mbps < 0)
+		return -EINVAL;
 	return sysfmt_line(buf, cap, "%d%s Gb/sec (%dX %s)\n", rate / 10,
-		    rate % 10 ? ".5" : "", lanes, s->name);
+		    rate % 10 ? ".5" : "", ibcodes_width_lanes(width),
+		    sysfmt_speed_name(speed, ext_speed));
 }
 
 /* Appends word to buf (at *len), a space before it but the first. */
@@ -158,10 +132,10 @@ int sysfmt_widths(char *buf, size_t cap, unsigned bits)
 	if (!cap)
 		return -ENOSPC;
 	buf[0] = '\0';
-	for (size_t i = 0; i < NWIDTHS; i++) {
-		if (!(bits & widths[i].bit))
+	for (unsigned i = 0, w; (w = ibcodes_width_at(i)); i++) {
+		if (!(bits & w))
 			continue;
-		snprintf(word, sizeof(word), "%dX", widths[i].lanes);
+		snprintf(word, sizeof(word), "%dX", ibcodes_width_lanes(w));
 		if (put_word(buf, cap, &len, word) < 0)
 			return -ENOSPC;
 	}
@@ -170,14 +144,14 @@ int sysfmt_widths(char *buf, size_t cap, unsigned bits)
 
 int sysfmt_speeds(char *buf, size_t cap, unsigned bits, unsigned ext_bits)
 {
+	const struct ib_speed *s;
 	int len = 0;
 
 	if (!cap)
 		return -ENOSPC;
 	buf[0] = '\0';
-	for (size_t i = 0; i < NSPEEDS; i++)
-		if ((speeds[i].ext ? ext_bits : bits) & speeds[i].bit &&
-		    put_word(buf, cap, &len, speeds[i].name) < 0)
+	for (unsigned i = 0; (s = ibcodes_speed_at(i)); i++)
+		if ((s->ext ? ext_bits : bits) & s->bit && put_word(buf, cap, &len, s->name) < 0)
 			return -ENOSPC;
 	return end_line(buf, cap, len);
 }

@@ -81,41 +81,26 @@ static int parse_ms(const char *name, const char *s, uint64_t *ms)
 	return 0;
 }
 
-static int check_options(const struct fabric_opts *o)
+/* An option that is off or on, into *on (left as it is when absent). */
+static int parse_on_off(const char *name, const char *s, bool *on)
+{
+	if (s && strcmp(s, "off") && strcmp(s, "on")) {
+		fprintf(stderr, "umadfs: %s=%s: expected off or on\n", name, s);
+		return -EINVAL;
+	}
+	if (s)
+		*on = !strcmp(s, "on");
+	return 0;
+}
+
+/* The sweeps' options: their interval and its floor, the light sweeps'
+ * cycle, the port they go out of. */
+static int check_sweeps(const struct fabric_opts *o)
 {
 	char ca[PORT_CA_MAX] = "";
 	int portnum = 0;
 	uint64_t v = 0, min = SWEEPER_INTERVAL_MIN_MS, light = LIGHTSWEEP_CYCLE_MS;
 
-	if (o->off && strcmp(o->off, "off") && strcmp(o->off, "on")) {
-		fprintf(stderr, "umadfs: fabric=%s: expected off or on\n", o->off);
-		return -EINVAL;
-	}
-	off = o->off && !strcmp(o->off, "off");
-	if (o->routes && strcmp(o->routes, "off") && strcmp(o->routes, "on")) {
-		fprintf(stderr, "umadfs: fabric_routes=%s: expected off or on\n",
-			o->routes);
-		return -EINVAL;
-	}
-	routes_off = o->routes && !strcmp(o->routes, "off");
-	if (o->traps && strcmp(o->traps, "off") && strcmp(o->traps, "on")) {
-		fprintf(stderr, "umadfs: fabric_traps=%s: expected off or on\n",
-			o->traps);
-		return -EINVAL;
-	}
-	traps_configure(!o->traps || strcmp(o->traps, "off"));
-	if (o->admin_group) {
-		char why[128];
-		gid_t gid;
-
-		if (group_parse(o->admin_group, &gid, why, sizeof(why)) < 0) {
-			fprintf(stderr, "umadfs: fabric_admin_group=%s: %s\n",
-				o->admin_group, why);
-			return -EINVAL;
-		}
-		actions_configure(&gid);
-	}
-	discover_set_routes(!routes_off);
 	if (parse_ms("fabric_interval", o->interval, &v) < 0 ||
 	    parse_ms("fabric_interval_min", o->interval_min, &min) < 0 ||
 	    parse_ms("fabric_light_sweep", o->light, &light) < 0)
@@ -138,7 +123,35 @@ static int check_options(const struct fabric_opts *o)
 		fprintf(stderr, "umadfs: fabric_port=%s: expected CA:PORT\n", o->port);
 		return -EINVAL;
 	}
-	if (problems_configure(o->thresholds) < 0 ||
+	return 0;
+}
+
+static int check_options(const struct fabric_opts *o)
+{
+	bool on = true, routes = true, traps = true;
+
+	if (parse_on_off("fabric", o->off, &on) < 0)
+		return -EINVAL;
+	off = !on;
+	if (parse_on_off("fabric_routes", o->routes, &routes) < 0)
+		return -EINVAL;
+	routes_off = !routes;
+	if (parse_on_off("fabric_traps", o->traps, &traps) < 0)
+		return -EINVAL;
+	traps_configure(traps);
+	if (o->admin_group) {
+		char why[128];
+		gid_t gid;
+
+		if (group_parse(o->admin_group, &gid, why, sizeof(why)) < 0) {
+			fprintf(stderr, "umadfs: fabric_admin_group=%s: %s\n",
+				o->admin_group, why);
+			return -EINVAL;
+		}
+		actions_configure(&gid);
+	}
+	discover_set_routes(routes);
+	if (check_sweeps(o) < 0 || problems_configure(o->thresholds) < 0 ||
 	    expected_configure(o->expected) < 0)
 		return -EINVAL;
 	return 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "umadfs/base/array.h"
 #include "umadfs/fuse/tree.h"
 
 static pthread_rwlock_t tree_lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -37,15 +38,8 @@ static struct node *node_new(struct node *parent, const char *name,
 {
 	struct node *n;
 
-	if (!free_len && nodes_len == nodes_cap) {
-		size_t cap = nodes_cap ? nodes_cap * 2 : 256;
-		struct node **bigger = realloc(nodes, cap * sizeof(*nodes));
-
-		if (!bigger)
-			return NULL;
-		nodes = bigger;
-		nodes_cap = cap;
-	}
+	if (!free_len && ARRAY_GROW(nodes, nodes_cap, nodes_len + 1, 256) < 0)
+		return NULL;
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return NULL;
@@ -192,16 +186,8 @@ void tree_ref(struct node *n)
 /* Keeps slot i for a new node (when there is no room, it stays unused). */
 static void slot_free(size_t i)
 {
-	if (free_len == free_cap) {
-		size_t cap = free_cap ? free_cap * 2 : 64;
-		size_t *bigger = realloc(free_slots, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return;
-		free_slots = bigger;
-		free_cap = cap;
-	}
-	free_slots[free_len++] = i;
+	if (ARRAY_GROW(free_slots, free_cap, free_len + 1, 64) == 0)
+		free_slots[free_len++] = i;
 }
 
 static void node_free_if_forgotten(struct node *n)

@@ -1,10 +1,13 @@
-/* Helpers the MAD codec's files share: hex conversion with lookup tables,
- * name comparison, error reasons (codec_priv.h). */
+/* Helpers the MAD codec's files share: hex conversion (each digit by
+ * number_hex_digit(), the one decoder), name comparison, error reasons
+ * (codec_priv.h). */
 #include "codec_priv.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "umadfs/base/number.h"
 
 int codec_error(char *err, size_t errlen, int ret, const char *fmt, ...)
 {
@@ -29,28 +32,6 @@ bool codec_name_equal(const char *name, const char *s, size_t n)
 	return name[n] == '\0';
 }
 
-/*
- * Nibble value of a hex digit, with 0x10 set for anything else: the decoder
- * ORs the lookups of a whole value together and checks once at the end,
- * so the per-byte loop has no branch.  Designated initializers can't fill
- * a default, hence the inverted storage: hex_table[] holds value ^ 0x10.
- */
-#define HEX_BAD 0x10
-static const uint8_t hex_table[256] = {
-	['0'] = 0x10, ['1'] = 0x11, ['2'] = 0x12, ['3'] = 0x13, ['4'] = 0x14,
-	['5'] = 0x15, ['6'] = 0x16, ['7'] = 0x17, ['8'] = 0x18, ['9'] = 0x19,
-	['a'] = 0x1a, ['b'] = 0x1b, ['c'] = 0x1c, ['d'] = 0x1d, ['e'] = 0x1e,
-	['f'] = 0x1f,
-	['A'] = 0x1a, ['B'] = 0x1b, ['C'] = 0x1c, ['D'] = 0x1d, ['E'] = 0x1e,
-	['F'] = 0x1f,
-};
-
-/* 0-15 for a hex digit, HEX_BAD set otherwise. */
-static inline unsigned int hex_nibble(unsigned char c)
-{
-	return hex_table[c] ^ HEX_BAD;
-}
-
 const char codec_hex_pairs[513] =
 	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
@@ -68,19 +49,19 @@ ssize_t codec_hex_decode(const char *s, size_t n, uint8_t *out)
 	size_t i;
 
 	for (i = 0; i < n / 2; i++) {
-		unsigned int hi = hex_nibble(p[2 * i]);
-		unsigned int lo = hex_nibble(p[2 * i + 1]);
+		unsigned int hi = number_hex_digit(p[2 * i]);
+		unsigned int lo = number_hex_digit(p[2 * i + 1]);
 
 		bad |= hi | lo;
 		out[i] = (uint8_t)((hi << 4) | (lo & 0xf));
 	}
 	if (n & 1)
-		bad |= hex_nibble(p[n - 1]);
-	if (!(bad & HEX_BAD))
+		bad |= number_hex_digit(p[n - 1]);
+	if (!(bad & NUMBER_HEX_BAD))
 		return -1;
 	/* Rare: find the culprit for the message. */
 	for (i = 0; i < n; i++)
-		if (hex_nibble(p[i]) & HEX_BAD)
+		if (number_hex_digit(p[i]) & NUMBER_HEX_BAD)
 			break;
 	return (ssize_t)i;
 }

@@ -5,6 +5,7 @@
 #include <infiniband/umad.h>
 
 #include "umadfs/mad/getframe.h"
+#include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/mad.h"
 
 static void get_header(uint8_t *mad, unsigned mgmt_class, unsigned attr_id,
@@ -115,14 +116,11 @@ void getframe_portinfo_phys(uint8_t data[IB_SMP_DATA_SIZE], unsigned phys_state)
 	}
 }
 
-#define PM_XMIT_WAIT_SUPPORTED (1u << 12) /* ClassPortInfo CapabilityMask */
-#define PM_QP1_DROP_SUPPORTED (1u << 15)
-
 void getframe_counters_reset(uint8_t data[IB_PC_DATA_SZ], unsigned attr_id,
 			     unsigned port, unsigned cpi_capmask)
 {
-	bool wait = cpi_capmask & PM_XMIT_WAIT_SUPPORTED;
-	bool qp1 = cpi_capmask & PM_QP1_DROP_SUPPORTED;
+	bool wait = cpi_capmask & IB_PM_PC_XMIT_WAIT_SUP;
+	bool qp1 = cpi_capmask & IB_PM_IS_QP1_DROP_SUP;
 
 	memset(data, 0, IB_PC_DATA_SZ);
 	getframe_counters_select(data, attr_id, port);

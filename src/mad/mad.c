@@ -6,6 +6,7 @@
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
+#include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/mad.h"
 
 bool mad_method_is_response(unsigned method)
@@ -73,7 +74,7 @@ bool mad_answer_matches(const uint8_t *request, const uint8_t *answer, unsigned 
 
 	if (answer[UMAD_FRAME_HDR_SIZE + 1] != mgmt_class)
 		return false;
-	if (mgmt_class == IB_SMI_DIRECT_CLASS || !dlid || dlid >= MAD_LID_MULTICAST_FIRST)
+	if (mgmt_class == IB_SMI_DIRECT_CLASS || !dlid || dlid >= IB_LID_MCAST_START_HO)
 		return true;
 	if (to.grh_present && from.grh_present)
 		return !memcmp(to.gid, from.gid, sizeof(to.gid));

@@ -309,6 +309,24 @@ def test_command_line_unknown_option(tmp_path):
     assert not sim.is_mounted(mnt)
 
 
+@pytest.mark.parametrize("option", ["fabric_thresholds", "fabric_expected"])
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_option_file_not_regular(tmp_path, option, kind):
+    """A file option naming a FIFO or a device is refused at once, not
+    read: a FIFO's open would wait for a writer, and the mount with it."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    path = tmp_path / "fifo"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path = "/dev/null"
+    cp = run_daemon(["-f", "-o", "%s=%s" % (option, path), str(mnt)])
+    assert cp.returncode == 2, cp.stderr
+    assert "umadfs: %s=%s: not a regular file\n" % (option, path) in cp.stderr, cp.stderr
+    assert not fab.is_mounted(mnt)
+
+
 def test_queue_len_applies(fabric, mount):
     m = mount("Hca1", options=("queue_len=77",))
     assert stats(pdir(m))["queue_limit"] == 77

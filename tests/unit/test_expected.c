@@ -15,6 +15,7 @@
 #include "umadfs/fabric/files/fabtext.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/topofile.h"
+#include "umadfs/mad/ibcodes.h"
 
 static const char *fixtures;
 
@@ -139,8 +140,8 @@ static void test_two_switch(const char *file)
 			CHECK_INT(fp->width, 2);
 			CHECK_INT(fp->speed, 1);
 			CHECK_INT(fp->ext_speed, 0);
-			CHECK_INT(fp->state, 4);
-			CHECK_INT(fp->phys_state, 5);
+			CHECK_INT(fp->state, IB_LINK_ACTIVE);
+			CHECK_INT(fp->phys_state, IB_PORT_PHYS_STATE_LINKUP);
 		}
 out:
 	fabsnap_put(s);
@@ -406,8 +407,8 @@ static void test_topology_of(void)
 	ca->ports[1].peer_guid = 0x200000;
 	ca->ports[1].peer_port = 1;
 	sw->ports[1].state = ca->ports[1].state = 2; /* Init */
-	sw->ports[1].width = ca->ports[1].width = 2;
-	sw->ports[1].ext_speed = ca->ports[1].ext_speed = 2;
+	sw->ports[1].width = ca->ports[1].width = IB_LINK_WIDTH_ACTIVE_4X;
+	sw->ports[1].ext_speed = ca->ports[1].ext_speed = IB_LINK_SPEED_EXT_ACTIVE_25; /* EDR */
 	ca->ports[2].peer_guid = 0x200000; /* the switch says nothing of it */
 	ca->ports[2].peer_port = 3;
 	s->local_guid = 0x100000;

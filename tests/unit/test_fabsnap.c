@@ -7,6 +7,7 @@
 #include "snapbuild.h"
 #include "umadfs/fabric/files/fabtext.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/mad/ibcodes.h"
 
 static void test_hash(void)
 {
@@ -44,9 +45,9 @@ static void test_texts(void)
 		sw->ports[p].has_info = true;
 	sw->ports[0].lid = sw->ports[1].lid = 2; /* a switch port: port 0's */
 	ca->ports[1].has_info = true;
-	ca->ports[1].width = sw->ports[1].width = 2;  /* 4x */
-	ca->ports[1].speed = sw->ports[1].speed = 1;  /* SDR */
-	ca->ports[1].state = sw->ports[1].state = 4;
+	ca->ports[1].width = sw->ports[1].width = IB_LINK_WIDTH_ACTIVE_4X;
+	ca->ports[1].speed = sw->ports[1].speed = IB_LINK_SPEED_ACTIVE_2_5; /* SDR */
+	ca->ports[1].state = sw->ports[1].state = IB_LINK_ACTIVE;
 	link_ports(sw, 1, ca, 1);
 	fabsnap_count(s);
 	CHECK_INT(s->stats.links, 1);

@@ -4,6 +4,7 @@
 #include "check.h"
 #include "snapbuild.h"
 #include "umadfs/fabric/snapshot/lightsweep.h"
+#include "umadfs/mad/ibcodes.h"
 
 static struct fab_node *node(struct fab_snap *s, uint64_t guid, unsigned type,
 			     unsigned nports, unsigned hops)
@@ -14,8 +15,8 @@ static struct fab_node *node(struct fab_snap *s, uint64_t guid, unsigned type,
 	n->hops = (uint8_t)hops;
 	for (unsigned p = 1; p <= nports; p++) {
 		n->ports[p].has_info = true;
-		n->ports[p].state = 4;
-		n->ports[p].phys_state = 5;
+		n->ports[p].state = IB_LINK_ACTIVE;
+		n->ports[p].phys_state = IB_PORT_PHYS_STATE_LINKUP;
 	}
 	return n;
 }
@@ -33,8 +34,8 @@ static struct fab_snap *fabric(void)
 	link_ports(fabsnap_find(s, 1), 1, fabsnap_find(s, 2), 1);
 	link_ports(fabsnap_find(s, 2), 2, fabsnap_find(s, 3), 1);
 	link_ports(fabsnap_find(s, 2), 4, fabsnap_find(s, 4), 1);
-	fabsnap_find(s, 2)->ports[3].state = 1;
-	fabsnap_find(s, 4)->ports[2].state = 1;
+	fabsnap_find(s, 2)->ports[3].state = IB_LINK_DOWN;
+	fabsnap_find(s, 4)->ports[2].state = IB_LINK_DOWN;
 	fabsnap_find(s, 4)->ports[3].has_info = false;
 	s->ok = true;
 	return s;

@@ -15,18 +15,19 @@
 #include "umadfs/fabric/problems/problems.h"
 #include "umadfs/fabric/problems/thresholds.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/mad/ibcodes.h"
 
 static void port_up(struct fab_port *p, uint16_t lid)
 {
 	p->has_info = true;
-	p->state = 4;
-	p->phys_state = 5;
-	p->width = 2;            /* 4x */
-	p->speed = 1;            /* SDR */
-	p->width_enabled = 2;
-	p->width_supported = 2 | 1;
-	p->speed_enabled = 1;
-	p->speed_supported = 1;
+	p->state = IB_LINK_ACTIVE;
+	p->phys_state = IB_PORT_PHYS_STATE_LINKUP;
+	p->width = IB_LINK_WIDTH_ACTIVE_4X;
+	p->speed = IB_LINK_SPEED_ACTIVE_2_5; /* SDR */
+	p->width_enabled = IB_LINK_WIDTH_ACTIVE_4X;
+	p->width_supported = IB_LINK_WIDTH_ACTIVE_4X | IB_LINK_WIDTH_ACTIVE_1X;
+	p->speed_enabled = IB_LINK_SPEED_ACTIVE_2_5;
+	p->speed_supported = IB_LINK_SPEED_ACTIVE_2_5;
 	p->lid = lid;
 	p->has_counters = true;
 }
@@ -57,8 +58,8 @@ static struct fab_snap *star_at(uint64_t base, unsigned nhcas, uint32_t act,
 	s->sm_lid = 1;
 	s->sms = calloc(1, sizeof(*s->sms));
 	s->nsms = 1;
-	s->sms[0] = (struct fab_sm){ .guid = 0x201, .lid = 1, .state = 3,
-				     .act_count = act };
+	s->sms[0] = (struct fab_sm){ .guid = 0x201, .lid = 1,
+				     .state = IB_SMINFO_STATE_MASTER, .act_count = act };
 	fabsnap_count(s);
 	return s;
 }
@@ -112,9 +113,9 @@ static void test_sm(void)
 	problems_judge(c, d, NULL);                  /* it moved */
 	CHECK_INT((int)count(d, PROBLEM_SM_STALLED), 0);
 	/* No master: sm_missing, and INIT ports are its, not theirs. */
-	e->sms[0].state = 2;
-	e->nodes[1].ports[1].state = 2;
-	d->nodes[1].ports[1].state = 2;
+	e->sms[0].state = IB_SMINFO_STATE_STANDBY;
+	e->nodes[1].ports[1].state = IB_LINK_INIT;
+	d->nodes[1].ports[1].state = IB_LINK_INIT;
 	problems_judge(d, e, NULL);
 	CHECK_INT((int)count(e, PROBLEM_SM_MISSING), 1);
 	CHECK_INT((int)count(e, PROBLEM_PORT_NOT_ACTIVE), 0);
@@ -133,8 +134,8 @@ static void test_ports(void)
 	char line[1024];
 
 	/* INIT in one sweep is not yet a problem; in two it is. */
-	b->nodes[1].ports[1].state = 2;
-	c->nodes[1].ports[1].state = 2;
+	b->nodes[1].ports[1].state = IB_LINK_INIT;
+	c->nodes[1].ports[1].state = IB_LINK_INIT;
 	c->nodes[2].ports[1].lid = 0;              /* active, no LID */
 	c->nodes[3].sma_timeouts = 2;
 	problems_judge(NULL, a, NULL);
@@ -197,7 +198,7 @@ static void test_refresh_carries(void)
 
 	mad_set_field(a->nodes[1].ports[1].basic, 0, IB_PC_LINK_DOWNED_F, 3);
 	mad_set_field(b->nodes[1].ports[1].basic, 0, IB_PC_LINK_DOWNED_F, 5);
-	a->nodes[2].ports[1].state = b->nodes[2].ports[1].state = 2;  /* Init */
+	a->nodes[2].ports[1].state = b->nodes[2].ports[1].state = IB_LINK_INIT;
 	problems_judge(NULL, a, NULL);
 	problems_judge(a, b, NULL);
 	CHECK_INT((int)count(b, PROBLEM_COUNTER_RISING), 1);
@@ -205,24 +206,24 @@ static void test_refresh_carries(void)
 	/* Its counters as b's (a refresh copies them), still Init: both stand,
 	 * where a sweep would clear the rise. */
 	mad_set_field(r1->nodes[1].ports[1].basic, 0, IB_PC_LINK_DOWNED_F, 5);
-	r1->nodes[2].ports[1].state = 2;
+	r1->nodes[2].ports[1].state = IB_LINK_INIT;
 	r1->refreshes = 1;
 	problems_judge(b, r1, NULL);
 	CHECK_INT((int)count(r1, PROBLEM_COUNTER_RISING), 1);
 	CHECK_INT((int)count(r1, PROBLEM_PORT_NOT_ACTIVE), 1);
 	/* A port coming up Init in a refresh is not port_not_active, though
 	 * the refresh before had it Init too; the one that went Active drops. */
-	r2->nodes[1].ports[1].state = 2;
+	r2->nodes[1].ports[1].state = IB_LINK_INIT;
 	r2->refreshes = 2;
 	mad_set_field(r2->nodes[1].ports[1].basic, 0, IB_PC_LINK_DOWNED_F, 5);
-	r1->nodes[1].ports[1].state = 2;
+	r1->nodes[1].ports[1].state = IB_LINK_INIT;
 	problems_judge(r1, r2, NULL);
 	CHECK_INT((int)count(r2, PROBLEM_PORT_NOT_ACTIVE), 0);
 	CHECK_INT((int)count(r2, PROBLEM_COUNTER_RISING), 1);
 	/* The next sweep judges all again: no rise, and an Init port in two
 	 * snapshots is port_not_active. */
 	mad_set_field(r3->nodes[1].ports[1].basic, 0, IB_PC_LINK_DOWNED_F, 5);
-	r3->nodes[1].ports[1].state = 2;
+	r3->nodes[1].ports[1].state = IB_LINK_INIT;
 	problems_judge(r2, r3, NULL);
 	CHECK_INT((int)count(r3, PROBLEM_COUNTER_RISING), 0);
 	CHECK_INT((int)count(r3, PROBLEM_PORT_NOT_ACTIVE), 1);
@@ -240,11 +241,11 @@ static void test_speeds(void)
 
 	/* hca0 at 1x although both ends enable 4x: enabled.  hca1's ends
 	 * enable only 1x: not below them, but below the other CA links. */
-	s->nodes[1].ports[1].width = 1;
-	s->nodes[0].ports[1].width = 1;
-	s->nodes[2].ports[1].width = 1;
-	s->nodes[2].ports[1].width_enabled = 1;
-	s->nodes[0].ports[2].width = 1;
+	s->nodes[1].ports[1].width = IB_LINK_WIDTH_ACTIVE_1X;
+	s->nodes[0].ports[1].width = IB_LINK_WIDTH_ACTIVE_1X;
+	s->nodes[2].ports[1].width = IB_LINK_WIDTH_ACTIVE_1X;
+	s->nodes[2].ports[1].width_enabled = IB_LINK_WIDTH_ACTIVE_1X;
+	s->nodes[0].ports[2].width = IB_LINK_WIDTH_ACTIVE_1X;
 	problems_judge(NULL, s, NULL);
 	CHECK_INT((int)count(s, PROBLEM_LINK_DEGRADED), 2);
 	problem_keys(first(s, PROBLEM_LINK_DEGRADED), line, sizeof(line));
@@ -264,15 +265,15 @@ static void test_expected(void)
 	struct fab_node *sw = fabsnap_find(s, 0x100);
 	char line[1024];
 
-	exp->nodes[1].ports[1].width = 8; /* hca0's link: 12x expected */
-	exp->nodes[0].ports[1].width = 8;
+	exp->nodes[1].ports[1].width = IB_LINK_WIDTH_ACTIVE_12X; /* hca0's link */
+	exp->nodes[0].ports[1].width = IB_LINK_WIDTH_ACTIVE_12X;
 	/* hca1 moved from port 2 to port 6; hca2's link is gone (its port
 	 * Polling); hca3 from port 4 to 7 of another switch... gone too. */
 	sw->ports[2].peer_guid = 0;
 	link_ports(sw, 6, fabsnap_find(s, 0x201), 1);
 	port_up(&sw->ports[6], 100);
 	sw->ports[3].peer_guid = 0;
-	sw->ports[3].phys_state = 2;
+	sw->ports[3].phys_state = IB_PORT_PHYS_STATE_POLLING;
 	fabsnap_find(s, 0x202)->ports[1].peer_guid = 0;
 	problems_judge(NULL, s, exp);
 	CHECK_INT((int)count(s, PROBLEM_LINK_MOVED), 1);

@@ -13,14 +13,15 @@
 #include "umadfs/fabric/problems/problems.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/routes.h"
+#include "umadfs/mad/ibcodes.h"
 
 enum { S1 = 0x11, S2 = 0x12, S3 = 0x13, CA_A = 0xa0, CA_B = 0xb0, CA_C = 0xc0 };
 
 static void up(struct fab_port *p, uint16_t lid)
 {
 	p->has_info = true;
-	p->state = 4;
-	p->phys_state = 5;
+	p->state = IB_LINK_ACTIVE;
+	p->phys_state = IB_PORT_PHYS_STATE_LINKUP;
 	p->lid = lid;
 }
 
@@ -41,7 +42,7 @@ static void complete(struct fab_snap *s)
 	s->sm_lid = 1;
 	s->sms = calloc(1, sizeof(*s->sms));
 	s->nsms = 1;
-	s->sms[0] = (struct fab_sm){ .guid = S1, .lid = 1, .state = 3 };
+	s->sms[0] = (struct fab_sm){ .guid = S1, .lid = 1, .state = IB_SMINFO_STATE_MASTER };
 	fabsnap_count(s);
 }
 
@@ -61,8 +62,8 @@ static struct fab_snap *ring(void)
 		up(&n->ports[0], (uint16_t)(1 + i));
 		for (unsigned p = 1; p <= 5; p++) {
 			n->ports[p].has_info = true;
-			n->ports[p].state = 1;       /* Down */
-			n->ports[p].phys_state = 2;  /* Polling */
+			n->ports[p].state = IB_LINK_DOWN;
+			n->ports[p].phys_state = IB_PORT_PHYS_STATE_POLLING;
 		}
 		up(&n->ports[1], 0);
 		up(&n->ports[2], 0);
@@ -232,8 +233,8 @@ static void test_problems(void)
 	/* Port 4 of S1 LinkUp but Init: a dead end while an SM is master,
 	 * the missing SM's to bring up (as port_not_active) when none is. */
 	s = ring();
-	s->nodes[0].ports[4].state = 2;
-	s->nodes[0].ports[4].phys_state = 5;
+	s->nodes[0].ports[4].state = IB_LINK_INIT;
+	s->nodes[0].ports[4].phys_state = IB_PORT_PHYS_STATE_LINKUP;
 	s->nodes[0].lft[20] = 4;
 	route_problems(s, got, sizeof(got));
 	CHECK_STR(got,

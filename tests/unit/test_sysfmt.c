@@ -3,6 +3,7 @@
 
 #include "check.h"
 #include "umadfs/device/sysfmt.h"
+#include "umadfs/mad/ibcodes.h"
 
 int main(void)
 {
@@ -63,7 +64,7 @@ int main(void)
 
 	/* Too small a buffer is refused, never truncated. */
 	CHECK_INT(sysfmt_port_state(b, 4, 4), -ENOSPC);
-	CHECK_INT(sysfmt_width_lanes(8), 12);
+	CHECK_INT(ibcodes_width_lanes(8), 12);
 
 	/* The bits of PortInfo's Enabled and Supported fields, as names. */
 	CHECK_INT(sysfmt_widths(b, sizeof(b), 1 | 2), 6);

@@ -29,8 +29,9 @@ int sysfmt_phys_state(char *buf, size_t cap, unsigned phys_state);
  */
 int sysfmt_rate(char *buf, size_t cap, unsigned width, unsigned speed,
 		unsigned ext_speed);
-/* The width as a lane count (1, 2, 4, 8, 12), or -1 for an unknown code. */
-int sysfmt_width_lanes(unsigned width);
+/* The rate sysfmt_rate() prints, in Mb/s (10000 for 4X SDR), or -EINVAL
+ * for an unknown width. */
+int sysfmt_rate_mbps(unsigned width, unsigned speed, unsigned ext_speed);
 /* The active speed's name as sysfmt_rate words it: "FDR" ... "XDR" when
  * ext_speed is set, else "SDR", "DDR" or "QDR" ("SDR" for an unknown
  * code, as the kernel). */

@@ -36,8 +36,6 @@ uint32_t mad_vendor_oui(const uint8_t *mad);
 /* Methods that change state: Set, and Delete (SA). */
 bool mad_method_changes_state(unsigned method);
 
-#define MAD_LID_MULTICAST_FIRST 0xc000 /* 0xc000-0xfffe: multicast LIDs */
-
 /* Whether answer, a response (a received frame: the umad header and at
  * least the MAD header), can be the answer of request (the frame sent,
  * the same) whose TID it carries.  As the kernel's ib_find_send_mad(): of

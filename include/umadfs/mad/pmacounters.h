@@ -1,6 +1,7 @@
 /* The port counters as the kernel's sysfs names them (counters/), and
  * their PortCounters and PortCountersExtended fields (libibmad's), chosen
- * by what the PMA's ClassPortInfo CapabilityMask says it has. */
+ * by what the PMA's ClassPortInfo CapabilityMask says it has; the ones
+ * ibqueryerrors checks, by its names (libibmad's field names). */
 #ifndef UMADFS_PMACOUNTERS_H
 #define UMADFS_PMACOUNTERS_H
 
@@ -21,5 +22,19 @@ unsigned pmacounters_attr(unsigned i, unsigned capmask);
 /* The index of the counter the kernel's sysfs calls name (0 when none:
  * callers name counters of the table). */
 unsigned pmacounters_index(const char *name);
+
+/* The counters ibqueryerrors checks, in its order: PortCounters' error
+ * counters (symbol_error ... VL15_dropped), then port_xmit_wait (a
+ * congestion count).  The index of the k-th (k < PMACOUNTERS_CHECKED). */
+#define PMACOUNTERS_CHECKED 13
+unsigned pmacounters_checked(unsigned k);
+/* Whether counter i is one of the error counters. */
+bool pmacounters_is_error(unsigned i);
+/* Counter i's PortCounters field (libibmad's IB_PC_*_F, whose
+ * mad_field_name() is ibqueryerrors' name of it), 0 when it has none. */
+int pmacounters_field(unsigned i);
+/* The largest value PortCounters field f holds (its width's): a counter
+ * there is saturated. */
+uint64_t pmacounters_field_max(int field);
 
 #endif

@@ -30,10 +30,8 @@
 #include "umadfs/fuse/parkedwrite.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
+#include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/mad.h"
-
-#define PHYS_POLLING 2  /* PortPhysicalState */
-#define PHYS_DISABLED 3
 
 /* Set before the tree is built, then only read. */
 static bool group_set;
@@ -227,8 +225,8 @@ static int parse_admin(const char *buf, size_t size, unsigned *phys, bool *force
 		       const char **word)
 {
 	static const struct { const char *word; unsigned phys; } ops[] = {
-		{ "disable", PHYS_DISABLED }, { "enable", PHYS_POLLING },
-		{ "reset", PHYS_POLLING }, /* as ibportstate: one Set to Polling */
+		{ "disable", IB_PORT_PHYS_STATE_DISABLED }, { "enable", IB_PORT_PHYS_STATE_POLLING },
+		{ "reset", IB_PORT_PHYS_STATE_POLLING }, /* as ibportstate: one Set to Polling */
 	};
 	char text[32], *w, *f, *save;
 
@@ -269,7 +267,7 @@ static void admin_write(fuse_req_t req, struct node *n, const char *buf,
 	}
 	if (!target(req, n, &s, &fn))
 		return;
-	if (phys == PHYS_DISABLED || !strcmp(word, "reset")) {
+	if (phys == IB_PORT_PHYS_STATE_DISABLED || !strcmp(word, "reset")) {
 		if (!force && on_own_route(s, fn, port)) {
 			refuse(req, n, EBUSY, "admin: %s of 0x%016" PRIx64 " port %u would "
 			       "cut this host's route to it (%s); write '%s force' to "

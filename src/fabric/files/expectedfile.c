@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "umadfs/base/array.h"
 #include "umadfs/base/log.h"
 #include "umadfs/fabric/files/expectedfile.h"
 #include "umadfs/fabric/files/fabtext.h"
@@ -173,9 +174,6 @@ static void unhold(size_t n)
  * reason in last_error. */
 static int take_room(struct exp_open *o, size_t size, off_t off)
 {
-	size_t cap = o->cap ? o->cap : 65536;
-	char *bigger;
-
 	if (off < 0 || (size_t)off != o->len) {
 		lasterror_set("expected: a write at offset %lld: a text is "
 				   "written whole, in order (%zu bytes so far)",
@@ -189,17 +187,10 @@ static int take_room(struct exp_open *o, size_t size, off_t off)
 	}
 	if (hold(size) < 0)
 		return -ENOSPC;
-	while (cap < o->len + size)
-		cap *= 2;
-	if (cap > o->cap) {
-		bigger = realloc(o->buf, cap);
-		if (!bigger) {
-			unhold(size);
-			lasterror_set("expected: out of memory");
-			return -ENOMEM;
-		}
-		o->buf = bigger;
-		o->cap = cap;
+	if (ARRAY_GROW(o->buf, o->cap, o->len + size, 65536) < 0) {
+		unhold(size);
+		lasterror_set("expected: out of memory");
+		return -ENOMEM;
 	}
 	return 0;
 }

@@ -21,15 +21,6 @@
 
 #define QUOTED_DESC (4 * FAB_DESC_LEN + 3)
 
-/* The counters whose increase is an event (the error counters). */
-static const char *const error_counters[] = {
-	"symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
-	"port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors",
-	"port_xmit_discards", "port_xmit_constraint_errors",
-	"port_rcv_constraint_errors", "local_link_integrity_errors",
-	"excessive_buffer_overrun_errors", "VL15_dropped",
-};
-
 static struct {
 	struct readq q;             /* its lock guards the fields below */
 	char *lines[FABEVENTS_MAX]; /* line seq at lines[seq % FABEVENTS_MAX] */
@@ -419,13 +410,13 @@ static void counter_events(const struct fab_snap *b, const struct fab_node *na,
 
 	if (!pa->has_counters || !pb->has_counters)
 		return;
-	for (size_t c = 0; c < sizeof(error_counters) / sizeof(error_counters[0]); c++) {
-		unsigned i = pmacounters_index(error_counters[c]);
+	for (unsigned i = 0; i < pmacounters_count(); i++) {
 		const struct fab_node *peer = NULL;
 		char me[400], other[400] = "";
 		uint64_t va, vb;
 
-		if (!pmacounters_value(i, pa->basic, NULL, 0, &va) ||
+		if (!pmacounters_is_error(i) ||
+		    !pmacounters_value(i, pa->basic, NULL, 0, &va) ||
 		    !pmacounters_value(i, pb->basic, NULL, 0, &vb) || vb <= va)
 			continue;
 		port_end(me, sizeof(me), "", n, p);
@@ -435,7 +426,7 @@ static void counter_events(const struct fab_snap *b, const struct fab_node *na,
 				 pb->peer_port);
 		}
 		emit("event=counter_increased %s counter=%s delta=%" PRIu64
-		     " value=%" PRIu64 "%s", me, error_counters[c], vb - va, vb, other);
+		     " value=%" PRIu64 "%s", me, pmacounters_name(i), vb - va, vb, other);
 	}
 }
 

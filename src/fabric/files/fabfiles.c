@@ -23,8 +23,8 @@
 #include "umadfs/fuse/stream.h"
 #include "umadfs/fuse/textfile.h"
 #include "umadfs/fuse/tree.h"
+#include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/pmacounters.h"
-
 
 /* A node's directory: owner of every node of its subtree (each holds a
  * reference), so it outlives the last one the kernel knows. */
@@ -235,13 +235,12 @@ static const struct node_ops sweep_ops = {
 	.size = snap_size, .mtime = snap_mtime,
 };
 
-/* SMInfo SMState as fabric/sm words it (sminfo's SMINFO_* names). */
+/* SMInfo SMState as fabric/sm words it (sminfo's names). */
 static const char *sm_state(unsigned state)
 {
-	static const char *const names[] = { "notactive", "discovering",
-					     "standby", "master" };
+	const char *name = ibcodes_sm_state_name(state);
 
-	return state < 4 ? names[state] : "unknown";
+	return name ? name : "unknown";
 }
 
 /* fabric/sm: the SM at the local port's MasterSMLID as key value lines,
@@ -394,7 +393,7 @@ static int port_value(const struct fab_node *fn, const struct fab_port *p,
 	case 0: return sysfmt_port_state(buf, cap, p->state);
 	case 1: return sysfmt_phys_state(buf, cap, p->phys_state);
 	case 2: return sysfmt_rate(buf, cap, p->width, p->speed, p->ext_speed);
-	case 3: return snprintf(buf, cap, "%dX\n", sysfmt_width_lanes(p->width));
+	case 3: return snprintf(buf, cap, "%dX\n", ibcodes_width_lanes(p->width));
 	case 4: return snprintf(buf, cap, "%s\n",
 				sysfmt_speed_name(p->speed, p->ext_speed));
 	case 5: return snprintf(buf, cap, "0x%x\n", p->lid);

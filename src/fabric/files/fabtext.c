@@ -13,6 +13,7 @@
 #include "umadfs/fabric/files/fabtext.h"
 #include "umadfs/fabric/problems/problem.h"
 #include "umadfs/fabric/snapshot/routes.h"
+#include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/madtext.h"
 #include "umadfs/mad/pmacounters.h"
 
@@ -106,43 +107,31 @@ void fabtext_free(char *text, size_t len)
 		munmap(text, len + 1);
 }
 
-static const char *width_name(unsigned w)
+/* A link's width and speed, and a port's state, as ibnetdiscover words
+ * them (4x, EDR, Active; "?" for a code it does not know); buf holds
+ * the width. */
+static const char *width_name(char buf[16], unsigned w)
 {
-	switch (w) {
-	case 1: return "1x";
-	case 2: return "4x";
-	case 4: return "8x";
-	case 8: return "12x";
-	case 16: return "2x";
-	default: return "?";
-	}
+	int lanes = ibcodes_width_lanes(w);
+
+	if (lanes < 0)
+		return "?";
+	snprintf(buf, 16, "%dx", lanes);
+	return buf;
 }
 
-/* As ibnetdiscover prints a port's speed: the extended one when set. */
 static const char *speed_name(unsigned speed, unsigned ext)
 {
-	switch (ext) {
-	case 1: return "FDR";
-	case 2: return "EDR";
-	case 4: return "HDR";
-	case 8: return "NDR";
-	case 16: return "XDR";
-	default: break;
-	}
-	switch (speed) {
-	case 1: return "SDR";
-	case 2: return "DDR";
-	case 4: return "QDR";
-	default: return "?";
-	}
+	const struct ib_speed *s = ibcodes_speed(speed, ext);
+
+	return s ? s->name : "?";
 }
 
-static const char *state_name(unsigned s)
+static const char *state_name(unsigned state)
 {
-	static const char *const names[] = { "NOP", "Down", "Init", "Armed",
-					     "Active", "ActDefer" };
+	const char *name = ibcodes_state_name(state);
 
-	return s < 6 ? names[s] : "?";
+	return name ? name : "?";
 }
 
 /* "S-0002c90300001234" or "H-...": ibnetdiscover's node id. */
@@ -161,7 +150,7 @@ static void topo_port(struct text *t, const struct fab_snap *s,
 	const struct fab_node *pn = NULL;
 	const struct fab_port *me = &n->ports[p];
 	const struct fab_port *peer = fabsnap_peer(s, me, &pn);
-	char id[24];
+	char id[24], w[16];
 
 	if (!peer)
 		return;
@@ -175,7 +164,7 @@ static void topo_port(struct text *t, const struct fab_snap *s,
 		put(t, "[%u](%" PRIx64 ") \t\"%s\"[%u]\t\t# lid %u lmc %u ", p,
 		    me->port_guid, id, me->peer_port, me->lid, me->lmc);
 	}
-	put(t, "\"%s\" lid %u %s%s\n", pn->desc, peer->lid, width_name(me->width),
+	put(t, "\"%s\" lid %u %s%s\n", pn->desc, peer->lid, width_name(w, me->width),
 	    speed_name(me->speed, me->ext_speed));
 }
 
@@ -233,7 +222,7 @@ static void format_links(struct text *t, const struct fab_snap *s)
 			const struct fab_port *me = &n->ports[p];
 			const struct fab_node *pn = NULL;
 			const struct fab_port *peer = fabsnap_peer(s, me, &pn);
-			char qa[4 * FAB_DESC_LEN + 3], qb[4 * FAB_DESC_LEN + 3];
+			char qa[4 * FAB_DESC_LEN + 3], qb[4 * FAB_DESC_LEN + 3], w[16];
 
 			if (!peer || (size_t)(pn - s->nodes) < i ||
 			    (pn == n && me->peer_port < p))
@@ -243,7 +232,7 @@ static void format_links(struct text *t, const struct fab_snap *s)
 			put(t, "guid=0x%016" PRIx64 " port=%u node_desc=%s "
 			    "peer_guid=0x%016" PRIx64 " peer_port=%u peer_node_desc=%s "
 			    "width=%s speed=%s state=%s\n", n->guid, p, qa, pn->guid,
-			    me->peer_port, qb, width_name(me->width),
+			    me->peer_port, qb, width_name(w, me->width),
 			    speed_name(me->speed, me->ext_speed), state_name(me->state));
 		}
 	}
@@ -370,13 +359,9 @@ static void prom_sweep(struct text *t, const struct fab_snap *s)
 /* The port's rate in bytes per second, as node_exporter reads sysfs's. */
 static double rate_bytes(const struct fab_port *p)
 {
-	static const double ext_gbps[] = { 0, 14, 25, 0, 50, 0, 0, 0, 100 };
-	int lanes = sysfmt_width_lanes(p->width);
-	double gbps = p->speed == 4 ? 10 : p->speed == 2 ? 5 : 2.5;
+	int mbps = sysfmt_rate_mbps(p->width, p->speed, p->ext_speed);
 
-	if (p->ext_speed && p->ext_speed < sizeof(ext_gbps) / sizeof(ext_gbps[0]))
-		gbps = ext_gbps[p->ext_speed];
-	return lanes > 0 ? lanes * gbps * 125000000.0 : 0;
+	return mbps > 0 ? mbps * 125000.0 : 0;
 }
 
 struct prom_port {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "umadfs/base/clock.h"
+#include "umadfs/base/filetext.h"
 #include "umadfs/base/log.h"
 #include "umadfs/fabric/problems/expected.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
@@ -89,71 +90,6 @@ void expected_offer(struct fab_snap *snap)
 
 /* ---- -o fabric_expected=PATH ---- */
 
-/* The whole of a regular file of at most TOPOFILE_TEXT_MAX bytes (a FIFO
- * or a device refused, never waited on): 0, or -errno with why. */
-static int read_file(const char *path, char **text, size_t *len,
-		     struct timespec *mtime, char *why, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	size_t have = 0, size = 65536;
-	char *buf = NULL, *bigger;
-	struct stat st;
-	ssize_t n = 1;
-	int err = 0;
-
-	if (fd < 0) {
-		err = -errno;
-		snprintf(why, cap, "%s", strerror(-err));
-		return err;
-	}
-	if (fstat(fd, &st) < 0) {
-		err = -errno;
-		snprintf(why, cap, "%s", strerror(-err));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = -EINVAL;
-		snprintf(why, cap, "not a regular file");
-		goto out;
-	}
-	*mtime = st.st_mtim;
-	while (n > 0) {
-		if (have == size || !buf) {
-			size = buf ? size * 2 : size;
-			bigger = realloc(buf, size);
-			if (!bigger) {
-				err = -ENOMEM;
-				snprintf(why, cap, "out of memory");
-				goto out;
-			}
-			buf = bigger;
-		}
-		n = read(fd, buf + have, size - have);
-		if (n < 0 && errno == EINTR)
-			n = 1;
-		else if (n < 0)
-			err = -errno;
-		else
-			have += (size_t)n;
-		if (have > TOPOFILE_TEXT_MAX) {
-			err = -EFBIG;
-			snprintf(why, cap, "longer than %u MiB", TOPOFILE_TEXT_MAX >> 20);
-			goto out;
-		}
-	}
-	if (err)
-		snprintf(why, cap, "%s", strerror(-err));
-out:
-	close(fd);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	*text = buf;
-	*len = have;
-	return 0;
-}
-
 /* path made absolute (the daemon's working directory may change), its
  * directory resolved: 0, or -errno with why. */
 static int set_path(const char *path, char *why, size_t cap)
@@ -209,7 +145,8 @@ int expected_configure(const char *path)
 		return 0;
 	err = set_path(path, why, sizeof(why));
 	if (!err) {
-		err = read_file(ex.path, &text, &len, &mtime, why, sizeof(why));
+		err = filetext_read(ex.path, TOPOFILE_TEXT_MAX, &text, &len, &mtime,
+				    why, sizeof(why));
 		if (err == -ENOENT)
 			return 0; /* none yet: the first write makes it */
 	}

@@ -14,22 +14,18 @@
 #include <string.h>
 
 #include "umadfs/device/sysfmt.h"
+#include "umadfs/mad/ibcodes.h"
 
 #include "problems_priv.h"
 
 /* ---- link speeds ---- */
 
-/* A speed as Mb/s per lane: the extended one when set. */
+/* A speed as Mb/s per lane: the extended one when set; 0 for none. */
 static unsigned lane_mbps(unsigned speed, unsigned ext)
 {
-	static const struct { unsigned bit, mbps; } exts[] = {
-		{ 16, 200000 }, { 8, 100000 }, { 4, 50000 }, { 2, 25000 }, { 1, 14000 },
-	};
+	const struct ib_speed *s = ibcodes_speed(speed, ext);
 
-	for (size_t i = 0; ext && i < sizeof(exts) / sizeof(exts[0]); i++)
-		if (ext & exts[i].bit)
-			return exts[i].mbps;
-	return speed & 4 ? 10000 : speed & 2 ? 5000 : speed & 1 ? 2500 : 0;
+	return s ? s->lane_mbps : 0;
 }
 
 /* The highest bit of a speed set (SDR 1, DDR 2, QDR 4; ext FDR 1 ...). */
@@ -43,33 +39,35 @@ static unsigned top_bit(unsigned set)
 	return b;
 }
 
-/* The widest width of a set (1x 1, 4x 2, 8x 4, 12x 8, 2x 16). */
+/* The widest width of a set. */
 static unsigned widest(unsigned set)
 {
 	unsigned best = 0;
 
-	for (unsigned i = 0; i < 5; i++)
-		if ((set & (1u << i)) && sysfmt_width_lanes(1u << i) >
-		    sysfmt_width_lanes(best))
-			best = 1u << i;
+	for (unsigned i = 0, w; (w = ibcodes_width_at(i)); i++)
+		if (set & w)
+			best = w; /* fewest lanes first */
 	return best;
 }
 
 /* "Enabled" values that mean "as supported" (IBA 14.2.5.6). */
 static unsigned enabled_width(const struct fab_port *p)
 {
-	return p->width_enabled == 0xff ? p->width_supported : p->width_enabled;
+	return p->width_enabled == IB_LINK_WIDTH_SET_LWS ? p->width_supported :
+		p->width_enabled;
 }
 
 static unsigned enabled_speed(const struct fab_port *p)
 {
-	return p->speed_enabled == 15 ? p->speed_supported : p->speed_enabled;
+	return p->speed_enabled == IB_LINK_SPEED_SET_LSS ? p->speed_supported :
+		p->speed_enabled;
 }
 
+/* (IB_LINK_SPEED_EXT_DISABLE is 0 by now: fabsnap_read_port_info.) */
 static unsigned enabled_ext(const struct fab_port *p)
 {
-	return p->ext_speed_enabled >= 30 ? p->ext_speed_supported :
-		p->ext_speed_enabled;
+	return p->ext_speed_enabled >= IB_LINK_SPEED_EXT_DISABLE ?
+		p->ext_speed_supported : p->ext_speed_enabled;
 }
 
 struct rate {
@@ -77,19 +75,12 @@ struct rate {
 	unsigned speed, ext; /* one speed bit, one ext bit or 0 */
 };
 
+/* "4xEDR", as ibnetdiscover words a link. */
 static void rate_name(char *buf, size_t cap, const struct rate *r)
 {
-	static const char *const ext_names[] = { "FDR", "EDR", "HDR", "NDR", "XDR" };
-	static const char *const names[] = { "SDR", "DDR", "QDR" };
-	const char *sp = "?";
+	const struct ib_speed *s = ibcodes_speed(r->speed, r->ext);
 
-	for (unsigned i = 0; i < 5; i++)
-		if (r->ext == 1u << i)
-			sp = ext_names[i];
-	for (unsigned i = 0; !r->ext && i < 3; i++)
-		if (r->speed == 1u << i)
-			sp = names[i];
-	snprintf(buf, cap, "%dx%s", sysfmt_width_lanes(r->width), sp);
+	snprintf(buf, cap, "%dx%s", ibcodes_width_lanes(r->width), s ? s->name : "?");
 }
 
 /* What a link runs at (either end: both share it). */
@@ -118,7 +109,7 @@ static bool best_rate(const struct fab_port *a, const struct fab_port *b,
 /* Below: fewer lanes or a slower lane. */
 static bool below(const struct rate *found, const struct rate *want)
 {
-	return sysfmt_width_lanes(found->width) < sysfmt_width_lanes(want->width) ||
+	return ibcodes_width_lanes(found->width) < ibcodes_width_lanes(want->width) ||
 	       lane_mbps(found->speed, found->ext) < lane_mbps(want->speed, want->ext);
 }
 
@@ -275,7 +266,7 @@ struct links {
 static bool links_add(struct problem_list *j, struct links *l, uint64_t a, unsigned pa,
 		      uint64_t b, unsigned pb)
 {
-	if (!problem_room(j, (void **)&l->v, &l->cap, l->n, sizeof(*l->v)))
+	if (!problem_room(j, &l->v, &l->cap, l->n, sizeof(*l->v)))
 		return false;
 	l->v[l->n++] = (struct link){ a, b, (uint8_t)pa, (uint8_t)pb, false };
 	return true;
@@ -292,7 +283,7 @@ static bool has_link(const struct fab_snap *s, uint64_t guid, unsigned p,
 		return false;
 	fp = &n->ports[p];
 	return fp->peer_guid == peer && fp->peer_port == peer_port &&
-	       (!fp->has_info || fp->phys_state == PHYS_LINKUP);
+	       (!fp->has_info || fp->phys_state == IB_PORT_PHYS_STATE_LINKUP);
 }
 
 /* The links of a that b lacks (both ends' nodes in the snapshot, when

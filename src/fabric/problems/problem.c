@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "umadfs/base/array.h"
 #include "umadfs/fabric/problems/problem.h"
 #include "umadfs/fabric/problems/thresholds.h"
 
@@ -53,20 +54,12 @@ const char *problem_counter_name(const struct fab_problem *p)
 	return p->counter >= 0 ? thresholds_name((unsigned)p->counter) : NULL;
 }
 
-bool problem_room(struct problem_list *j, void **v, size_t *cap, size_t n, size_t size)
+bool problem_room(struct problem_list *j, void *v, size_t *cap, size_t n, size_t size)
 {
-	size_t more = *cap ? *cap * 2 : 64;
-	void *bigger;
-
-	if (n < *cap)
-		return true;
-	bigger = realloc(*v, more * size);
-	if (!bigger) {
+	if (array_grow(v, cap, n + 1, size, 64) < 0) {
 		j->nomem = true;
 		return false;
 	}
-	*v = bigger;
-	*cap = more;
 	return true;
 }
 
@@ -75,7 +68,7 @@ struct fab_problem *problem_add(struct problem_list *j, unsigned kind,
 {
 	struct fab_problem *p;
 
-	if (!problem_room(j, (void **)&j->list, &j->cap, j->n, sizeof(*p)))
+	if (!problem_room(j, &j->list, &j->cap, j->n, sizeof(*p)))
 		return NULL;
 	p = &j->list[j->n++];
 	memset(p, 0, sizeof(*p));
@@ -172,6 +165,104 @@ static void key_desc(char *buf, size_t cap, size_t *o, const char *key,
 	keyf(buf, cap, o, " %s=%s", key, q);
 }
 
+/* The keys every problem has that has them: its kind, severity, node,
+ * port and peer. */
+static void identity_keys(const struct fab_problem *p, char *buf, size_t cap,
+			  size_t *o)
+{
+	keyf(buf, cap, o, "problem=%s severity=%s", problem_kind_name(p->kind),
+	     problem_severity_name(p->severity));
+	if (p->guid)
+		keyf(buf, cap, o, " guid=0x%016" PRIx64, p->guid);
+	if (p->has_port)
+		keyf(buf, cap, o, " port=%u", p->port);
+	if (p->guid && p->kind != PROBLEM_SM_STALLED)
+		key_desc(buf, cap, o, "node_desc", p->node_desc);
+	if (p->kind == PROBLEM_NODE_MISSING)
+		keyf(buf, cap, o, " node_type=%s", fabsnap_type_name(p->node_type));
+	if (p->peer_guid) {
+		keyf(buf, cap, o, " peer_guid=0x%016" PRIx64 " peer_port=%u",
+		     p->peer_guid, p->peer_port);
+		key_desc(buf, cap, o, "peer_node_desc", p->peer_desc);
+	}
+}
+
+/* A counter's problem's keys: the counter and its numbers. */
+static void counter_keys(const struct fab_problem *p, char *buf, size_t cap,
+			 size_t *o)
+{
+	switch (p->kind) {
+	case PROBLEM_COUNTER_OVER_THRESHOLD:
+		keyf(buf, cap, o, " counter=%s value=%" PRIu64 " threshold=%" PRIu64,
+		     problem_counter_name(p), p->n.counter.value, p->n.counter.threshold);
+		break;
+	case PROBLEM_COUNTER_RISING:
+		keyf(buf, cap, o, " counter=%s value=%" PRIu64 " delta=%" PRIu64,
+		     problem_counter_name(p), p->n.counter.value,
+		     p->n.counter.value - p->n.counter.before);
+		break;
+	default: /* saturated */
+		keyf(buf, cap, o, " counter=%s value=%" PRIu64,
+		     problem_counter_name(p), p->n.counter.value);
+		break;
+	}
+}
+
+/* The keys of the problem's kind: what was expected and found, its
+ * numbers. */
+static void kind_keys(const struct fab_problem *p, char *buf, size_t cap, size_t *o)
+{
+	char q[2 * sizeof(p->found) + 3];
+
+	switch (p->kind) {
+	case PROBLEM_COUNTER_OVER_THRESHOLD:
+	case PROBLEM_COUNTER_RISING:
+	case PROBLEM_COUNTER_SATURATED:
+		counter_keys(p, buf, cap, o);
+		break;
+	case PROBLEM_LINK_DEGRADED:
+		keyf(buf, cap, o, " expected=%s found=%s basis=%s", p->expected,
+		     p->found, p->basis ? p->basis : "enabled");
+		break;
+	case PROBLEM_LINK_MOVED:
+		keyf(buf, cap, o, " expected=%s found=%s", p->expected, p->found);
+		break;
+	case PROBLEM_LINK_MISSING:
+	case PROBLEM_PORT_NOT_ACTIVE:
+	case PROBLEM_DUPLICATE_GUID:
+		keyf(buf, cap, o, " found=%s", p->found);
+		break;
+	case PROBLEM_DUPLICATE_LID:
+		keyf(buf, cap, o, " lid=%u", p->lid);
+		break;
+	case PROBLEM_DUPLICATE_NODE_DESC:
+		keyf(buf, cap, o, " count=%" PRIu64, p->n.count);
+		break;
+	case PROBLEM_SM_MISSING:
+		keyf(buf, cap, o, " sm_lid=%u", p->lid);
+		break;
+	case PROBLEM_SM_STALLED:
+		keyf(buf, cap, o, " lid=%u act_count=%" PRIu64 " seconds=%" PRIu64,
+		     p->lid, p->n.sm.act_count, p->n.sm.seconds);
+		break;
+	case PROBLEM_NODE_UNRESPONSIVE:
+		keyf(buf, cap, o, " sma_timeouts=%" PRIu64 " pma_timeouts=%" PRIu64,
+		     p->n.timeouts.sma, p->n.timeouts.pma);
+		break;
+	case PROBLEM_ROUTE_MISSING:
+	case PROBLEM_ROUTE_LOOP:
+	case PROBLEM_ROUTE_DEAD_END:
+		keyf(buf, cap, o, " %s", p->found);
+		break;
+	case PROBLEM_SWEEP_FAILED:
+		fabsnap_quote(q, sizeof(q), p->found);
+		keyf(buf, cap, o, " reason=%s", q);
+		break;
+	default:
+		break;
+	}
+}
+
 size_t problem_keys(const struct fab_problem *p, char *buf, size_t cap)
 {
 	size_t o = 0;
@@ -179,80 +270,7 @@ size_t problem_keys(const struct fab_problem *p, char *buf, size_t cap)
 	if (!cap)
 		return 0;
 	buf[0] = '\0';
-	keyf(buf, cap, &o, "problem=%s severity=%s", problem_kind_name(p->kind),
-	     problem_severity_name(p->severity));
-	if (p->guid)
-		keyf(buf, cap, &o, " guid=0x%016" PRIx64, p->guid);
-	if (p->has_port)
-		keyf(buf, cap, &o, " port=%u", p->port);
-	if (p->guid && p->kind != PROBLEM_SM_STALLED)
-		key_desc(buf, cap, &o, "node_desc", p->node_desc);
-	if (p->kind == PROBLEM_NODE_MISSING)
-		keyf(buf, cap, &o, " node_type=%s", fabsnap_type_name(p->node_type));
-	if (p->peer_guid) {
-		keyf(buf, cap, &o, " peer_guid=0x%016" PRIx64 " peer_port=%u",
-		     p->peer_guid, p->peer_port);
-		key_desc(buf, cap, &o, "peer_node_desc", p->peer_desc);
-	}
-	switch (p->kind) {
-	case PROBLEM_COUNTER_OVER_THRESHOLD:
-		keyf(buf, cap, &o, " counter=%s value=%" PRIu64 " threshold=%" PRIu64,
-		     problem_counter_name(p), p->n.counter.value, p->n.counter.threshold);
-		break;
-	case PROBLEM_COUNTER_RISING:
-		keyf(buf, cap, &o, " counter=%s value=%" PRIu64 " delta=%" PRIu64,
-		     problem_counter_name(p), p->n.counter.value,
-		     p->n.counter.value - p->n.counter.before);
-		break;
-	case PROBLEM_COUNTER_SATURATED:
-		keyf(buf, cap, &o, " counter=%s value=%" PRIu64,
-		     problem_counter_name(p), p->n.counter.value);
-		break;
-	case PROBLEM_LINK_DEGRADED:
-		keyf(buf, cap, &o, " expected=%s found=%s basis=%s", p->expected,
-		     p->found, p->basis ? p->basis : "enabled");
-		break;
-	case PROBLEM_LINK_MOVED:
-		keyf(buf, cap, &o, " expected=%s found=%s", p->expected, p->found);
-		break;
-	case PROBLEM_LINK_MISSING:
-	case PROBLEM_PORT_NOT_ACTIVE:
-		keyf(buf, cap, &o, " found=%s", p->found);
-		break;
-	case PROBLEM_DUPLICATE_GUID:
-		keyf(buf, cap, &o, " found=%s", p->found);
-		break;
-	case PROBLEM_DUPLICATE_LID:
-		keyf(buf, cap, &o, " lid=%u", p->lid);
-		break;
-	case PROBLEM_DUPLICATE_NODE_DESC:
-		keyf(buf, cap, &o, " count=%" PRIu64, p->n.count);
-		break;
-	case PROBLEM_SM_MISSING:
-		keyf(buf, cap, &o, " sm_lid=%u", p->lid);
-		break;
-	case PROBLEM_SM_STALLED:
-		keyf(buf, cap, &o, " lid=%u act_count=%" PRIu64 " seconds=%" PRIu64,
-		     p->lid, p->n.sm.act_count, p->n.sm.seconds);
-		break;
-	case PROBLEM_NODE_UNRESPONSIVE:
-		keyf(buf, cap, &o, " sma_timeouts=%" PRIu64 " pma_timeouts=%" PRIu64,
-		     p->n.timeouts.sma, p->n.timeouts.pma);
-		break;
-	case PROBLEM_ROUTE_MISSING:
-	case PROBLEM_ROUTE_LOOP:
-	case PROBLEM_ROUTE_DEAD_END:
-		keyf(buf, cap, &o, " %s", p->found);
-		break;
-	case PROBLEM_SWEEP_FAILED: {
-		char q[2 * sizeof(p->found) + 3];
-
-		fabsnap_quote(q, sizeof(q), p->found);
-		keyf(buf, cap, &o, " reason=%s", q);
-		break;
-	}
-	default:
-		break;
-	}
+	identity_keys(p, buf, cap, &o);
+	kind_keys(p, buf, cap, &o);
 	return o;
 }

@@ -16,15 +16,12 @@
 #include "umadfs/fabric/problems/problem.h"
 #include "umadfs/fabric/problems/problems.h"
 #include "umadfs/fabric/problems/thresholds.h"
+#include "umadfs/mad/ibcodes.h"
+#include "umadfs/mad/pmacounters.h"
 
 #include "problems_priv.h"
 
-#define STATE_INIT 2      /* PortInfo PortState */
-#define STATE_ARMED 3
-#define STATE_ACTIVE 4
-#define SM_MASTER 3       /* SMInfo SMState, as sminfo numbers it */
 #define SM_STALL_MS 60000 /* ActCount unmoved this long: sm_stalled */
-#define PM_XMIT_WAIT 0x1000 /* PMA CapabilityMask: PortCounters PortXmitWait */
 
 /* Set by problems_configure() before the sweep thread starts, then only
  * read. */
@@ -44,17 +41,7 @@ int problems_configure(const char *path)
 	return r < 0 ? -EINVAL : 0;
 }
 
-
 /* ---- counters ---- */
-
-/* The largest value PortCounters field f holds (its width's). */
-static uint64_t field_max(int f)
-{
-	uint8_t buf[IB_PC_DATA_SZ] = { 0 };
-
-	mad_set_field(buf, 0, (enum MAD_FIELDS)f, 0xffffffffu);
-	return mad_get_field(buf, 0, (enum MAD_FIELDS)f);
-}
 
 /* Counter i's value on port p of n; false when it has none. */
 static bool counter_value(const struct fab_node *n, const struct fab_port *p,
@@ -65,7 +52,7 @@ static bool counter_value(const struct fab_node *n, const struct fab_port *p,
 	if (!p->has_counters)
 		return false;
 	/* As ibqueryerrors: PortXmitWait counts only where the PMA has it. */
-	if (f == IB_PC_XMT_WAIT_F && !(n->pma_capmask & PM_XMIT_WAIT))
+	if (f == IB_PC_XMT_WAIT_F && !(n->pma_capmask & IB_PM_PC_XMIT_WAIT_SUP))
 		return false;
 	*v = mad_get_field((void *)p->basic, 0, (enum MAD_FIELDS)f);
 	return true;
@@ -98,7 +85,7 @@ static void judge_counters(struct problem_list *j, const struct fab_node *n,
 			pr->n.counter.value = v;
 			pr->n.counter.threshold = thr.value[i];
 		}
-		if (v == field_max(f) && (pr = problem_add(j, PROBLEM_COUNTER_SATURATED, n, (int)port))) {
+		if (v == pmacounters_field_max(f) && (pr = problem_add(j, PROBLEM_COUNTER_SATURATED, n, (int)port))) {
 			pr->counter = (int8_t)i;
 			pr->n.counter.value = v;
 		}
@@ -115,27 +102,21 @@ static void judge_counters(struct problem_list *j, const struct fab_node *n,
 
 /* ---- ports and LIDs ---- */
 
-static bool not_active(const struct fab_port *p)
-{
-	return p->has_info && p->phys_state == PHYS_LINKUP &&
-	       (p->state == STATE_INIT || p->state == STATE_ARMED);
-}
-
 static void judge_port(struct problem_list *j, const struct fab_node *n, unsigned port,
 		       const struct fab_node *old, bool sm_missing)
 {
 	const struct fab_port *p = &n->ports[port];
 	struct fab_problem *pr;
 
-	if (!sm_missing && !j->snap->refreshes && port && not_active(p) && old &&
+	if (!sm_missing && !j->snap->refreshes && port && fabsnap_awaits_sm(p) && old &&
 	    port <= old->nports &&
-	    not_active(&old->ports[port]) &&
+	    fabsnap_awaits_sm(&old->ports[port]) &&
 	    (pr = problem_add(j, PROBLEM_PORT_NOT_ACTIVE, n, (int)port)))
 		snprintf(pr->found, sizeof(pr->found), "%s",
-			 p->state == STATE_INIT ? "Init" : "Armed");
+			 ibcodes_state_name(p->state));
 	/* Endports: a CA's ports, a switch's port 0. */
 	if ((n->type == FAB_SWITCH) == (port == 0) && p->has_info &&
-	    p->state == STATE_ACTIVE && !p->lid)
+	    p->state == IB_LINK_ACTIVE && !p->lid)
 		problem_add(j, PROBLEM_LID_UNASSIGNED, n, (int)port);
 }
 
@@ -265,7 +246,7 @@ static void judge_guids(struct problem_list *j)
 
 static const struct fab_sm *master_of(const struct fab_snap *s)
 {
-	return s && s->nsms && s->sms[0].state == SM_MASTER ? &s->sms[0] : NULL;
+	return s && s->nsms && s->sms[0].state == IB_SMINFO_STATE_MASTER ? &s->sms[0] : NULL;
 }
 
 /* sm_missing (true) or sm_stalled; sets snap->sm_act_since_ms. */
@@ -335,7 +316,7 @@ static bool carried(const struct problem_list *j, const struct fab_problem *was)
 		return n && was->port <= n->nports && n->ports[was->port].has_counters;
 	case PROBLEM_PORT_NOT_ACTIVE:
 		n = fabsnap_find(j->snap, was->guid);
-		return n && was->port <= n->nports && not_active(&n->ports[was->port]);
+		return n && was->port <= n->nports && fabsnap_awaits_sm(&n->ports[was->port]);
 	default:
 		return false;
 	}

@@ -11,8 +11,6 @@
 #include "umadfs/fabric/problems/problem.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 
-#define PHYS_LINKUP 5 /* PortInfo PortPhysicalState */
-
 /* The problems being made, and what they are judged against. */
 struct problem_list {
 	struct fab_snap *snap;
@@ -24,9 +22,11 @@ struct problem_list {
 	bool nomem;
 };
 
-/* problem.c: room in the array *v (*cap elements of size, n used) for one
- * more; false (l->nomem set) when it cannot grow. */
-bool problem_room(struct problem_list *l, void **v, size_t *cap, size_t n, size_t size);
+/* problem.c: room in the array at *arrayp (*cap elements of size, n
+ * used) for one more (array_grow()); false (l->nomem set) when it cannot
+ * grow. */
+bool problem_room(struct problem_list *l, void *arrayp, size_t *cap, size_t n,
+		  size_t size);
 /* A new problem of kind about node n (or NULL: the fabric's), port port
  * (-1: none); NULL on ENOMEM. */
 struct fab_problem *problem_add(struct problem_list *l, unsigned kind,

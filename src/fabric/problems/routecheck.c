@@ -10,12 +10,10 @@
 #include <string.h>
 
 #include "umadfs/fabric/snapshot/routes.h"
+#include "umadfs/mad/ibcodes.h"
 
 #include "problems_priv.h"
 
-#define PORT_INIT 2   /* PortInfo PortState */
-#define PORT_ARMED 3
-#define PORT_ACTIVE 4
 #define NO_SWITCH UINT32_MAX
 #define LIDS_LISTED 4
 
@@ -54,7 +52,7 @@ struct rcheck {
 static void finding(struct rcheck *j, uint32_t k, unsigned lid, unsigned kind,
 		    unsigned port)
 {
-	if (!problem_room(j->list, (void **)&j->f, &j->fcap, j->nf, sizeof(*j->f)))
+	if (!problem_room(j->list, &j->f, &j->fcap, j->nf, sizeof(*j->f)))
 		return;
 	j->f[j->nf++] = (struct finding){ k, (uint16_t)lid, (uint8_t)kind,
 					  (uint8_t)port };
@@ -94,8 +92,7 @@ static int judge_switches(struct rcheck *j)
 
 			j->beyond[b] = (struct beyond){ NO_SWITCH, NULL,
 				fp->has_info ? fp->state : 0,
-				j->sm_missing && fp->has_info && fp->phys_state == PHYS_LINKUP &&
-				(fp->state == PORT_INIT || fp->state == PORT_ARMED) };
+				j->sm_missing && fabsnap_awaits_sm(fp) };
 			if (pp && pn->type == FAB_SWITCH)
 				j->beyond[b].sw = swno[pn - s->nodes];
 			else if (pp)
@@ -124,7 +121,7 @@ static int judge_lids(struct rcheck *j)
 			const struct fab_port *fp = &fn->ports[p];
 			unsigned last = fp->lid + (1u << (fp->lmc & 7)) - 1;
 
-			if (!fp->has_info || fp->state != PORT_ACTIVE || !fp->lid)
+			if (!fp->has_info || fp->state != IB_LINK_ACTIVE || !fp->lid)
 				continue;
 			for (unsigned lid = fp->lid; lid <= last && lid <= ROUTE_LID_MAX; lid++)
 				if (!(set[lid / 8] & (1u << (lid % 8)))) {
@@ -160,7 +157,7 @@ static int judge_entry(struct rcheck *j, uint32_t k, unsigned lid, unsigned *por
 	b = &j->beyond[j->first[k] + e];
 	if (b->awaits_sm)
 		return -1;
-	if (b->state != PORT_ACTIVE || (b->end && !routes_has_lid(b->end, lid)))
+	if (b->state != IB_LINK_ACTIVE || (b->end && !routes_has_lid(b->end, lid)))
 		return PROBLEM_ROUTE_DEAD_END;
 	j->next[k] = b->sw;
 	return -1;
@@ -207,12 +204,11 @@ static int finding_cmp(const void *a, const void *b)
 static void dead_end_word(const struct rcheck *j, uint32_t k, unsigned e,
 			  char *buf, size_t cap)
 {
-	static const char *const states[] = { "unknown", "Down", "Init", "Armed",
-					      "Active", "ActDefer" };
 	const struct fab_node *n = &j->s->nodes[j->sw[k]];
 	const struct beyond *b = e && e <= n->nports ? &j->beyond[j->first[k] + e] : NULL;
+	const char *state = b && b->state ? ibcodes_state_name(b->state) : NULL;
 	const char *w = !e ? "port0" : !b ? "no_port" :
-		b->state != PORT_ACTIVE ? states[b->state < 6 ? b->state : 0] :
+		b->state != IB_LINK_ACTIVE ? (state ? state : "unknown") :
 		"wrong_endport";
 
 	snprintf(buf, cap, " found=%s", w);

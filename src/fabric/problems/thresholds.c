@@ -1,41 +1,33 @@
-/* Error thresholds (thresholds.h): the counters ibqueryerrors checks and
- * the parsing of its threshold file, stricter than ibqueryerrors (which
- * ignores what it cannot read) in saying why a line is refused. */
+/* Error thresholds (thresholds.h): the counters ibqueryerrors checks
+ * (pmacounters.c's list) by index, and the parsing of its threshold
+ * file, stricter than ibqueryerrors (which ignores what it cannot read)
+ * in saying why a line is refused. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <infiniband/mad.h>
 
+#include "umadfs/base/filetext.h"
 #include "umadfs/base/number.h"
 #include "umadfs/fabric/problems/thresholds.h"
 
-/* ibqueryerrors' order: PortCounters' error fields, then PortXmitWait. */
-static const int fields[THRESHOLD_COUNTERS] = {
-	IB_PC_ERR_SYM_F, IB_PC_LINK_RECOVERS_F, IB_PC_LINK_DOWNED_F,
-	IB_PC_ERR_RCV_F, IB_PC_ERR_PHYSRCV_F, IB_PC_ERR_SWITCH_REL_F,
-	IB_PC_XMT_DISCARDS_F, IB_PC_ERR_XMTCONSTR_F, IB_PC_ERR_RCVCONSTR_F,
-	IB_PC_ERR_LOCALINTEG_F, IB_PC_ERR_EXCESS_OVR_F, IB_PC_VL15_DROPPED_F,
-	IB_PC_XMT_WAIT_F,
-};
+int thresholds_field(unsigned i)
+{
+	return i < THRESHOLD_COUNTERS ? pmacounters_field(pmacounters_checked(i)) : -1;
+}
 
 const char *thresholds_name(unsigned i)
 {
-	return i < THRESHOLD_COUNTERS ? mad_field_name((enum MAD_FIELDS)fields[i]) : "";
-}
-
-int thresholds_field(unsigned i)
-{
-	return i < THRESHOLD_COUNTERS ? fields[i] : -1;
+	return i < THRESHOLD_COUNTERS ?
+		mad_field_name((enum MAD_FIELDS)thresholds_field(i)) : "";
 }
 
 int thresholds_index(int field)
 {
 	for (unsigned i = 0; i < THRESHOLD_COUNTERS; i++)
-		if (fields[i] == field)
+		if (thresholds_field(i) == field)
 			return (int)i;
 	return -1;
 }
@@ -69,8 +61,8 @@ static int parse_line(const char *s, size_t len, struct thresholds *t,
 	i = find_name(s, (size_t)(eq - s));
 	if (i < 0) {
 		snprintf(why, cap, "'%.*s' is not a counter ibqueryerrors "
-			 "checks (SymbolErrorCounter ... PortXmitWait)",
-			 (int)(eq - s > 64 ? 64 : eq - s), s);
+			 "checks (%s ... %s)", (int)(eq - s > 64 ? 64 : eq - s), s,
+			 thresholds_name(0), thresholds_name(THRESHOLD_COUNTERS - 1));
 		return -EINVAL;
 	}
 	v = eq + 1;
@@ -126,38 +118,12 @@ int thresholds_parse(const char *text, size_t len, struct thresholds *t,
 int thresholds_load(const char *path, struct thresholds *t, char *why,
 		    size_t cap)
 {
-	size_t len = 0;
-	ssize_t r = 1;
-	char *buf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	char *text;
+	size_t len;
+	int err = filetext_read(path, THRESHOLDS_FILE_MAX, &text, &len, NULL, why, cap);
 
-	if (fd < 0) {
-		err = -errno;
-		snprintf(why, cap, "%s", strerror(-err));
-		return err;
-	}
-	buf = malloc(THRESHOLDS_FILE_MAX + 1);
-	if (!buf) {
-		close(fd);
-		snprintf(why, cap, "%s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	while (len <= THRESHOLDS_FILE_MAX && r > 0) {
-		r = read(fd, buf + len, THRESHOLDS_FILE_MAX + 1 - len);
-		if (r > 0)
-			len += (size_t)r;
-		else if (r < 0 && errno == EINTR)
-			r = 1;
-	}
-	err = r < 0 ? -errno : 0;
-	close(fd);
-	if (err)
-		snprintf(why, cap, "%s", strerror(-err));
-	else if (len > THRESHOLDS_FILE_MAX)
-		snprintf(why, cap, "longer than %d bytes", THRESHOLDS_FILE_MAX);
 	if (!err)
-		err = len > THRESHOLDS_FILE_MAX ? -EFBIG :
-			thresholds_parse(buf, len, t, why, cap);
-	free(buf);
+		err = thresholds_parse(text, len, t, why, cap);
+	free(text);
 	return err;
 }

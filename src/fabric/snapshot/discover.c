@@ -1,21 +1,19 @@
-/* The sweep (discover.h): a table of requests, a queue of those not yet
- * sent, a window of those in flight, and what each answer teaches.  The
- * caller's thread sends and handles answers; the engine's receiver thread
- * only copies each answer into a ring.
+/* The sweep (discover.h): the discovery by directed route (NodeInfo,
+ * NodeDescription, PortInfo, SwitchInfo, LinearForwardingTable), the
+ * SMs' SMInfo, the requests sent as the window has room, and what each
+ * answer teaches.  The caller's thread sends and handles answers; the
+ * engine's receiver thread only copies each answer into a ring.
  *
- * The window of requests in flight is window.c's.
+ * The window of requests in flight is window.c's, the table and queue of
+ * requests sweepreq.c's, the PMA's counters sweeppma.c's.
  *
- * A node's PMA requests go out as soon as its PortInfo is in, beside the
- * discovery still going on.  With a snapshot before it (prev), a sweep
- * asks only what can change (docs/files.md, "What a sweep asks"):
+ * With a snapshot before it (prev), a sweep asks only what can change
+ * (docs/files.md, "What a sweep asks"):
  * - a node of the same GUID and NodeInfo keeps its NodeDescription and
  *   ClassPortInfo, and its SwitchInfo is not asked, until they are due
  *   (STATIC_MAX_MS, spread by GUID) or, for a CA, its port was not Active;
- * - a switch whose PMA sums its ports (AllPortSelect) and has
- *   PortCountersExtended gets one PortCounters Get for all its ports; when
- *   the sum's error counters are what its ports' in prev add up to (none
- *   saturated), its ports keep prev's PortCounters, else each port's is
- *   asked.  The data counters come from each port's PortCountersExtended. */
+ * - a switch whose PMA sums its ports keeps prev's PortCounters while
+ *   the sum says they stand (sweeppma.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,79 +21,23 @@
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
+#include "umadfs/base/array.h"
 #include "umadfs/base/clock.h"
 #include "umadfs/engine/engine.h"
 #include "umadfs/fabric/snapshot/discover.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/window.h"
 #include "umadfs/mad/getframe.h"
+#include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/mad.h"
 
-#define NO_NODE UINT32_MAX
-#define PORT_STATE_DOWN 1   /* PortInfo PortState */
-#define PORT_STATE_ACTIVE 4
-#define MAX_HOPS (FAB_PATH_MAX - 1)
-#define ALL_PORTS 0xff      /* PortSelect: the sum over a switch's ports */
-#define SM_MAX 32           /* SMs asked for their SMInfo in one sweep */
+#include "discover_priv.h"
+
 /* NodeDescription, SwitchInfo and ClassPortInfo are asked again at least
  * this often; each node's due time is brought forward by up to half of it
  * (by its GUID), so that a fabric found at once is not asked again at
  * once. */
 #define STATIC_MAX_MS 300000
-/* PortInfo CapabilityMask bits (IBA 14.2.5.6). */
-#define CAP_IS_SM       (1u << 1)
-/* PMA ClassPortInfo CapabilityMask bits (IBA 16.1.3.1, as perfquery). */
-#define PM_ALL_PORT_SELECT     0x0100
-#define PM_EXT_WIDTH_SUPPORTED 0x0200
-#define PM_EXT_WIDTH_NOIETF    0x0400
-#define LFT_TOP_MAX 0xbfff /* the highest unicast LID */
-
-enum req_kind { REQ_NODE_INFO, REQ_NODE_DESC, REQ_PORT_INFO, REQ_SWITCH_INFO,
-		REQ_SM_INFO, REQ_LFT, /* SMPs above, PMA below */
-		REQ_PMA_CPI, REQ_PORT_COUNTERS, REQ_PORT_COUNTERS_EXT };
-
-/* Where a node's PMA ClassPortInfo stands in this sweep. */
-enum { CPI_NONE, CPI_ASKED, CPI_KNOWN, CPI_FAILED };
-
-struct req {
-	uint8_t kind;
-	uint8_t port;   /* NodeInfo: the port of node it leaves by; else the port asked */
-	uint8_t hops;   /* SMPs: the directed route, path[1..hops] */
-	uint16_t lid;   /* SMInfo: the LID asked */
-	uint32_t node;  /* the node asked, or (NodeInfo) the one it leaves: NO_NODE */
-	uint32_t next_free;
-	uint16_t block;  /* LinearForwardingTable: the block asked */
-	uint8_t path[FAB_PATH_MAX];
-};
-
-/* What the sweep keeps of a node of its snapshot, by index. */
-struct nstate {
-	const struct fab_node *was; /* prev's node of its GUID and NodeInfo */
-	uint16_t pi_pending;  /* a switch's PortInfo Gets not ended yet */
-	uint16_t sum_pending; /* a summed switch's sum and PCX Gets not ended */
-	uint8_t cpi;          /* CPI_* */
-	bool summed;          /* its ports' PortCounters may be prev's */
-	bool sum_matched;     /* the sum says they are */
-};
-
-struct discover {
-	struct mad_window *window;
-	struct mad_engine *engine;
-	struct fab_snap *snap;
-	const struct fab_snap *prev;
-	int64_t now_ms;      /* CLOCK_MONOTONIC at the start */
-	struct req *reqs;
-	uint32_t nreqs, cap, free_head;
-	uint32_t *queue;     /* ring of request indexes not yet sent */
-	size_t qhead, qlen, qcap;
-	struct nstate *ns;   /* [snap->nnodes] */
-	size_t ns_cap;
-	uint32_t local_node; /* the node the sweep starts at, and its port */
-	unsigned local_port;
-	uint16_t sm_lids[SM_MAX]; /* the LIDs asked for SMInfo */
-	unsigned nsm_lids;
-	bool nomem;          /* a request or node could not be stored */
-};
 
 struct discover *discover_new(void)
 {
@@ -127,62 +69,6 @@ void discover_abort(struct discover *d)
 	window_abort(d->window);
 }
 
-/* A new request, queued, with the directed route hops/path (SMPs); NULL
- * on ENOMEM.  The pointer is good until the next enqueue. */
-static struct req *enqueue(struct discover *d, enum req_kind kind, uint32_t node,
-			   unsigned port, unsigned hops, const uint8_t *path)
-{
-	uint32_t i;
-
-	if (d->qlen == d->qcap) {
-		size_t cap = d->qcap ? d->qcap * 2 : 1024;
-		uint32_t *q = malloc(cap * sizeof(*q));
-
-		if (!q)
-			return NULL;
-		for (size_t k = 0; k < d->qlen; k++)
-			q[k] = d->queue[(d->qhead + k) % d->qcap];
-		free(d->queue);
-		d->queue = q;
-		d->qhead = 0;
-		d->qcap = cap;
-	}
-	if (d->free_head == NO_NODE) {
-		if (d->nreqs == d->cap) {
-			uint32_t cap = d->cap ? d->cap * 2 : 1024;
-			struct req *bigger = realloc(d->reqs, cap * sizeof(*bigger));
-
-			if (!bigger)
-				return NULL;
-			d->reqs = bigger;
-			d->cap = cap;
-		}
-		i = d->nreqs++;
-	} else {
-		i = d->free_head;
-		d->free_head = d->reqs[i].next_free;
-	}
-	d->reqs[i] = (struct req){ .kind = (uint8_t)kind, .port = (uint8_t)port,
-				   .hops = (uint8_t)hops, .node = node };
-	if (path)
-		memcpy(d->reqs[i].path, path, FAB_PATH_MAX);
-	d->queue[(d->qhead + d->qlen++) % d->qcap] = i;
-	return &d->reqs[i];
-}
-
-/* enqueue() for callers that need only whether it worked: 0 or -ENOMEM. */
-static int ask(struct discover *d, enum req_kind kind, uint32_t node,
-	       unsigned port, unsigned hops, const uint8_t *path)
-{
-	return enqueue(d, kind, node, port, hops, path) ? 0 : -ENOMEM;
-}
-
-static void req_free(struct discover *d, uint32_t i)
-{
-	d->reqs[i].next_free = d->free_head;
-	d->free_head = i;
-}
-
 static void smp_frame(const struct req *r, uint8_t *frame, unsigned attr,
 		      unsigned mod)
 {
@@ -198,21 +84,6 @@ static void sm_frame(const struct req *r, uint8_t *frame)
 		smp_frame(r, frame, IB_ATTR_SMINFO, 0);
 	else
 		getframe_smp_lid(frame, IB_ATTR_SMINFO, 0, r->lid);
-}
-
-static void pma_frame(const struct discover *d, const struct req *r, uint8_t *frame)
-{
-	const struct fab_node *n = &d->snap->nodes[r->node];
-	uint8_t data[IB_PC_DATA_SZ] = { 0 };
-	static const unsigned attr[] = {
-		[REQ_PMA_CPI] = CLASS_PORT_INFO,
-		[REQ_PORT_COUNTERS] = IB_GSI_PORT_COUNTERS,
-		[REQ_PORT_COUNTERS_EXT] = IB_GSI_PORT_COUNTERS_EXT,
-	};
-
-	if (r->kind != REQ_PMA_CPI)
-		getframe_counters_select(data, attr[r->kind], r->port);
-	getframe_pma(frame, fabsnap_pma_lid(n, r->port), attr[r->kind], data);
 }
 
 /* Builds request i's frame. */
@@ -240,7 +111,7 @@ static void build(struct discover *d, uint32_t i, uint8_t *frame)
 		smp_frame(r, frame, IB_ATTR_LINEARFORWTBL, r->block);
 		break;
 	default:
-		pma_frame(d, r, frame);
+		sweeppma_frame(d, r, frame);
 		break;
 	}
 	mad_set_tid(frame + UMAD_FRAME_HDR_SIZE, i);
@@ -255,15 +126,14 @@ static void pump(struct discover *d)
 	uint8_t frame[UMAD_FRAME_MAX];
 
 	while (d->qlen && window_has_room(d->window)) {
-		uint32_t i = d->queue[d->qhead];
+		uint32_t i = sweepreq_head(d);
 		int r;
 
 		build(d, i, frame);
 		r = window_send(d->window, frame);
 		if (r == -EBUSY)
 			return; /* the engine's table is full: later */
-		d->qhead = (d->qhead + 1) % d->qcap;
-		d->qlen--;
+		sweepreq_pop(d);
 		if (r < 0) {
 			/* Ended without an answer: as a timeout. */
 			((struct ib_user_mad *)frame)->status = ETIMEDOUT;
@@ -305,7 +175,7 @@ static bool static_fresh(const struct discover *d, const struct fab_node *was,
 	if (d->now_ms >= due)
 		return false;
 	return was->type == FAB_SWITCH ||
-	       (lp <= was->nports && was->ports[lp].state == PORT_STATE_ACTIVE);
+	       (lp <= was->nports && was->ports[lp].state == IB_LINK_ACTIVE);
 }
 
 /* A new node's NodeDescription and SwitchInfo, or what prev has of them
@@ -321,11 +191,11 @@ static int ask_static(struct discover *d, uint32_t ni, unsigned lp)
 	 * fabric_routes; its EnhancedPort0 for the ports ibqueryerrors
 	 * checks. */
 	if (n->type == FAB_SWITCH && (!fresh || lfts_wanted) &&
-	    ask(d, REQ_SWITCH_INFO, ni, 0, n->hops, n->path) < 0)
+	    sweepreq_ask(d, REQ_SWITCH_INFO, ni, 0, n->hops, n->path) < 0)
 		return -ENOMEM;
 	if (!fresh) {
 		n->static_ms = d->now_ms;
-		return ask(d, REQ_NODE_DESC, ni, 0, n->hops, n->path);
+		return sweepreq_ask(d, REQ_NODE_DESC, ni, 0, n->hops, n->path);
 	}
 	n->static_ms = was->static_ms;
 	n->enhanced_port0 = was->enhanced_port0;
@@ -333,166 +203,9 @@ static int ask_static(struct discover *d, uint32_t ni, unsigned lp)
 	n->pma_capmask = was->pma_capmask;
 	d->ns[ni].cpi = was->has_cpi ? CPI_KNOWN : CPI_NONE;
 	if (!was->has_desc)
-		return ask(d, REQ_NODE_DESC, ni, 0, n->hops, n->path);
+		return sweepreq_ask(d, REQ_NODE_DESC, ni, 0, n->hops, n->path);
 	memcpy(n->desc, was->desc, sizeof(n->desc));
 	n->has_desc = true;
-	return 0;
-}
-
-/* Whether the switch's ports may keep prev's PortCounters by its sum:
- * its PMA sums (AllPortSelect), it has PortCountersExtended for the data
- * counters, and prev has every port's PortCounters. */
-static bool can_sum(const struct fab_node *n, const struct fab_node *was)
-{
-	if (!was || !(n->pma_capmask & PM_ALL_PORT_SELECT) ||
-	    !(n->pma_capmask & (PM_EXT_WIDTH_SUPPORTED | PM_EXT_WIDTH_NOIETF)))
-		return false;
-	for (unsigned p = 0; p <= was->nports; p++)
-		if (!was->ports[p].has_counters)
-			return false;
-	return true;
-}
-
-/* The error counters of PortCounters, as ibqueryerrors checks them. */
-static const enum MAD_FIELDS error_fields[] = {
-	IB_PC_ERR_SYM_F, IB_PC_LINK_RECOVERS_F, IB_PC_LINK_DOWNED_F,
-	IB_PC_ERR_RCV_F, IB_PC_ERR_PHYSRCV_F, IB_PC_ERR_SWITCH_REL_F,
-	IB_PC_XMT_DISCARDS_F, IB_PC_ERR_XMTCONSTR_F, IB_PC_ERR_RCVCONSTR_F,
-	IB_PC_ERR_LOCALINTEG_F, IB_PC_ERR_EXCESS_OVR_F, IB_PC_VL15_DROPPED_F,
-	IB_PC_XMT_WAIT_F,
-};
-
-/* Whether the sum's error counters are what was's ports add up to, none
- * at its field's maximum (a saturated sum says nothing of its ports).
- * Counters only grow, so then no port's changed, unless one was cleared
- * while others grew by exactly as much in every counter. */
-static bool sum_matches(const struct fab_node *was, uint8_t *sum)
-{
-	for (size_t i = 0; i < sizeof(error_fields) / sizeof(error_fields[0]); i++) {
-		enum MAD_FIELDS f = error_fields[i];
-		uint8_t ones[IB_PC_DATA_SZ] = { 0 };
-		uint64_t total = 0;
-		uint32_t max;
-
-		mad_set_field(ones, 0, f, UINT32_MAX);
-		max = mad_get_field(ones, 0, f);
-		if (mad_get_field(sum, 0, f) >= max)
-			return false;
-		for (unsigned p = 0; p <= was->nports; p++)
-			total += mad_get_field((void *)was->ports[p].basic, 0, f);
-		if (total != mad_get_field(sum, 0, f))
-			return false;
-	}
-	return true;
-}
-
-/* -- the PMA ------------------------------------------------------------- */
-
-static bool has_ext_counters(const struct fab_node *n)
-{
-	return n->pma_capmask & (PM_EXT_WIDTH_SUPPORTED | PM_EXT_WIDTH_NOIETF);
-}
-
-/* Port p's counters: PortCounters (unless basic is false) and
- * PortCountersExtended where the PMA has them. */
-static int port_counters(struct discover *d, uint32_t ni, unsigned p, bool basic)
-{
-	struct fab_node *n = &d->snap->nodes[ni];
-
-	n->ports[p].pma_asked = true;
-	if (basic && ask(d, REQ_PORT_COUNTERS, ni, p, 0, NULL) < 0)
-		return -ENOMEM;
-	if (has_ext_counters(n) && ask(d, REQ_PORT_COUNTERS_EXT, ni, p, 0, NULL) < 0)
-		return -ENOMEM;
-	return 0;
-}
-
-/* A switch's counters: every port's (port 0 too, as its ports/0/counters/
- * shows them), PortCounters by the sum where it can. */
-static int switch_counters(struct discover *d, uint32_t ni)
-{
-	struct fab_node *n = &d->snap->nodes[ni];
-	struct nstate *ns = &d->ns[ni];
-	int err = 0;
-
-	ns->summed = can_sum(n, ns->was);
-	for (unsigned p = 0; !err && p <= n->nports; p++) {
-		if (!n->ports[p].has_info || n->ports[p].pma_asked)
-			continue;
-		err = port_counters(d, ni, p, !ns->summed);
-		if (ns->summed)
-			ns->sum_pending++;
-	}
-	if (!err && ns->summed) {
-		ns->sum_pending++;
-		err = ask(d, REQ_PORT_COUNTERS, ni, ALL_PORTS, 0, NULL);
-	}
-	return err;
-}
-
-/* The counters of the node's ports whose PortInfo is in and not asked yet
- * (its ClassPortInfo known). */
-static int node_counters(struct discover *d, uint32_t ni)
-{
-	struct fab_node *n = &d->snap->nodes[ni];
-	int err = 0;
-
-	if (n->type == FAB_SWITCH)
-		return switch_counters(d, ni);
-	for (unsigned p = 1; !err && p <= n->nports; p++)
-		if (n->ports[p].has_info && !n->ports[p].pma_asked && fabsnap_pma_lid(n, p))
-			err = port_counters(d, ni, p, true);
-	return err;
-}
-
-/* The node's PMA may be asked (through port p's LID): its counters, or
- * its ClassPortInfo first. */
-static int pma_start(struct discover *d, uint32_t ni, unsigned p)
-{
-	switch (d->ns[ni].cpi) {
-	case CPI_KNOWN:
-		return node_counters(d, ni);
-	case CPI_NONE:
-		d->ns[ni].cpi = CPI_ASKED;
-		return ask(d, REQ_PMA_CPI, ni, p, 0, NULL);
-	default: /* asked: its answer asks the counters; failed: none */
-		return 0;
-	}
-}
-
-static int pma_class(struct discover *d, const struct req *r, uint8_t *data)
-{
-	struct fab_node *n = &d->snap->nodes[r->node];
-
-	n->pma_capmask = (uint16_t)mad_get_field(data, 0, IB_CPI_CAPMASK_F);
-	n->has_cpi = true;
-	d->ns[r->node].cpi = CPI_KNOWN;
-	return node_counters(d, r->node);
-}
-
-/* A summed switch's sum or PortCountersExtended Get ended; after the last,
- * its ports keep prev's PortCounters or have theirs asked.  A port keeps
- * them only with its PortCountersExtended in, whose data counters replace
- * the old ones of PortCounters. */
-static int sum_ended(struct discover *d, uint32_t ni)
-{
-	struct fab_node *n = &d->snap->nodes[ni];
-	struct nstate *ns = &d->ns[ni];
-
-	if (--ns->sum_pending)
-		return 0;
-	for (unsigned p = 0; p <= n->nports; p++) {
-		struct fab_port *fp = &n->ports[p];
-
-		if (!fp->pma_asked)
-			continue;
-		if (ns->sum_matched && fp->has_ext) {
-			memcpy(fp->basic, ns->was->ports[p].basic, FAB_PC_LEN);
-			fp->has_counters = true;
-		} else if (ask(d, REQ_PORT_COUNTERS, ni, p, 0, NULL) < 0) {
-			return -ENOMEM;
-		}
-	}
 	return 0;
 }
 
@@ -506,12 +219,12 @@ static int ask_sminfo(struct discover *d, unsigned lid, uint32_t node,
 {
 	struct req *r;
 
-	if (!lid || lid >= 0xc000 || d->nsm_lids == SM_MAX) /* unicast only */
+	if (!lid || lid > IB_LID_UCAST_END_HO || d->nsm_lids == SM_MAX)
 		return 0;
 	for (unsigned i = 0; i < d->nsm_lids; i++)
 		if (d->sm_lids[i] == lid)
 			return 0;
-	r = enqueue(d, REQ_SM_INFO, node, port, hops, path);
+	r = sweepreq_enqueue(d, REQ_SM_INFO, node, port, hops, path);
 	if (!r)
 		return -ENOMEM;
 	r->lid = (uint16_t)lid;
@@ -561,7 +274,7 @@ static uint64_t port_guid_of(const struct fab_snap *s, unsigned lid)
  * the rest; then by LID. */
 static unsigned sm_rank(const struct fab_snap *s, const struct fab_sm *sm)
 {
-	return sm->state == 3 ? (sm->lid == s->sm_lid ? 0 : 1) : 2;
+	return sm->state == IB_SMINFO_STATE_MASTER ? (sm->lid == s->sm_lid ? 0 : 1) : 2;
 }
 
 static void finish_sms(struct fab_snap *s)
@@ -593,8 +306,8 @@ static int ask_lft(struct discover *d, uint32_t ni, unsigned top)
 
 	if (!lfts_wanted || n->lft)
 		return 0;
-	if (top > LFT_TOP_MAX)
-		top = LFT_TOP_MAX;
+	if (top > IB_LID_UCAST_END_HO)
+		top = IB_LID_UCAST_END_HO;
 	blocks = top / IB_SMP_DATA_SIZE + 1;
 	n->lft = malloc((size_t)blocks * IB_SMP_DATA_SIZE);
 	if (!n->lft)
@@ -602,7 +315,7 @@ static int ask_lft(struct discover *d, uint32_t ni, unsigned top)
 	memset(n->lft, 0xff, (size_t)blocks * IB_SMP_DATA_SIZE);
 	n->lft_top = (uint16_t)top;
 	for (unsigned b = 0; r == 0 && b < blocks; b++) {
-		struct req *q = enqueue(d, REQ_LFT, ni, 0, n->hops, n->path);
+		struct req *q = sweepreq_enqueue(d, REQ_LFT, ni, 0, n->hops, n->path);
 
 		if (q)
 			q->block = (uint16_t)b;
@@ -630,34 +343,21 @@ static void lft_block(struct discover *d, const struct req *r, uint8_t *data)
 }
 
 static struct fab_node *new_node(struct discover *d, const struct req *r,
-				 uint8_t *data, uint64_t guid)
+				 uint8_t *data)
 {
 	unsigned lp = mad_get_field(data, 0, IB_NODE_LOCAL_PORT_F);
-	struct fab_node *n, *was;
+	struct fab_node *n = fabsnap_add_node_info(d->snap, data), *was;
 	size_t ni;
 
-	n = fabsnap_add(d->snap, guid, mad_get_field(data, 0, IB_NODE_NPORTS_F));
 	if (!n)
 		return NULL;
 	ni = (size_t)(n - d->snap->nodes);
-	if (ni >= d->ns_cap) {
-		size_t cap = d->ns_cap ? d->ns_cap * 2 : 256;
-		struct nstate *ns = realloc(d->ns, cap * sizeof(*ns));
-
-		if (!ns)
-			return NULL; /* the node stays, unasked: the sweep ends ENOMEM */
-		d->ns = ns;
-		d->ns_cap = cap;
-	}
-	n->type = (uint8_t)mad_get_field(data, 0, IB_NODE_TYPE_F);
-	n->sys_guid = mad_get_field64(data, 0, IB_NODE_SYSTEM_GUID_F);
-	n->vendor_id = mad_get_field(data, 0, IB_NODE_VENDORID_F);
-	n->device_id = (uint16_t)mad_get_field(data, 0, IB_NODE_DEVID_F);
-	n->revision = mad_get_field(data, 0, IB_NODE_REVISION_F);
+	if (ARRAY_GROW(d->ns, d->ns_cap, ni + 1, 256) < 0)
+		return NULL; /* the node stays, unasked: the sweep ends ENOMEM */
 	n->hops = r->hops;
 	n->entry_port = (uint8_t)(r->node == NO_NODE ? 0 : lp);
 	memcpy(n->path, r->path, FAB_PATH_MAX);
-	was = d->prev ? fabsnap_find(d->prev, guid) : NULL;
+	was = d->prev ? fabsnap_find(d->prev, n->guid) : NULL;
 	d->ns[ni] = (struct nstate){ .was = was && same_node_info(was, n) ? was : NULL };
 	return n;
 }
@@ -674,7 +374,7 @@ static int ask_node(struct discover *d, uint32_t ni, unsigned lp)
 	d->ns[ni].pi_pending = (uint16_t)(n->nports + 1u);
 	for (unsigned p = 0; r == 0 && p <= n->nports; p++) {
 		n->ports[p].asked = true;
-		r = ask(d, REQ_PORT_INFO, ni, p, n->hops, n->path);
+		r = sweepreq_ask(d, REQ_PORT_INFO, ni, p, n->hops, n->path);
 	}
 	return r;
 }
@@ -691,17 +391,16 @@ static int node_info(struct discover *d, const struct req *r, uint8_t *data)
 	int err = 0;
 
 	if (!n) {
-		n = new_node(d, r, data, guid);
+		n = new_node(d, r, data);
 		if (!n)
 			return -ENOMEM;
 		err = ask_node(d, (uint32_t)(n - s->nodes), lp);
+	} else {
+		fabsnap_node_info_port(n, data);
 	}
 	ni = (uint32_t)(n - s->nodes);
 	if (lp > n->nports)
 		return err;
-	n->ports[lp].port_guid = port_guid;
-	if (n->type == FAB_SWITCH)
-		n->ports[0].port_guid = port_guid;
 	if (r->node == NO_NODE) {
 		s->local_guid = guid;
 		s->local_port_guid = port_guid;
@@ -716,7 +415,7 @@ static int node_info(struct discover *d, const struct req *r, uint8_t *data)
 		if (n->ports[p].asked || (p != lp && r->node == NO_NODE))
 			continue;
 		n->ports[p].asked = true;
-		err = ask(d, REQ_PORT_INFO, ni, p, r->hops, r->path);
+		err = sweepreq_ask(d, REQ_PORT_INFO, ni, p, r->hops, r->path);
 	}
 	if (r->node != NO_NODE) {
 		struct fab_node *from = &s->nodes[r->node];
@@ -739,27 +438,25 @@ static int port_info(struct discover *d, const struct req *r, uint8_t *data)
 	uint8_t path[FAB_PATH_MAX];
 	int err = 0;
 
-	fabsnap_read_port_info(p, data);
+	fabsnap_read_port_info(n, r->port, data);
 	if (n->type == FAB_SWITCH && r->port) {
 		p->lid = n->ports[0].lid; /* a switch's ports share port 0's */
 		p->lmc = n->ports[0].lmc; /* (set again once all are in) */
-	} else if (n->type != FAB_SWITCH && !fabsnap_has_ext_speeds(p)) {
-		fabsnap_clear_ext_speeds(p); /* a switch's: by port 0's, once all are in */
 	}
 	if (r->node == d->local_node && r->port == d->local_port)
 		d->snap->sm_lid = p->sm_lid; /* asked by LID at the end if not found */
 	/* (IsSM is port 0's on a switch; the local port's may be the
 	 * simulator's issm the engine holds for an agent.) */
-	if ((p->cap_mask & CAP_IS_SM) && (n->type != FAB_SWITCH || !r->port) &&
+	if ((p->cap_mask & IB_PORT_CAP_IS_SM) && (n->type != FAB_SWITCH || !r->port) &&
 	    !(r->node == d->local_node && !r->hops && engine_holds_issm(d->engine)))
 		err = ask_sminfo(d, p->lid, r->node, r->port, r->hops, r->path);
-	if (err || !r->port || p->state <= PORT_STATE_DOWN || p->peer_guid ||
-	    r->port == n->entry_port || n->hops >= MAX_HOPS ||
+	if (err || !r->port || p->state <= IB_LINK_DOWN || p->peer_guid ||
+	    r->port == n->entry_port || n->hops >= FAB_HOPS_MAX ||
 	    (n->type != FAB_SWITCH && n->hops))
 		return err;
 	memcpy(path, n->path, FAB_PATH_MAX);
 	path[n->hops + 1] = r->port;
-	return ask(d, REQ_NODE_INFO, r->node, r->port, n->hops + 1u, path);
+	return sweepreq_ask(d, REQ_NODE_INFO, r->node, r->port, n->hops + 1u, path);
 }
 
 /* Every PortInfo of switch ni has ended: its ports take port 0's LID and
@@ -769,7 +466,7 @@ static int switch_ready(struct discover *d, uint32_t ni)
 	struct fab_node *n = &d->snap->nodes[ni];
 
 	fabsnap_switch_ports(n);
-	return n->ports[0].has_info && n->ports[0].lid ? pma_start(d, ni, 0) : 0;
+	return n->ports[0].has_info && n->ports[0].lid ? sweeppma_start(d, ni, 0) : 0;
 }
 
 /* A PortInfo Get ended, answered or not. */
@@ -781,7 +478,7 @@ static int port_info_ended(struct discover *d, const struct req *r)
 		return --d->ns[r->node].pi_pending ? 0 : switch_ready(d, r->node);
 	if (!n->ports[r->port].has_info || !fabsnap_pma_lid(n, r->port))
 		return 0;
-	return pma_start(d, r->node, r->port);
+	return sweeppma_start(d, r->node, r->port);
 }
 
 /* -- answers ------------------------------------------------------------- */
@@ -797,37 +494,22 @@ static unsigned mad_status(const struct req *r, uint8_t *mad)
 static int answered(struct discover *d, const struct req *r, uint8_t *mad)
 {
 	uint8_t *smp = mad + IB_SMP_DATA_OFFS;
-	uint8_t *pma = mad + IB_PC_DATA_OFFS;
 	struct fab_node *n = r->node == NO_NODE ? NULL : &d->snap->nodes[r->node];
 	int err;
 
+	if (r->kind >= REQ_PMA_CPI)
+		return sweeppma_answered(d, r, mad + IB_PC_DATA_OFFS);
 	switch (r->kind) {
 	case REQ_NODE_INFO:
 		return node_info(d, r, smp);
 	case REQ_NODE_DESC:
-		memcpy(n->desc, smp, FAB_DESC_LEN);
-		n->desc[FAB_DESC_LEN] = '\0';
-		n->has_desc = true;
+		fabsnap_read_node_desc(n, smp);
 		return 0;
 	case REQ_PORT_INFO:
 		err = port_info(d, r, smp);
 		return err ? err : port_info_ended(d, r);
 	case REQ_SM_INFO:
 		return sm_info(d, r, smp);
-	case REQ_PMA_CPI:
-		return pma_class(d, r, pma);
-	case REQ_PORT_COUNTERS:
-		if (r->port == ALL_PORTS) {
-			d->ns[r->node].sum_matched = sum_matches(d->ns[r->node].was, pma);
-			return sum_ended(d, r->node);
-		}
-		memcpy(n->ports[r->port].basic, pma, FAB_PC_LEN);
-		n->ports[r->port].has_counters = true;
-		return 0;
-	case REQ_PORT_COUNTERS_EXT:
-		memcpy(n->ports[r->port].ext, pma, FAB_PCX_LEN);
-		n->ports[r->port].has_ext = true;
-		return d->ns[r->node].summed ? sum_ended(d, r->node) : 0;
 	case REQ_LFT:
 		lft_block(d, r, smp);
 		return 0;
@@ -849,12 +531,9 @@ static int failed(struct discover *d, const struct req *r)
 	case REQ_PORT_INFO:
 		return port_info_ended(d, r);
 	case REQ_PMA_CPI:
-		d->ns[r->node].cpi = CPI_FAILED; /* no counters, as before */
-		return 0;
 	case REQ_PORT_COUNTERS:
-		return r->port == ALL_PORTS ? sum_ended(d, r->node) : 0;
 	case REQ_PORT_COUNTERS_EXT:
-		return d->ns[r->node].summed ? sum_ended(d, r->node) : 0;
+		return sweeppma_failed(d, r);
 	case REQ_LFT:
 		lft_block(d, r, NULL);
 		return 0;
@@ -888,7 +567,7 @@ static int handle_one(struct discover *d, uint32_t i, uint8_t *frame,
 	unsigned status = (unsigned)((const struct ib_user_mad *)frame)->status;
 	struct req r = d->reqs[i];
 
-	req_free(d, i);
+	sweepreq_free(d, i);
 	if (status)
 		timed_out(d, &r);
 	if (!status && len >= IB_SMP_DATA_OFFS + IB_SMP_DATA_SIZE && !mad_status(&r, mad))
@@ -927,12 +606,11 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	d->engine = engine;
 	d->snap = snap;
 	d->prev = prev;
-	d->nreqs = d->qlen = d->qhead = 0;
-	d->free_head = NO_NODE;
+	sweepreq_reset(d);
 	d->local_node = NO_NODE;
 	d->nsm_lids = 0;
 	d->nomem = false;
-	if (!enqueue(d, REQ_NODE_INFO, NO_NODE, 0, 0, NULL))
+	if (!sweepreq_enqueue(d, REQ_NODE_INFO, NO_NODE, 0, 0, NULL))
 		return -ENOMEM;
 	while (!d->nomem) {
 		pump(d);

@@ -1,13 +1,17 @@
 /* Fabric snapshots (fabsnap.h): the node array, its GUID hash, counts,
- * the reference that keeps a snapshot alive for its readers, and how its
- * node types and descriptions are written. */
+ * the reference that keeps a snapshot alive for its readers, how its
+ * node types and descriptions are written, and the one decoding of each
+ * SMP a node or port is read from (NodeInfo, NodeDescription, PortInfo),
+ * for sweeps and refreshes alike. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include <infiniband/mad.h>
 
+#include "umadfs/base/array.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/madtext.h"
 
 struct fab_snap *fabsnap_new(void)
@@ -86,16 +90,7 @@ struct fab_node *fabsnap_add(struct fab_snap *s, uint64_t guid, unsigned nports)
 {
 	struct fab_node *n;
 
-	if (s->nnodes == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct fab_node *bigger = realloc(s->nodes, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return NULL;
-		s->nodes = bigger;
-		s->cap = cap;
-	}
-	if (hash_grow(s) < 0)
+	if (ARRAY_GROW(s->nodes, s->cap, s->nnodes + 1, 64) < 0 || hash_grow(s) < 0)
 		return NULL;
 	n = &s->nodes[s->nnodes];
 	memset(n, 0, sizeof(*n));
@@ -244,16 +239,55 @@ err:
 	return NULL;
 }
 
-#define CAP_EXT_SPEEDS (1u << 14) /* PortInfo CapabilityMask */
-#define EXT_SPEED_NONE 30         /* LinkSpeedExtEnabled: extended speeds off */
+void fabsnap_node_info_port(struct fab_node *n, uint8_t *data)
+{
+	unsigned lp = mad_get_field(data, 0, IB_NODE_LOCAL_PORT_F);
+	uint64_t port_guid = mad_get_field64(data, 0, IB_NODE_PORT_GUID_F);
 
-void fabsnap_clear_ext_speeds(struct fab_port *p)
+	if (lp > n->nports)
+		return;
+	n->ports[lp].port_guid = port_guid;
+	if (n->type == FAB_SWITCH)
+		n->ports[0].port_guid = port_guid; /* its ports' one GUID */
+}
+
+struct fab_node *fabsnap_add_node_info(struct fab_snap *s, uint8_t *data)
+{
+	struct fab_node *n = fabsnap_add(s, mad_get_field64(data, 0, IB_NODE_GUID_F),
+					 mad_get_field(data, 0, IB_NODE_NPORTS_F));
+
+	if (!n)
+		return NULL;
+	n->type = (uint8_t)mad_get_field(data, 0, IB_NODE_TYPE_F);
+	n->sys_guid = mad_get_field64(data, 0, IB_NODE_SYSTEM_GUID_F);
+	n->vendor_id = mad_get_field(data, 0, IB_NODE_VENDORID_F);
+	n->device_id = (uint16_t)mad_get_field(data, 0, IB_NODE_DEVID_F);
+	n->revision = mad_get_field(data, 0, IB_NODE_REVISION_F);
+	fabsnap_node_info_port(n, data);
+	return n;
+}
+
+void fabsnap_read_node_desc(struct fab_node *n, const uint8_t *data)
+{
+	memcpy(n->desc, data, FAB_DESC_LEN);
+	n->desc[FAB_DESC_LEN] = '\0';
+	n->has_desc = true;
+}
+
+static bool has_ext_speeds(const struct fab_port *p)
+{
+	return p->cap_mask & IB_PORT_CAP_HAS_EXT_SPEEDS;
+}
+
+static void clear_ext_speeds(struct fab_port *p)
 {
 	p->ext_speed = p->ext_speed_enabled = p->ext_speed_supported = 0;
 }
 
-void fabsnap_read_port_info(struct fab_port *p, uint8_t *data)
+void fabsnap_read_port_info(struct fab_node *n, unsigned port, uint8_t *data)
 {
+	struct fab_port *p = &n->ports[port];
+
 	p->has_info = true;
 	p->state = (uint8_t)mad_get_field(data, 0, IB_PORT_STATE_F);
 	p->phys_state = (uint8_t)mad_get_field(data, 0, IB_PORT_PHYS_STATE_F);
@@ -272,8 +306,11 @@ void fabsnap_read_port_info(struct fab_port *p, uint8_t *data)
 						      IB_PORT_LINK_SPEED_EXT_ENABLED_F);
 	p->ext_speed_supported = (uint8_t)mad_get_field(data, 0,
 							IB_PORT_LINK_SPEED_EXT_SUPPORTED_F);
-	if (p->ext_speed_enabled == EXT_SPEED_NONE)
+	if (p->ext_speed_enabled == IB_LINK_SPEED_EXT_DISABLE)
 		p->ext_speed_enabled = 0;
+	/* A switch's by port 0's, once all are in (fabsnap_switch_ports). */
+	if (n->type != FAB_SWITCH && !has_ext_speeds(p))
+		clear_ext_speeds(p);
 }
 
 void fabsnap_switch_ports(struct fab_node *n)
@@ -287,12 +324,13 @@ void fabsnap_switch_ports(struct fab_node *n)
 			continue;
 		fp->lid = p0->lid;
 		fp->lmc = p0->lmc;
-		if (!(p0->cap_mask & CAP_EXT_SPEEDS))
-			fabsnap_clear_ext_speeds(fp);
+		if (!has_ext_speeds(p0))
+			clear_ext_speeds(fp);
 	}
 }
 
-bool fabsnap_has_ext_speeds(const struct fab_port *p)
+bool fabsnap_awaits_sm(const struct fab_port *p)
 {
-	return p->cap_mask & CAP_EXT_SPEEDS;
+	return p->has_info && p->phys_state == IB_PORT_PHYS_STATE_LINKUP &&
+	       (p->state == IB_LINK_INIT || p->state == IB_LINK_ARMED);
 }

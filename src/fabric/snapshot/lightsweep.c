@@ -15,6 +15,7 @@
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
+#include "umadfs/base/array.h"
 #include "umadfs/base/clock.h"
 #include "umadfs/engine/query.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
@@ -108,15 +109,8 @@ static bool nearer_end(const struct fab_snap *s, const struct fab_node *n, unsig
 static int add_port(struct lightsweep *l, uint32_t ni, const struct fab_port *fp,
 		    unsigned p, int64_t seen_ms)
 {
-	if (l->nports == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct watched *bigger = realloc(l->ports, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return -ENOMEM;
-		l->ports = bigger;
-		l->cap = cap;
-	}
+	if (ARRAY_GROW(l->ports, l->cap, l->nports + 1, 256) < 0)
+		return -ENOMEM;
 	l->ports[l->nports++] = (struct watched){
 		.node = ni, .port = (uint8_t)p, .state = fp->state,
 		.phys_state = fp->phys_state, .seen_ms = seen_ms,

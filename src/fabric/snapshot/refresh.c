@@ -16,12 +16,8 @@
 #include "umadfs/engine/query.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/refresh.h"
+#include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/mad.h"
-
-#define PORT_STATE_DOWN 1 /* PortInfo PortState */
-#define PORT_STATE_ACTIVE 4
-#define PHYS_LINKUP 5     /* PortInfo PortPhysicalState */
-#define MAX_HOPS (FAB_PATH_MAX - 1)
 
 struct refresh {
 	const struct refresh_via *via;
@@ -60,11 +56,8 @@ static int ask_port(struct refresh *rf, struct fab_node *n, unsigned p)
 	uint8_t data[IB_SMP_DATA_SIZE];
 	int r = dr_get(rf, IB_ATTR_PORT_INFO, p, n->hops, n->path, data);
 
-	if (r == 0) {
-		fabsnap_read_port_info(&n->ports[p], data);
-		if (n->type != FAB_SWITCH && !fabsnap_has_ext_speeds(&n->ports[p]))
-			fabsnap_clear_ext_speeds(&n->ports[p]);
-	}
+	if (r == 0)
+		fabsnap_read_port_info(n, p, data);
 	return r;
 }
 
@@ -79,8 +72,8 @@ static void unlink_port(struct refresh *rf, struct fab_node *n, unsigned p)
 
 		pp->peer_guid = 0;
 		pp->peer_port = 0;
-		pp->state = PORT_STATE_DOWN; /* its end of a link that went */
-		pp->phys_state = 2;          /* Polling, as a port without a peer */
+		pp->state = IB_LINK_DOWN; /* its end of a link that went */
+		pp->phys_state = IB_PORT_PHYS_STATE_POLLING; /* as a port without a peer */
 	}
 	fp->peer_guid = 0;
 	fp->peer_port = 0;
@@ -90,29 +83,17 @@ static void unlink_port(struct refresh *rf, struct fab_node *n, unsigned p)
 static int add_ca(struct refresh *rf, uint64_t from, unsigned p, uint8_t *data,
 		  const uint8_t *path, unsigned hops)
 {
-	uint64_t guid = mad_get_field64(data, 0, IB_NODE_GUID_F);
 	unsigned lp = mad_get_field(data, 0, IB_NODE_LOCAL_PORT_F);
 	uint8_t desc[IB_SMP_DATA_SIZE];
-	struct fab_node *c = fabsnap_add(rf->snap, guid,
-					 mad_get_field(data, 0, IB_NODE_NPORTS_F));
+	struct fab_node *c = fabsnap_add_node_info(rf->snap, data);
 
 	if (!c)
 		return -ENOMEM;
-	c->type = (uint8_t)mad_get_field(data, 0, IB_NODE_TYPE_F);
-	c->sys_guid = mad_get_field64(data, 0, IB_NODE_SYSTEM_GUID_F);
-	c->vendor_id = mad_get_field(data, 0, IB_NODE_VENDORID_F);
-	c->device_id = (uint16_t)mad_get_field(data, 0, IB_NODE_DEVID_F);
-	c->revision = mad_get_field(data, 0, IB_NODE_REVISION_F);
 	c->hops = (uint8_t)hops;
 	c->entry_port = (uint8_t)lp;
 	memcpy(c->path, path, FAB_PATH_MAX);
-	if (lp <= c->nports)
-		c->ports[lp].port_guid = mad_get_field64(data, 0, IB_NODE_PORT_GUID_F);
-	if (dr_get(rf, IB_ATTR_NODE_DESC, 0, hops, path, desc) == 0) {
-		memcpy(c->desc, desc, FAB_DESC_LEN);
-		c->desc[FAB_DESC_LEN] = '\0';
-		c->has_desc = true;
-	}
+	if (dr_get(rf, IB_ATTR_NODE_DESC, 0, hops, path, desc) == 0)
+		fabsnap_read_node_desc(c, desc);
 	for (unsigned q = 1; q <= c->nports; q++)
 		ask_port(rf, c, q);
 	if (lp <= c->nports) {
@@ -130,7 +111,7 @@ static int follow(struct refresh *rf, uint64_t guid, unsigned p)
 	unsigned hops = n->hops + 1u, lp;
 	uint64_t other;
 
-	if (n->hops >= MAX_HOPS || (n->type != FAB_SWITCH && n->hops))
+	if (n->hops >= FAB_HOPS_MAX || (n->type != FAB_SWITCH && n->hops))
 		return 0;
 	memcpy(path, n->path, FAB_PATH_MAX);
 	path[hops] = (uint8_t)p;
@@ -152,7 +133,7 @@ static int follow(struct refresh *rf, uint64_t guid, unsigned p)
 		there->ports[lp].peer_port = (uint8_t)p;
 		/* Its end, by the new route (its own may be longer). */
 		if (dr_get(rf, IB_ATTR_PORT_INFO, lp, hops, path, data) == 0)
-			fabsnap_read_port_info(&there->ports[lp], data);
+			fabsnap_read_port_info(there, lp, data);
 		if (there->type == FAB_SWITCH)
 			fabsnap_switch_ports(there);
 	}
@@ -168,10 +149,8 @@ static int refresh_node(struct refresh *rf, uint64_t guid, bool desc)
 	unsigned first = n->type == FAB_SWITCH ? 0 : 1, answered = 0;
 	uint8_t data[IB_SMP_DATA_SIZE];
 
-	if (desc && dr_get(rf, IB_ATTR_NODE_DESC, 0, n->hops, n->path, data) == 0) {
-		memcpy(n->desc, data, FAB_DESC_LEN);
-		n->desc[FAB_DESC_LEN] = '\0';
-	}
+	if (desc && dr_get(rf, IB_ATTR_NODE_DESC, 0, n->hops, n->path, data) == 0)
+		fabsnap_read_node_desc(n, data);
 	for (unsigned p = first; p <= n->nports; p++) {
 		n = node_of(rf, guid);
 		if (n->type == FAB_CA && n->hops && !n->ports[p].has_info &&
@@ -193,9 +172,9 @@ static int refresh_node(struct refresh *rf, uint64_t guid, bool desc)
 			       was.phys_state != n->ports[p].phys_state;
 		if (!p)
 			continue;
-		if (n->ports[p].state <= PORT_STATE_DOWN && n->ports[p].peer_guid)
+		if (n->ports[p].state <= IB_LINK_DOWN && n->ports[p].peer_guid)
 			unlink_port(rf, n, p);
-		else if (n->ports[p].state > PORT_STATE_DOWN && !n->ports[p].peer_guid &&
+		else if (n->ports[p].state > IB_LINK_DOWN && !n->ports[p].peer_guid &&
 			 follow(rf, guid, p) < 0)
 			return -ENOMEM;
 	}
@@ -233,7 +212,7 @@ static int reroute(struct fab_snap *s)
 			struct fab_node *m = fabsnap_find(s, n->ports[p].peer_guid);
 			size_t mi;
 
-			if (!m || (n->type != FAB_SWITCH && n != local) || n->hops >= MAX_HOPS)
+			if (!m || (n->type != FAB_SWITCH && n != local) || n->hops >= FAB_HOPS_MAX)
 				continue;
 			mi = (size_t)(m - s->nodes);
 			if (seen[mi])
@@ -270,9 +249,7 @@ static bool settling(const struct fab_snap *s, const struct refresh_ask *asks,
 		const struct fab_node *n = refresh_find(s, &asks[i]);
 
 		for (unsigned p = 1; n && p <= n->nports; p++)
-			if (n->ports[p].has_info && n->ports[p].phys_state == PHYS_LINKUP &&
-			    n->ports[p].state > PORT_STATE_DOWN &&
-			    n->ports[p].state < PORT_STATE_ACTIVE)
+			if (fabsnap_awaits_sm(&n->ports[p]))
 				return true;
 	}
 	return false;

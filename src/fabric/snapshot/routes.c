@@ -9,8 +9,8 @@
 
 #include "umadfs/base/number.h"
 #include "umadfs/fabric/snapshot/routes.h"
+#include "umadfs/mad/ibcodes.h"
 
-#define PORT_ACTIVE 4   /* PortInfo PortState */
 #define GUID_NAME_LEN 18 /* "0x" and 16 hex digits */
 
 int routes_parse_name(const char *s, struct route_name *out)
@@ -110,7 +110,7 @@ static const struct fab_node *cross(const struct fab_snap *s, struct route *r,
 	const struct fab_port *p = &n->ports[out];
 	const struct fab_node *peer = NULL;
 
-	if (!p->has_info || p->state != PORT_ACTIVE)
+	if (!p->has_info || p->state != IB_LINK_ACTIVE)
 		return broke(r, ROUTE_DEAD_END, n);
 	if (!fabsnap_peer(s, p, &peer))
 		return broke(r, ROUTE_UNREACHABLE, n);

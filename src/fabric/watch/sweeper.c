@@ -21,6 +21,7 @@
 #include "umadfs/fabric/snapshot/refresh.h"
 #include "umadfs/fabric/watch/sweeper.h"
 #include "umadfs/fuse/parkedwrite.h"
+#include "umadfs/mad/ibcodes.h"
 
 #define FIRST_SWEEP_WAIT_S 60 /* a first reader waits at most this long */
 #define AGAIN_TRIES 10 /* a refresh asked again (refresh.h) this many times at most */
@@ -84,7 +85,7 @@ static bool usable_port(struct ca_port *p)
 		return !strcmp(p->ca->name, sw.port_ca) && p->portnum == sw.portnum;
 	if (ca_port_smp_get(p, IB_ATTR_PORT_INFO, (unsigned)p->portnum, data) < 0)
 		return false;
-	return mad_get_field(data, 0, IB_PORT_STATE_F) == 4; /* ACTIVE */
+	return mad_get_field(data, 0, IB_PORT_STATE_F) == IB_LINK_ACTIVE;
 }
 
 /* The port to sweep out of, or NULL with the reason in snap->error. */

@@ -9,11 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "umadfs/mad/pmacounters.h"
+
 /* ibqueryerrors' own file (infiniband-diags' IBDIAG_CONFIG_PATH). */
 #define THRESHOLDS_DEFAULT_PATH "/etc/infiniband-diags/error_thresholds"
 #define THRESHOLDS_FILE_MAX 65536 /* bytes: a longer file is refused */
 
-enum { THRESHOLD_COUNTERS = 13 };
+enum { THRESHOLD_COUNTERS = PMACOUNTERS_CHECKED };
 
 struct thresholds {
 	uint64_t value[THRESHOLD_COUNTERS];
@@ -30,7 +32,9 @@ int thresholds_index(int field);
 int thresholds_parse(const char *text, size_t len, struct thresholds *t,
 		     char *why, size_t cap);
 /* The file at path: as thresholds_parse; -ENOENT when it is not there,
- * another -errno when it cannot be read (why says). */
+ * -EINVAL when it is not a regular file (a FIFO or a device: refused,
+ * never waited on), -EFBIG over THRESHOLDS_FILE_MAX bytes, another -errno
+ * when it cannot be read (why says; filetext_read()). */
 int thresholds_load(const char *path, struct thresholds *t, char *why,
 		    size_t cap);
 

@@ -14,6 +14,7 @@ struct fab_nodedir;
 
 #define FAB_DESC_LEN 64    /* NodeDescription: 64 bytes, NUL added */
 #define FAB_PATH_MAX 64    /* directed route: path[1..63] */
+#define FAB_HOPS_MAX (FAB_PATH_MAX - 1)
 #define FAB_PC_LEN 44      /* the bytes of PortCounters data kept */
 #define FAB_PCX_LEN 72     /* and of PortCountersExtended */
 
@@ -152,14 +153,26 @@ unsigned fabsnap_pma_lid(const struct fab_node *n, unsigned p);
 struct fab_snap *fabsnap_copy(const struct fab_snap *from,
 			      bool (*keep)(const struct fab_node *n, void *ctx),
 			      void *ctx);
-/* A PortInfo's fields (the SMP data) into p. */
-void fabsnap_read_port_info(struct fab_port *p, uint8_t *data);
+/* The node a NodeInfo (the SMP data) describes, added to s: its GUID,
+ * ports, type, system image GUID, vendor, device and revision, and the
+ * PortGUID of the port that answered (fabsnap_node_info_port); NULL on
+ * ENOMEM.  Its route (hops, path, entry_port) is the caller's. */
+struct fab_node *fabsnap_add_node_info(struct fab_snap *s, uint8_t *data);
+/* The PortGUID a NodeInfo gives, into the port that answered it
+ * (LocalPortNum; a switch's port 0 too). */
+void fabsnap_node_info_port(struct fab_node *n, uint8_t *data);
+/* A NodeDescription (the SMP data) into n, NUL-terminated. */
+void fabsnap_read_node_desc(struct fab_node *n, const uint8_t *data);
+/* A PortInfo's fields (the SMP data) into n's port; a CA port's extended
+ * speeds cleared when its CapabilityMask says it has none (a switch's
+ * by port 0's: fabsnap_switch_ports). */
+void fabsnap_read_port_info(struct fab_node *n, unsigned port, uint8_t *data);
 /* A switch whose PortInfos are in: its ports take port 0's LID, LMC and
  * extended speed capability. */
 void fabsnap_switch_ports(struct fab_node *n);
-/* Whether the port has extended speeds (PortInfo CapabilityMask bit 14). */
-bool fabsnap_has_ext_speeds(const struct fab_port *p);
-void fabsnap_clear_ext_speeds(struct fab_port *p);
+/* Whether the port waits for the SM to make it Active: its PortInfo in,
+ * LinkUp, Init or Armed. */
+bool fabsnap_awaits_sm(const struct fab_port *p);
 /* Counts nodes by type, links and ports into s->stats. */
 void fabsnap_count(struct fab_snap *s);
 /* "ca", "switch", "router" ("unknown" otherwise): the type as the files

@@ -10,9 +10,10 @@
 #include <stdint.h>
 
 #include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/mad/ibcodes.h"
 
 #define ROUTE_HOPS_MAX 64    /* nodes on a path (ibtracert stops at 63 hops) */
-#define ROUTE_LID_MAX 0xbfff /* the highest unicast LID */
+#define ROUTE_LID_MAX IB_LID_UCAST_END_HO /* the highest unicast LID */
 #define ROUTE_NO_PORT 255    /* a LinearForwardingTable entry: no port */
 
 enum route_result { ROUTE_OK, ROUTE_UNROUTED, ROUTE_LOOP, ROUTE_DEAD_END,

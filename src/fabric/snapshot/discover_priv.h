@@ -1,0 +1,89 @@
+/* What a sweep's files share (discover.c, sweepreq.c, sweeppma.c): the
+ * sweep's state, its requests and what it keeps of each node. */
+#ifndef UMADFS_DISCOVER_PRIV_H
+#define UMADFS_DISCOVER_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "umadfs/fabric/snapshot/fabsnap.h"
+
+#define NO_NODE UINT32_MAX
+#define SM_MAX 32           /* SMs asked for their SMInfo in one sweep */
+
+enum req_kind { REQ_NODE_INFO, REQ_NODE_DESC, REQ_PORT_INFO, REQ_SWITCH_INFO,
+		REQ_SM_INFO, REQ_LFT, /* SMPs above, PMA below */
+		REQ_PMA_CPI, REQ_PORT_COUNTERS, REQ_PORT_COUNTERS_EXT };
+
+/* Where a node's PMA ClassPortInfo stands in this sweep. */
+enum { CPI_NONE, CPI_ASKED, CPI_KNOWN, CPI_FAILED };
+
+struct req {
+	uint8_t kind;
+	uint8_t port;   /* NodeInfo: the port of node it leaves by; else the port asked */
+	uint8_t hops;   /* SMPs: the directed route, path[1..hops] */
+	uint16_t lid;   /* SMInfo: the LID asked */
+	uint32_t node;  /* the node asked, or (NodeInfo) the one it leaves: NO_NODE */
+	uint32_t next_free;
+	uint16_t block;  /* LinearForwardingTable: the block asked */
+	uint8_t path[FAB_PATH_MAX];
+};
+
+/* What the sweep keeps of a node of its snapshot, by index. */
+struct nstate {
+	const struct fab_node *was; /* prev's node of its GUID and NodeInfo */
+	uint16_t pi_pending;  /* a switch's PortInfo Gets not ended yet */
+	uint16_t sum_pending; /* a summed switch's sum and PCX Gets not ended */
+	uint8_t cpi;          /* CPI_* */
+	bool summed;          /* its ports' PortCounters may be prev's */
+	bool sum_matched;     /* the sum says they are */
+};
+
+struct discover {
+	struct mad_window *window;
+	struct mad_engine *engine;
+	struct fab_snap *snap;
+	const struct fab_snap *prev;
+	int64_t now_ms;      /* CLOCK_MONOTONIC at the start */
+	struct req *reqs;
+	uint32_t nreqs, free_head;
+	size_t cap;
+	uint32_t *queue;     /* ring of request indexes not yet sent */
+	size_t qhead, qlen, qcap;
+	struct nstate *ns;   /* [snap->nnodes] */
+	size_t ns_cap;
+	uint32_t local_node; /* the node the sweep starts at, and its port */
+	unsigned local_port;
+	uint16_t sm_lids[SM_MAX]; /* the LIDs asked for SMInfo */
+	unsigned nsm_lids;
+	bool nomem;          /* a request or node could not be stored */
+};
+
+/* sweepreq.c: a new request, queued, with the directed route hops/path
+ * (SMPs); NULL on ENOMEM.  The pointer is good until the next enqueue. */
+struct req *sweepreq_enqueue(struct discover *d, enum req_kind kind, uint32_t node,
+			     unsigned port, unsigned hops, const uint8_t *path);
+/* sweepreq_enqueue() for callers that need only whether it worked: 0 or
+ * -ENOMEM. */
+int sweepreq_ask(struct discover *d, enum req_kind kind, uint32_t node,
+		 unsigned port, unsigned hops, const uint8_t *path);
+/* The request first in the queue (d->qlen > 0), and its leaving it. */
+uint32_t sweepreq_head(const struct discover *d);
+void sweepreq_pop(struct discover *d);
+/* Request i ended: its slot free for another. */
+void sweepreq_free(struct discover *d, uint32_t i);
+/* No request, none queued: a sweep's start. */
+void sweepreq_reset(struct discover *d);
+
+/* sweeppma.c: the frame of a PMA request (REQ_PMA_CPI and after). */
+void sweeppma_frame(const struct discover *d, const struct req *r, uint8_t *frame);
+/* The node's PMA may be asked (through port p's LID): its counters, or
+ * its ClassPortInfo first. */
+int sweeppma_start(struct discover *d, uint32_t ni, unsigned p);
+/* A PMA request answered (pma: the answer's data), or ended without an
+ * answer. */
+int sweeppma_answered(struct discover *d, const struct req *r, uint8_t *pma);
+int sweeppma_failed(struct discover *d, const struct req *r);
+
+#endif
