@@ -324,7 +324,7 @@ def test_option_file_not_regular(tmp_path, option, kind):
     cp = run_daemon(["-f", "-o", "%s=%s" % (option, path), str(mnt)])
     assert cp.returncode == 2, cp.stderr
     assert "umadfs: %s=%s: not a regular file\n" % (option, path) in cp.stderr, cp.stderr
-    assert not fab.is_mounted(mnt)
+    assert not sim.is_mounted(mnt)
 
 
 def test_queue_len_applies(fabric, mount):
