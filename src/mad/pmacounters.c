@@ -1,6 +1,7 @@
 /* The port counters as the kernel's sysfs names them, where each is in a
  * PortCounters or PortCountersExtended answer, and those ibqueryerrors
  * checks (pmacounters.h): the one list of each. */
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -91,12 +92,24 @@ unsigned pmacounters_index(const char *name)
 	return 0;
 }
 
+/* The counters ibqueryerrors checks, in its order (found once: the judge
+ * asks for each of every port). */
+static unsigned checked[PMACOUNTERS_CHECKED];
+static pthread_once_t checked_once = PTHREAD_ONCE_INIT;
+
+static void find_checked(void)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < pmacounters_count() && k < PMACOUNTERS_CHECKED; i++)
+		if (counters[i].checked != DATA)
+			checked[k++] = i;
+}
+
 unsigned pmacounters_checked(unsigned k)
 {
-	for (unsigned i = 0; i < pmacounters_count(); i++)
-		if (counters[i].checked != DATA && !k--)
-			return i;
-	return 0; /* k is below PMACOUNTERS_CHECKED */
+	pthread_once(&checked_once, find_checked);
+	return k < PMACOUNTERS_CHECKED ? checked[k] : 0;
 }
 
 bool pmacounters_is_error(unsigned i)
