@@ -6,6 +6,7 @@
  * the list: problem.c). */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,11 +44,27 @@ int problems_configure(const char *path)
 
 /* ---- counters ---- */
 
+/* The checked counters' fields and their maxima, found once (the judge
+ * asks them for each counter of every port). */
+static struct {
+	int field;
+	uint64_t max;
+} checked[THRESHOLD_COUNTERS];
+static pthread_once_t checked_once = PTHREAD_ONCE_INIT;
+
+static void find_checked(void)
+{
+	for (unsigned i = 0; i < THRESHOLD_COUNTERS; i++) {
+		checked[i].field = thresholds_field(i);
+		checked[i].max = pmacounters_field_max(checked[i].field);
+	}
+}
+
 /* Counter i's value on port p of n; false when it has none. */
 static bool counter_value(const struct fab_node *n, const struct fab_port *p,
 			  unsigned i, uint64_t *v)
 {
-	int f = thresholds_field(i);
+	int f = checked[i].field;
 
 	if (!p->has_counters)
 		return false;
@@ -74,7 +91,7 @@ static void judge_counters(struct problem_list *j, const struct fab_node *n,
 	if (!counted_port(n, port))
 		return;
 	for (unsigned i = 0; i < THRESHOLD_COUNTERS; i++) {
-		int f = thresholds_field(i);
+		int f = checked[i].field;
 		struct fab_problem *pr;
 		uint64_t v, was;
 
@@ -85,7 +102,8 @@ static void judge_counters(struct problem_list *j, const struct fab_node *n,
 			pr->n.counter.value = v;
 			pr->n.counter.threshold = thr.value[i];
 		}
-		if (v == pmacounters_field_max(f) && (pr = problem_add(j, PROBLEM_COUNTER_SATURATED, n, (int)port))) {
+		if (v == checked[i].max &&
+		    (pr = problem_add(j, PROBLEM_COUNTER_SATURATED, n, (int)port))) {
 			pr->counter = (int8_t)i;
 			pr->n.counter.value = v;
 		}
@@ -369,6 +387,7 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		.expected_speeds = expected && !expected->from_sweep,
 	};
 
+	pthread_once(&checked_once, find_checked);
 	if (!snap->ok) {
 		judge_failed(&j, prev);
 	} else {
