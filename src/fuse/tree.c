@@ -1,7 +1,10 @@
-/* The node table (tree.h): nodes by inode number, their lookup counts, and
- * freeing the unlinked ones once the kernel has forgotten them. */
+/* The node table (tree.h): nodes by inode number, by their directory and
+ * name (a hash, so that a directory of 16,000 nodes is made and looked up
+ * in linear time), their lookup counts, and freeing the unlinked ones once
+ * the kernel has forgotten them. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +19,10 @@ static size_t nodes_len, nodes_cap;
 static size_t *free_slots;
 static size_t free_len, free_cap;
 static uint64_t nodes_made; /* the last node's gen; guarded by tree_lock */
+/* Linked nodes by (directory, name): chains of next_named; guarded by
+ * tree_lock.  Twice as many buckets as names at most. */
+static struct node **named;
+static size_t named_cap, named_len;
 
 void tree_rdlock(void)
 {
@@ -96,6 +103,9 @@ void tree_destroy(void)
 	free(free_slots);
 	free_slots = NULL;
 	free_len = free_cap = 0;
+	free(named);
+	named = NULL;
+	named_cap = named_len = 0;
 }
 
 struct node *tree_root(void)
@@ -103,10 +113,64 @@ struct node *tree_root(void)
 	return nodes ? nodes[0] : NULL;
 }
 
+/* The bucket of dir's child name (FNV-1a, the directory mixed in). */
+static size_t bucket(const struct node *dir, const char *name, size_t cap)
+{
+	uint64_t h = 14695981039346656037ull ^ (uint64_t)(uintptr_t)dir;
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+/* Room for one more name: the buckets doubled and the chains made again
+ * when as many names as buckets; 0 or -ENOMEM. */
+static int named_grow(void)
+{
+	size_t cap = named_cap ? named_cap * 2 : 1024;
+	struct node **bigger;
+
+	if (named_len < named_cap)
+		return 0;
+	bigger = calloc(cap, sizeof(*bigger));
+	if (!bigger)
+		return -ENOMEM;
+	for (size_t i = 0; i < named_cap; i++) {
+		while (named[i]) {
+			struct node *n = named[i];
+			size_t b = bucket(n->parent, n->name, cap);
+
+			named[i] = n->next_named;
+			n->next_named = bigger[b];
+			bigger[b] = n;
+		}
+	}
+	free(named);
+	named = bigger;
+	named_cap = cap;
+	return 0;
+}
+
+static void named_remove(struct node *n)
+{
+	struct node **pp = &named[bucket(n->parent, n->name, named_cap)];
+
+	for (; *pp; pp = &(*pp)->next_named) {
+		if (*pp == n) {
+			*pp = n->next_named;
+			n->next_named = NULL;
+			named_len--;
+			return;
+		}
+	}
+}
+
 struct node *tree_child(struct node *dir, const char *name)
 {
-	for (struct node *c = dir->children; c; c = c->next_sibling)
-		if (strcmp(c->name, name) == 0)
+	if (!named_cap)
+		return NULL;
+	for (struct node *c = named[bucket(dir, name, named_cap)]; c; c = c->next_named)
+		if (c->parent == dir && strcmp(c->name, name) == 0)
 			return c;
 	return NULL;
 }
@@ -130,17 +194,25 @@ bool tree_user_name_ok(const char *name)
 struct node *tree_add(struct node *dir, const char *name, mode_t mode,
 		      const struct node_ops *ops, void *owner, int which)
 {
-	struct node *n, **tail;
+	struct node *n;
+	size_t b;
 
-	if (tree_child(dir, name))
+	if (tree_child(dir, name) || named_grow() < 0)
 		return NULL;
 	n = node_new(dir, name, mode, ops, owner, which);
 	if (!n)
 		return NULL;
 	/* Keep creation order: readdir lists files as the tables define them. */
-	for (tail = &dir->children; *tail; tail = &(*tail)->next_sibling)
-		;
-	*tail = n;
+	n->prev_sibling = dir->last_child;
+	if (dir->last_child)
+		dir->last_child->next_sibling = n;
+	else
+		dir->children = n;
+	dir->last_child = n;
+	b = bucket(dir, name, named_cap);
+	n->next_named = named[b];
+	named[b] = n;
+	named_len++;
 	return n;
 }
 
@@ -226,27 +298,21 @@ void tree_hold_owner(struct node *dir, void (*get)(struct node *n),
 
 void tree_unlink(struct node *n)
 {
-	struct node **pp;
-
-	while (n->children) {
-		struct node *c = n->children;
-
-		n->children = c->next_sibling;
-		c->next_sibling = NULL;
-		c->parent = NULL;
-		c->unlinked = true;
-		tree_unlink(c); /* frees c too if the kernel never knew it */
-	}
+	while (n->children)
+		tree_unlink(n->children); /* frees it too if the kernel never knew it */
 	if (n->parent) {
-		for (pp = &n->parent->children; *pp; pp = &(*pp)->next_sibling) {
-			if (*pp == n) {
-				*pp = n->next_sibling;
-				break;
-			}
-		}
+		named_remove(n);
+		if (n->prev_sibling)
+			n->prev_sibling->next_sibling = n->next_sibling;
+		else
+			n->parent->children = n->next_sibling;
+		if (n->next_sibling)
+			n->next_sibling->prev_sibling = n->prev_sibling;
+		else
+			n->parent->last_child = n->prev_sibling;
 	}
 	n->parent = NULL;
-	n->next_sibling = NULL;
+	n->next_sibling = n->prev_sibling = NULL;
 	n->unlinked = true;
 	node_free_if_forgotten(n);
 }

@@ -163,6 +163,9 @@ class Bench:
         if self.a.fabric == "large":
             size = ["--leaves", "120", "--spines", "24", "--hcas-per-leaf", "32"]
             ibsim_args = ["-N", "5000", "-S", "200", "-P", "30000"]
+        elif self.a.fabric == "huge":
+            size = ["--leaves", "250", "--spines", "16", "--hcas-per-leaf", "64"]
+            ibsim_args = ["-N", "16500", "-S", "300", "-P", "50000"]
         subprocess.run([PY, str(HERE / "gen-fabric.py"), *size, str(net)],
                        check=True)
         text = net.read_text()
@@ -192,8 +195,12 @@ class Bench:
             # The fabric rows need LIDs and ACTIVE ports: one SM sweep,
             # then none (-s 0) to disturb the other rows.
             self.fabric.start_opensm(hcas[-1], ("-s", "0"))
-            self.fabric.wait_active(self.host, timeout=300)
-            self.fabric.wait_active(hcas[1], timeout=300)
+            settle = 900 if self.a.fabric == "huge" else 300
+            self.fabric.wait_active(self.host, timeout=settle)
+            self.fabric.wait_active(hcas[1], timeout=settle)
+            # opensm's log says no "SUBNET UP" at its default verbosity:
+            # the last HCA's port Active is its sweep done.
+            self.fabric.wait_active(hcas[-2], timeout=settle)
         self.mount = sim.Mount(self.fabric, self.host, self.tmp / "mnt",
                                workdir=self.tmp)
         self.mount.start(timeout=30)
@@ -949,8 +956,8 @@ def main(argv):
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--rows", default=None,
                     help="default 1-11 and 13-15; 8,9,10,13,14,15 with --fabric large")
-    ap.add_argument("--fabric", choices=("default", "large"), default="default",
-                    help="large: the 3,984-node fat tree")
+    ap.add_argument("--fabric", choices=("default", "large", "huge"), default="default",
+                    help="large: the 3,984-node fat tree; huge: 16,266 nodes")
     ap.add_argument("--direct-host", choices=("same", "other"), default="same",
                     help="direct clients and diags on the daemon's node "
                     "(default) or on the HCA beside it")
@@ -959,7 +966,7 @@ def main(argv):
     if a.reps is None:
         a.reps = 1 if a.quick else 5
     if a.rows is None:
-        a.rows = ("8,9,10,13,14,15" if a.fabric == "large"
+        a.rows = ("8,9,10,13,14,15" if a.fabric in ("large", "huge")
                   else "1,2,3,4,5,6,7,8,9,10,11,13,14,15")
     rows = {int(x) for x in a.rows.split(",")}
     if not os.access(madbench_bin(), os.X_OK):

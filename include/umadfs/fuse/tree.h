@@ -71,7 +71,10 @@ struct node {
 	 * (a stat's value, textfile.c) must not go to the new. */
 	uint64_t gen;
 	struct node *parent;
-	struct node *children, *next_sibling; /* guarded by the tree lock */
+	/* Guarded by the tree lock: */
+	struct node *children, *last_child;   /* in creation order */
+	struct node *next_sibling, *prev_sibling;
+	struct node *next_named; /* the chain of its name's bucket (tree.c) */
 	char *name;
 	mode_t mode; /* S_IFDIR | 0555, S_IFREG | 0444, ... */
 	uid_t uid;   /* owner and group as stat shows them (and the kernel */

@@ -1,7 +1,9 @@
 /* A window of requests in flight (window.h): the engine's receiver thread
  * copies each answer into a ring of WINDOW_MAX (at most that many requests
- * are in flight and each ends once, so it never overflows); the caller's
- * thread sends, and waits on the ring on the monotonic clock. */
+ * are in flight and each ends once, so it never overflows) and wakes the
+ * caller's thread once per drain (the sink's flush), not once per answer;
+ * the caller's thread sends, and waits on the ring on the monotonic
+ * clock. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -46,11 +48,22 @@ static void on_deliver(struct mad_sink *sink, const void *frame, size_t mad_len)
 		mad_len = MAD_SIZE;
 	memcpy(a->frame, frame, UMAD_FRAME_HDR_SIZE + mad_len);
 	a->len = mad_len;
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* After the receiver's drain: the caller's thread has what it brought. */
+static void on_flush(struct mad_sink *sink)
+{
+	struct mad_window *w = (struct mad_window *)sink;
+
+	pthread_mutex_lock(&w->lock);
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 }
 
-static const struct mad_sink_ops window_sink_ops = { .deliver = on_deliver };
+static const struct mad_sink_ops window_sink_ops = {
+	.deliver = on_deliver, .flush = on_flush,
+};
 
 struct mad_window *window_new(void)
 {
