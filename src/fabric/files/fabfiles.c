@@ -507,47 +507,6 @@ static void sync_port_dirs(const struct fab_node *fn, struct fab_nodedir *nd)
 	}
 }
 
-/* The directory of a node new to the tree, and its class link.  Tree
- * write lock held. */
-static struct fab_nodedir *add_node_dir(const struct fab_node *fn)
-{
-	struct fab_nodedir *nd = calloc(1, sizeof(*nd) +
-					(fn->nports + 1u) * sizeof(struct node *));
-	char name[24], target[64];
-
-	if (!nd)
-		return NULL;
-	nd->guid = fn->guid;
-	nd->nports = fn->nports;
-	snprintf(name, sizeof(name), "0x%016" PRIx64, fn->guid);
-	nd->dir = tree_add(nodes_dir, name, S_IFDIR | 0555, NULL, nd, 0);
-	if (!nd->dir) {
-		free(nd);
-		return NULL;
-	}
-	for (unsigned i = 0; i < sizeof(node_files) / sizeof(node_files[0]); i++)
-		tree_add(nd->dir, node_files[i], S_IFREG | 0444, &fabnode_ops, nd,
-			 (int)(WHAT_NODE + i));
-	nd->ports_dir = tree_add(nd->dir, "ports", S_IFDIR | 0555, NULL, nd, 0);
-	/* From now on the subtree holds nd; the links hold nothing.  (Port
-	 * directories come with sync_port_dirs, each taking its hold.) */
-	tree_hold_owner(nd->dir, nodedir_get, nodedir_put);
-	routefiles_node(nd->dir, fn);
-	snprintf(target, sizeof(target), "../../nodes/%s", name);
-	/* The node directory and this link keep the kernel's name cache (1 s
-	 * at most after a node goes): every path into the fabric's sysfs
-	 * view passes through them, node_exporter's tens of thousands. */
-	nd->class_link = tree_add_symlink(class_dir, name, target);
-	return nd;
-}
-
-static void remove_node_dir(struct fab_nodedir *nd)
-{
-	if (nd->class_link)
-		tree_unlink(nd->class_link);
-	tree_unlink(nd->dir); /* frees nd with its last node */
-}
-
 /* Whether the snapshot shows the port at the other end of fp's link. */
 static bool peer_shown(const struct fab_snap *s, const struct fab_port *fp)
 {
@@ -581,6 +540,73 @@ static void update_peer(const struct fab_snap *s, const struct fab_node *fn,
 		if (link)
 			link->transient = true;
 	}
+}
+
+/* nodes/0xGUID/'s files, ports/ and its port directories, at its first
+ * use (tree write lock): a fabric of 16,000 nodes is 16,000 directories
+ * until something looks inside them, not 230,000 nodes. */
+static int node_populate(struct node *dir)
+{
+	struct fab_nodedir *nd = dir->owner;
+	const struct fab_node *fn = shown ? fabsnap_find(shown, nd->guid) : NULL;
+
+	for (unsigned i = 0; i < sizeof(node_files) / sizeof(node_files[0]); i++)
+		if (!tree_add(dir, node_files[i], S_IFREG | 0444, &fabnode_ops, nd,
+			      (int)(WHAT_NODE + i)))
+			return -ENOMEM;
+	nd->ports_dir = tree_add(dir, "ports", S_IFDIR | 0555, NULL, nd, 0);
+	if (!nd->ports_dir)
+		return -ENOMEM;
+	/* The new nodes hold nd as the directory does; the port directories
+	 * take their holds as they come (sync_port_dirs). */
+	for (struct node *c = dir->children; c; c = c->next_sibling)
+		tree_hold_owner(c, nodedir_get, nodedir_put);
+	if (!fn)
+		return 0;
+	routefiles_node(dir, fn);
+	sync_port_dirs(fn, nd);
+	for (unsigned p = 1; p <= fn->nports; p++)
+		update_peer(shown, fn, nd, p);
+	return 0;
+}
+
+static const struct dir_ops node_dir_ops = { .populate = node_populate };
+
+/* The directory of a node new to the tree (its contents made at its
+ * first use), and its class link.  Tree write lock held. */
+static struct fab_nodedir *add_node_dir(const struct fab_node *fn)
+{
+	struct fab_nodedir *nd = calloc(1, sizeof(*nd) +
+					(fn->nports + 1u) * sizeof(struct node *));
+	char name[24], target[64];
+
+	if (!nd)
+		return NULL;
+	nd->guid = fn->guid;
+	nd->nports = fn->nports;
+	snprintf(name, sizeof(name), "0x%016" PRIx64, fn->guid);
+	nd->dir = tree_add(nodes_dir, name, S_IFDIR | 0555, NULL, nd, 0);
+	if (!nd->dir) {
+		free(nd);
+		return NULL;
+	}
+	nd->dir->dops = &node_dir_ops;
+	nd->dir->lazy = true;
+	/* From now on the directory holds nd; the links hold nothing. */
+	tree_hold_owner(nd->dir, nodedir_get, nodedir_put);
+	snprintf(target, sizeof(target), "../../nodes/%s", name);
+	/* The node directory and this link keep the kernel's name cache (1 s
+	 * at most after a node goes): every path into the fabric's sysfs
+	 * view passes through them, node_exporter's tens of thousands. */
+	nd->class_link = tree_add_symlink(class_dir, name, target);
+	return nd;
+}
+
+static void remove_node_dir(struct fab_nodedir *nd)
+{
+	if (nd->class_link)
+		tree_unlink(nd->class_link);
+	tree_unlink(nd->dir); /* frees nd with its last node */
 }
 
 void fabfiles_update(struct fab_snap *snap)
