@@ -155,9 +155,11 @@ def test_routes_equal_ibtracert(tmp_path, make_fabric, mount):
 
 def mount_sm_fabric(make_fabric, mount):
     """A two-switch fabric of the test's own, opensm on Hca3, the mount on
-    Hca2: {name: LID} of the three HCAs and the switches."""
+    Hca2: {name: LID} of the three HCAs and the switches.  Every sweep
+    reads every table (fabric_routes_max_age=0): the tests' Sets are
+    written behind the SM's back, and no change shows."""
     f = tm.active_fabric(make_fabric)
-    m = mount("Hca2", fabric=f)
+    m = mount("Hca2", fabric=f, options=("fabric_routes_max_age=0",))
     sweep(m)
     lids = {h: tm.lid_of(f, h) for h in ("Hca1", "Hca2", "Hca3")}
     sws = switches(m)

@@ -164,11 +164,11 @@ static struct fab_snap *view(void)
 	link_ports(fabsnap_find(s, T), 3, fabsnap_find(s, CA4), 1);
 	sw = fabsnap_find(s, S);
 	down(sw, 3);
-	sw->lft_top = 3;
-	sw->lft = calloc(4, 1);
-	sw->lft[1] = 1;
-	sw->lft[2] = 2;
-	sw->lft[3] = 4;
+	sw->lft = fabsnap_lft_new(3, 0);
+	sw->lft->port[0] = 0;
+	sw->lft->port[1] = 1;
+	sw->lft->port[2] = 2;
+	sw->lft->port[3] = 4;
 	s->sms = calloc(1, sizeof(*s->sms));
 	s->sms[0] = (struct fab_sm){ .guid = CA1, .lid = CA1, .state = 3 };
 	s->nsms = 1;
@@ -274,7 +274,7 @@ static void test_carried_over(void)
 	CHECK(sw && t && ca4);
 	if (!sw || !t || !ca4)
 		goto done;
-	CHECK(sw->lft && sw->lft_top == 3 && sw->lft[3] == 4);
+	CHECK(sw->lft && sw->lft->top == 3 && sw->lft->port[3] == 4);
 	CHECK(ca4->ports[1].has_counters && ca4->ports[1].basic[10] == CA4 + 1);
 	CHECK_INT(sw->ports[5].basic[10], S + 5);
 	CHECK(t->ports[3].has_counters);
