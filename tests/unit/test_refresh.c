@@ -251,6 +251,8 @@ static void test_ports_down(void)
 	/* One Get per port of S (0..5), nothing else. */
 	CHECK_INT(out->stats.mads, 6);
 	CHECK_INT(w.fake.gets, 6);
+	/* Ports went down: the SM reroutes, the next sweep reads the tables. */
+	CHECK(out->reroute_ms > 0);
 done:
 	teardown(&w, out);
 }
@@ -275,6 +277,9 @@ static void test_carried_over(void)
 	if (!sw || !t || !ca4)
 		goto done;
 	CHECK(sw->lft && sw->lft->top == 3 && sw->lft->port[3] == 4);
+	/* The view's table itself, a reference more: not a copy. */
+	CHECK(sw->lft == fabsnap_find(w.prev, S)->lft);
+	CHECK_INT(out->reroute_ms, 0); /* nothing that makes an SM reroute */
 	CHECK(ca4->ports[1].has_counters && ca4->ports[1].basic[10] == CA4 + 1);
 	CHECK_INT(sw->ports[5].basic[10], S + 5);
 	CHECK(t->ports[3].has_counters);
