@@ -36,6 +36,7 @@ static bool routes_off; /* fabric_routes=off: likewise */
 struct fabric_opts {
 	char *interval, *interval_min, *port, *off, *expected, *thresholds;
 	char *routes, *traps, *admin_group, *light;
+	char *routes_settle, *routes_max_age;
 };
 
 #define FABRIC_OPT(t, p) { t, offsetof(struct fabric_opts, p), 1 }
@@ -48,6 +49,8 @@ static const struct fuse_opt fabric_opts[] = {
 	FABRIC_OPT("fabric_expected=%s", expected),
 	FABRIC_OPT("fabric_thresholds=%s", thresholds),
 	FABRIC_OPT("fabric_routes=%s", routes),
+	FABRIC_OPT("fabric_routes_settle=%s", routes_settle),
+	FABRIC_OPT("fabric_routes_max_age=%s", routes_max_age),
 	FABRIC_OPT("fabric_traps=%s", traps),
 	FABRIC_OPT("fabric_admin_group=%s", admin_group),
 	FABRIC_OPT("fabric_light_sweep=%s", light),
@@ -126,16 +129,31 @@ static int check_sweeps(const struct fabric_opts *o)
 	return 0;
 }
 
+/* The forwarding tables' options: whether sweeps read them, how long
+ * after a change they are read again, how long one is kept at most. */
+static int check_routes(const struct fabric_opts *o)
+{
+	uint64_t settle = DISCOVER_ROUTES_SETTLE_MS, max_age = DISCOVER_ROUTES_MAX_AGE_MS;
+	bool routes = true;
+
+	if (parse_on_off("fabric_routes", o->routes, &routes) < 0 ||
+	    parse_ms("fabric_routes_settle", o->routes_settle, &settle) < 0 ||
+	    parse_ms("fabric_routes_max_age", o->routes_max_age, &max_age) < 0)
+		return -EINVAL;
+	routes_off = !routes;
+	discover_set_routes(routes, (unsigned)settle, (unsigned)max_age);
+	return 0;
+}
+
 static int check_options(const struct fabric_opts *o)
 {
-	bool on = true, routes = true, traps = true;
+	bool on = true, traps = true;
 
 	if (parse_on_off("fabric", o->off, &on) < 0)
 		return -EINVAL;
 	off = !on;
-	if (parse_on_off("fabric_routes", o->routes, &routes) < 0)
+	if (check_routes(o) < 0)
 		return -EINVAL;
-	routes_off = !routes;
 	if (parse_on_off("fabric_traps", o->traps, &traps) < 0)
 		return -EINVAL;
 	traps_configure(traps);
@@ -150,7 +168,6 @@ static int check_options(const struct fabric_opts *o)
 		}
 		actions_configure(&gid);
 	}
-	discover_set_routes(routes);
 	if (check_sweeps(o) < 0 || problems_configure(o->thresholds) < 0 ||
 	    expected_configure(o->expected) < 0)
 		return -EINVAL;
@@ -171,6 +188,8 @@ int fabric_parse_options(struct fuse_args *args)
 	free(o.expected);
 	free(o.thresholds);
 	free(o.routes);
+	free(o.routes_settle);
+	free(o.routes_max_age);
 	free(o.traps);
 	free(o.admin_group);
 	free(o.light);

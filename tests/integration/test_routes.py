@@ -2,7 +2,9 @@
 routes/SRC/DST against ibtracert, entries broken by a LinearForwardingTable
 Set on the mount's own `send` (a loop, a down port, 255) seen by both and
 in `problems` until opensm puts them back, routed_lids against ibroute's
-counts, and bad names."""
+counts, bad names, and when a sweep reads the tables: none when nothing
+changed, all after the SM reroutes, a table set by hand within
+fabric_routes_max_age."""
 
 import errno
 import os
@@ -155,9 +157,11 @@ def test_routes_equal_ibtracert(tmp_path, make_fabric, mount):
 
 def mount_sm_fabric(make_fabric, mount):
     """A two-switch fabric of the test's own, opensm on Hca3, the mount on
-    Hca2: {name: LID} of the three HCAs and the switches."""
+    Hca2: {name: LID} of the three HCAs and the switches.  Every sweep
+    reads every table (fabric_routes_max_age=0): the tests' Sets are
+    written behind the SM's back, and no change shows."""
     f = tm.active_fabric(make_fabric)
-    m = mount("Hca2", fabric=f)
+    m = mount("Hca2", fabric=f, options=("fabric_routes_max_age=0",))
     sweep(m)
     lids = {h: tm.lid_of(f, h) for h in ("Hca1", "Hca2", "Hca3")}
     sws = switches(m)
@@ -344,3 +348,129 @@ def test_routes_off(fabric, mount):
     assert not os.path.exists(off.path("fabric", "nodes", g, "lft"))
     assert not os.path.exists(off.path("fabric", "nodes", g, "ports", "7", "routed_lids"))
     assert "umadfs_port_routed_lids" not in open(off.path("fabric", "metrics.prom")).read()
+
+
+# -- when a sweep reads the tables (docs/files.md, "What a sweep asks") --
+
+SETTLE_S = 8        # fabric_routes_settle: the quick tree's SM is done in 1 s
+MAX_AGE_S = 10      # fabric_routes_max_age of the Set test
+PAIRS = 40          # random pairs of endports whose routes are compared
+
+
+def sweep_kv(m):
+    sweep(m)
+    return dict(ln.split(" ", 1) if " " in ln else (ln, "")
+                for ln in open(m.path("fabric", "sweep")).read().splitlines())
+
+
+def steady(m, timeout=60):
+    """Sweeps until one reads no table and finds no route_* problem (the SM
+    may be bringing a new fabric up, or routing it again): that sweep's
+    key-values, and when the last sweep that read every table started."""
+    deadline, read_at = time.monotonic() + timeout, None
+    while True:
+        t = time.monotonic()
+        kv = sweep_kv(m)
+        if kv["lfts_read"] == kv["switches"]:
+            read_at = t
+        if kv["lfts_read"] == "0" and not route_problems(m):
+            return kv, read_at
+        assert time.monotonic() < deadline, (kv, route_problems(m))
+        time.sleep(0.5)
+
+
+def all_active(m, nlinks):
+    """Sweeps until the view has nlinks links, every one Active."""
+    deadline = time.monotonic() + 30
+    while True:
+        kv = sweep_kv(m)
+        states = re.findall(r" state=(\S+)$", open(m.path("fabric", "links")).read(), re.M)
+        if int(kv["links"]) == nlinks and set(states) == {"Active"}:
+            return
+        assert time.monotonic() < deadline, (kv, states)
+        time.sleep(0.5)
+
+
+def check_tables(f, m, host, ends, rng):
+    """Every switch's lft as ibroute reads it now, and routes/ as
+    ibtracert follows it for PAIRS random pairs of endports."""
+    for guid, lid in switches(m).items():
+        assert lft(m, guid) == ibroute(f, host, lid), "switch %#x" % guid
+    for _ in range(PAIRS):
+        a, b = rng.choice(ends), rng.choice(ends)
+        ours, res = route(m, a[2], b[2])
+        theirs, rc, text = ibtracert(f, host, a[2], b[2])
+        assert rc == 0 and res["result"] == "ok", (a, b, res, text)
+        assert ours == theirs, (a, b, ours, text)
+
+
+def test_tables_read_when_they_can_change(tmp_path, make_fabric, mount):
+    """A repeated sweep with nothing changed reads no table, and asks no
+    LinearForwardingTable block: the MADs of a mount without tables (but
+    for each switch's SwitchInfo).  A leaf's uplink pulled, then put back:
+    the SM routes around it, the sweeps read every table, and the first
+    that starts fabric_routes_settle after the view saw the last change
+    has every switch's lft as ibroute reads it and the routes ibtracert
+    follows; the one after reads none again."""
+    f = tm.fat_tree(tmp_path, make_fabric, 4, 2, 4)
+    # (Without the traps' agent, whose issm changes what the sweep asks of
+    # the local port: the two mounts alike but for the tables.)
+    m = mount("H0002", fabric=f, options=("fabric_routes_settle=%d" % (SETTLE_S * 1000),
+                                          "fabric_traps=off"))
+    off = mount("H0003", fabric=f, options=("fabric_routes=off", "fabric_traps=off"))
+    first = sweep_kv(m)
+    nsw, nlinks = int(first["switches"]), int(first["links"])
+    assert (nsw, nlinks) == (6, 24) and first["lfts_read"] == "6", first
+    steady(m)
+    ends = endpoints(f, "H0002")
+    rng = random.Random(30)
+    for cmd, links in ((None, nlinks), ('Unlink "L002"[5]', nlinks - 1),
+                       ('ReLink "L002"[5]', nlinks)):
+        if cmd:
+            f.command(cmd)
+            # Seen (the SM's trap and a refresh, or this sweep itself):
+            # every table read, by every sweep within the settling time.
+            kv = sweep_kv(m)
+            assert kv["lfts_read"] == str(nsw), (cmd, kv)
+            all_active(m, links)
+            time.sleep(SETTLE_S + 1)
+            kv = sweep_kv(m)
+            assert kv["lfts_read"] == str(nsw), (cmd, kv)
+        check_tables(f, m, "H0002", ends, rng)
+        sweep(off)          # (its first sweep since the change asks more)
+        kv, kv_off = sweep_kv(m), sweep_kv(off)
+        assert kv["lfts_read"] == "0", (cmd, kv)
+        assert int(kv["mads"]) == int(kv_off["mads"]) + nsw, (cmd, kv, kv_off)
+
+
+def test_table_set_by_hand(tmp_path, make_fabric, mount):
+    """An entry set behind the SM's back (a LinearForwardingTable Set: the
+    other uplink for a remote HCA's LID, which breaks no route) is not read
+    at once - the table is the sweep before's - and shows within
+    fabric_routes_max_age."""
+    f = tm.fat_tree(tmp_path, make_fabric, 4, 2, 4)
+    m = mount("H0002", fabric=f, options=("fabric_routes_max_age=%d" % (MAX_AGE_S * 1000),))
+    _, read_at = steady(m)
+    cas = {e[2] for e in endpoints(f, "H0002") if e[0] != e[1]}
+    # A leaf (HCAs on 1..4, spines on 5..6) sending a CA's LID up port 5.
+    guid, lid, target = next((g, sl, t) for g, sl in sorted(switches(m).items())
+                             for t, p in sorted(lft(m, g).items()) if p == 5 and t in cas)
+    before = lft(m, guid)
+    block = [255] * 64
+    for k, p in before.items():
+        block[k] = p
+    block[target] = 6
+    with mf.Recv(m) as rx:
+        mf.write_send(m, "class=smi method=set attr=0x0019 attrmod=0 lid=%d data=%s\n"
+                      % (lid, bytes(block).hex()))
+        ans = rx.line(timeout=10)
+    assert ans["method"] == "getresp" and int(ans["status"], 16) == 0, ans
+    assert ibroute(f, "H0002", lid)[target] == 6
+    kv = sweep_kv(m)
+    if time.monotonic() < read_at + MAX_AGE_S / 2:     # not due yet
+        assert kv["lfts_read"] == "0" and lft(m, guid) == before, kv
+    while lft(m, guid)[target] != 6:
+        assert time.monotonic() < read_at + MAX_AGE_S + 2, "not read within the bound"
+        time.sleep(0.5)
+        sweep(m)
+    assert lft(m, guid) == ibroute(f, "H0002", lid)

@@ -260,10 +260,13 @@ def test_repeated_sweep_asks_less_and_sees_changes(make_fabric, mount):
     again = sweep(m)
     nodes, switches = int(first["nodes"]), int(first["switches"])
     # Not again: NodeDescription and ClassPortInfo of every node, each
-    # switch port's PortCounters (one sum instead).  SwitchInfo is asked
-    # again for its LinearFDBTop (the forwarding table's size: fabric_routes).
-    saved = 2 * nodes + switch_ports(m) - switches
+    # switch port's PortCounters (one sum instead), each switch's forwarding
+    # table (one block each: nothing changed, so they are the sweep
+    # before's).  SwitchInfo is asked again for its LinearFDBTop (the
+    # forwarding table's size: fabric_routes).
+    saved = 2 * nodes + switch_ports(m) - switches + switches
     assert int(again["mads"]) == int(first["mads"]) - saved, (first, again)
+    assert (first["lfts_read"], again["lfts_read"]) == (str(switches), "0")
     steady = int(again["mads"])
     lids = {SW1: tm.lid_of(f, "Switch1"), SW2: tm.lid_of(f, "Switch2")}
     # What a switch costs when its ports are asked: each port's (0 too)

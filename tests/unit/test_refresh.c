@@ -164,11 +164,11 @@ static struct fab_snap *view(void)
 	link_ports(fabsnap_find(s, T), 3, fabsnap_find(s, CA4), 1);
 	sw = fabsnap_find(s, S);
 	down(sw, 3);
-	sw->lft_top = 3;
-	sw->lft = calloc(4, 1);
-	sw->lft[1] = 1;
-	sw->lft[2] = 2;
-	sw->lft[3] = 4;
+	sw->lft = fabsnap_lft_new(3, 0);
+	sw->lft->port[0] = 0;
+	sw->lft->port[1] = 1;
+	sw->lft->port[2] = 2;
+	sw->lft->port[3] = 4;
 	s->sms = calloc(1, sizeof(*s->sms));
 	s->sms[0] = (struct fab_sm){ .guid = CA1, .lid = CA1, .state = 3 };
 	s->nsms = 1;
@@ -251,6 +251,8 @@ static void test_ports_down(void)
 	/* One Get per port of S (0..5), nothing else. */
 	CHECK_INT(out->stats.mads, 6);
 	CHECK_INT(w.fake.gets, 6);
+	/* Ports went down: the SM reroutes, the next sweep reads the tables. */
+	CHECK(out->reroute_ms > 0);
 done:
 	teardown(&w, out);
 }
@@ -274,7 +276,10 @@ static void test_carried_over(void)
 	CHECK(sw && t && ca4);
 	if (!sw || !t || !ca4)
 		goto done;
-	CHECK(sw->lft && sw->lft_top == 3 && sw->lft[3] == 4);
+	CHECK(sw->lft && sw->lft->top == 3 && sw->lft->port[3] == 4);
+	/* The view's table itself, a reference more: not a copy. */
+	CHECK(sw->lft == fabsnap_find(w.prev, S)->lft);
+	CHECK_INT(out->reroute_ms, 0); /* nothing that makes an SM reroute */
 	CHECK(ca4->ports[1].has_counters && ca4->ports[1].basic[10] == CA4 + 1);
 	CHECK_INT(sw->ports[5].basic[10], S + 5);
 	CHECK(t->ports[3].has_counters);

@@ -68,9 +68,7 @@ static struct fab_snap *ring(void)
 		up(&n->ports[1], 0);
 		up(&n->ports[2], 0);
 		up(&n->ports[3], 0);
-		n->lft_top = 31;
-		n->lft = malloc(64);
-		memset(n->lft, 255, 64);
+		n->lft = fabsnap_lft_new(31, 0);
 	}
 	for (unsigned i = 0; i < 3; i++) {
 		struct fab_node *c = node(s, ca[i], FAB_CA, 1, "ca \"x\"");
@@ -89,7 +87,7 @@ static struct fab_snap *ring(void)
 		for (unsigned k = 0; k < sizeof(lids) / sizeof(lids[0]); k++) {
 			unsigned owner = lids[k] < 10 ? lids[k] - 1 : lids[k] / 10 - 1;
 
-			n->lft[lids[k]] = owner != i ? 1 : lids[k] < 10 ? 0 : 3;
+			n->lft->port[lids[k]] = owner != i ? 1 : lids[k] < 10 ? 0 : 3;
 		}
 	}
 	complete(s);
@@ -159,17 +157,17 @@ static void test_paths(void)
 	/* S1 sends LID 20 out of a Down port, then has no entry for 10,
 	 * then no table. */
 	s1 = fabsnap_find(s, S1);
-	s1->lft[20] = 5;
+	s1->lft->port[20] = 5;
 	trace_text(s, "10", "20",
 		   "guid=0x00000000000000a0 node_desc=\"ca \\\"x\\\"\" out=1\n"
 		   "guid=0x0000000000000011 node_desc=\"sw1\" in=3 out=5\n"
 		   "result=dead_end at=0x0000000000000011\n");
-	s1->lft[10] = 255;
+	s1->lft->port[10] = 255;
 	trace_text(s, "3", "10",
 		   "guid=0x0000000000000013 node_desc=\"sw3\" out=1\n"
 		   "guid=0x0000000000000011 node_desc=\"sw1\" in=2\n"
 		   "result=unrouted at=0x0000000000000011\n");
-	free(s1->lft);
+	fabsnap_lft_put(s1->lft);
 	s1->lft = NULL;
 	trace_text(s, "20", "10",
 		   "guid=0x00000000000000b0 node_desc=\"ca \\\"x\\\"\" out=1\n"
@@ -209,7 +207,7 @@ static void test_problems(void)
 
 	/* S2 sends B's LID on instead of down to it: round all three. */
 	s = ring();
-	fabsnap_find(s, S2)->lft[20] = 1;
+	fabsnap_find(s, S2)->lft->port[20] = 1;
 	route_problems(s, got, sizeof(got));
 	CHECK_STR(got,
 		  "problem=route_loop severity=error guid=0x0000000000000011 node_desc=\"sw1\" lid=20\n"
@@ -220,9 +218,9 @@ static void test_problems(void)
 	/* A dead end out of a Down port and one to a CA without the LID;
 	 * S3's table empty: seven LIDs, one line. */
 	s = ring();
-	fabsnap_find(s, S1)->lft[30] = 5;
-	fabsnap_find(s, S1)->lft[31] = 3;
-	fabsnap_find(s, S3)->lft_top = 0;
+	fabsnap_find(s, S1)->lft->port[30] = 5;
+	fabsnap_find(s, S1)->lft->port[31] = 3;
+	fabsnap_find(s, S3)->lft->top = 0;
 	route_problems(s, got, sizeof(got));
 	CHECK_STR(got,
 		  "problem=route_dead_end severity=error guid=0x0000000000000011 port=3 node_desc=\"sw1\" lid=31 found=wrong_endport\n"
@@ -235,7 +233,7 @@ static void test_problems(void)
 	s = ring();
 	s->nodes[0].ports[4].state = IB_LINK_INIT;
 	s->nodes[0].ports[4].phys_state = IB_PORT_PHYS_STATE_LINKUP;
-	s->nodes[0].lft[20] = 4;
+	s->nodes[0].lft->port[20] = 4;
 	route_problems(s, got, sizeof(got));
 	CHECK_STR(got,
 		  "problem=route_dead_end severity=error guid=0x0000000000000011 port=4 node_desc=\"sw1\" lid=20 found=Init\n");
@@ -256,10 +254,8 @@ static void test_ranges(void)
 	char got[4096];
 
 	up(&sw->ports[0], 1);
-	sw->lft_top = 1;
-	sw->lft = malloc(64);
-	memset(sw->lft, 255, 64);
-	sw->lft[1] = 0;
+	sw->lft = fabsnap_lft_new(1, 0);
+	sw->lft->port[1] = 0;
 	for (unsigned i = 0; i < 200; i++) {
 		struct fab_node *c = node(s, 0x1000 + i, FAB_CA, 1, "c");
 

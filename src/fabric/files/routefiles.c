@@ -224,9 +224,9 @@ static char *lft_make(const struct fab_snap *s, struct node *n, size_t *len,
 	f = open_memstream(&text, len);
 	if (!f)
 		return NULL;
-	for (unsigned lid = 0; lid <= fn->lft_top; lid++)
-		if (fn->lft[lid] != 255)
-			fprintf(f, "%u %u\n", lid, fn->lft[lid]);
+	for (unsigned lid = 0; lid <= fn->lft->top; lid++)
+		if (fn->lft->port[lid] != 255)
+			fprintf(f, "%u %u\n", lid, fn->lft->port[lid]);
 	bad = ferror(f);
 	if (fclose(f) || bad) {
 		free(text);

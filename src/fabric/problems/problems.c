@@ -376,6 +376,18 @@ static void judge_nodes(struct problem_list *j, bool sm_missing)
 	}
 }
 
+/* Whether the list holds a routing problem: the next sweep then reads
+ * every forwarding table (discover.c). */
+static bool routes_broken(const struct problem_list *j)
+{
+	for (size_t i = 0; i < j->n; i++)
+		if (j->list[i].kind == PROBLEM_ROUTE_MISSING ||
+		    j->list[i].kind == PROBLEM_ROUTE_LOOP ||
+		    j->list[i].kind == PROBLEM_ROUTE_DEAD_END)
+			return true;
+	return false;
+}
+
 void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		  const struct fab_snap *expected)
 {
@@ -408,4 +420,5 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 	problem_list_sort(&j);
 	snap->problems = j.list;
 	snap->nproblems = j.n;
+	snap->routes_broken = routes_broken(&j);
 }

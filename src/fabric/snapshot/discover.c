@@ -12,6 +12,8 @@
  * - a node of the same GUID and NodeInfo keeps its NodeDescription and
  *   ClassPortInfo, and its SwitchInfo is not asked, until they are due
  *   (STATIC_MAX_MS, spread by GUID) or, for a CA, its port was not Active;
+ * - a switch keeps prev's forwarding table until a change can have made
+ *   the SM rewrite it, or it is due (sweeplft.c);
  * - a switch whose PMA sums its ports keeps prev's PortCounters while
  *   the sum says they stand (sweeppma.c). */
 #include <errno.h>
@@ -144,13 +146,17 @@ static void pump(struct discover *d)
 	}
 }
 
-/* fabric_routes: whether sweeps read forwarding tables.  Set before the
- * sweep thread starts, then only read. */
-static bool lfts_wanted = true;
+/* The forwarding tables' options.  Set before the sweep thread starts,
+ * then only read (each sweep takes a copy). */
+static struct discover_routes routes_opts = {
+	.on = true,
+	.settle_ms = DISCOVER_ROUTES_SETTLE_MS,
+	.max_age_ms = DISCOVER_ROUTES_MAX_AGE_MS,
+};
 
-void discover_set_routes(bool on)
+void discover_set_routes(bool on, unsigned settle_ms, unsigned max_age_ms)
 {
-	lfts_wanted = on;
+	routes_opts = (struct discover_routes){ on, settle_ms, max_age_ms };
 }
 
 /* -- what the snapshot before tells -------------------------------------- */
@@ -168,11 +174,7 @@ static bool same_node_info(const struct fab_node *a, const struct fab_node *b)
 static bool static_fresh(const struct discover *d, const struct fab_node *was,
 			 unsigned lp)
 {
-	uint64_t spread = (was->guid * 0x9e3779b97f4a7c15ull) >> 32;
-	int64_t due = was->static_ms + STATIC_MAX_MS -
-		      (int64_t)(spread % (STATIC_MAX_MS / 2));
-
-	if (d->now_ms >= due)
+	if (d->now_ms >= sweepreq_due_ms(was->guid, was->static_ms, STATIC_MAX_MS))
 		return false;
 	return was->type == FAB_SWITCH ||
 	       (lp <= was->nports && was->ports[lp].state == IB_LINK_ACTIVE);
@@ -190,7 +192,7 @@ static int ask_static(struct discover *d, uint32_t ni, unsigned lp)
 	 * hands out) for the forwarding table, read at every sweep with
 	 * fabric_routes; its EnhancedPort0 for the ports ibqueryerrors
 	 * checks. */
-	if (n->type == FAB_SWITCH && (!fresh || lfts_wanted) &&
+	if (n->type == FAB_SWITCH && (!fresh || d->routes.on) &&
 	    sweepreq_ask(d, REQ_SWITCH_INFO, ni, 0, n->hops, n->path) < 0)
 		return -ENOMEM;
 	if (!fresh) {
@@ -296,52 +298,6 @@ static void finish_sms(struct fab_snap *s)
 
 /* -- discovery ----------------------------------------------------------- */
 
-/* A switch's LinearForwardingTable: blocks 0 .. top / 64 (SwitchInfo
- * LinearFDBTop), into n->lft, 255 until answered. */
-static int ask_lft(struct discover *d, uint32_t ni, unsigned top)
-{
-	struct fab_node *n = &d->snap->nodes[ni];
-	unsigned blocks;
-	int r = 0;
-
-	if (!lfts_wanted || n->lft)
-		return 0;
-	if (top > IB_LID_UCAST_END_HO)
-		top = IB_LID_UCAST_END_HO;
-	blocks = top / IB_SMP_DATA_SIZE + 1;
-	n->lft = malloc((size_t)blocks * IB_SMP_DATA_SIZE);
-	if (!n->lft)
-		return -ENOMEM;
-	memset(n->lft, 0xff, (size_t)blocks * IB_SMP_DATA_SIZE);
-	n->lft_top = (uint16_t)top;
-	for (unsigned b = 0; r == 0 && b < blocks; b++) {
-		struct req *q = sweepreq_enqueue(d, REQ_LFT, ni, 0, n->hops, n->path);
-
-		if (q)
-			q->block = (uint16_t)b;
-		else
-			r = -ENOMEM;
-	}
-	return r;
-}
-
-/* A block of it answered; or (data NULL) lost: no table then. */
-static void lft_block(struct discover *d, const struct req *r, uint8_t *data)
-{
-	struct fab_node *n = &d->snap->nodes[r->node];
-
-	if (!n->lft)
-		return;
-	if (data) {
-		mad_get_array(data, 0, IB_LINEAR_FORW_TBL_F,
-			      n->lft + (size_t)r->block * IB_SMP_DATA_SIZE);
-		return;
-	}
-	free(n->lft);
-	n->lft = NULL;
-	n->lft_top = 0;
-}
-
 static struct fab_node *new_node(struct discover *d, const struct req *r,
 				 uint8_t *data)
 {
@@ -395,6 +351,9 @@ static int node_info(struct discover *d, const struct req *r, uint8_t *data)
 		if (!n)
 			return -ENOMEM;
 		err = ask_node(d, (uint32_t)(n - s->nodes), lp);
+		/* A node come, or another NodeInfo under its GUID. */
+		if (!err && d->prev && d->prev->ok && !d->ns[n - s->nodes].was)
+			err = sweeplft_reroute(d);
 	} else {
 		fabsnap_node_info_port(n, data);
 	}
@@ -435,10 +394,15 @@ static int port_info(struct discover *d, const struct req *r, uint8_t *data)
 {
 	struct fab_node *n = &d->snap->nodes[r->node];
 	struct fab_port *p = &n->ports[r->port];
+	const struct fab_node *was = d->ns[r->node].was;
 	uint8_t path[FAB_PATH_MAX];
 	int err = 0;
 
 	fabsnap_read_port_info(n, r->port, data);
+	if (was && r->port <= was->nports &&
+	    fabsnap_port_reroutes(n, r->port, &was->ports[r->port]) &&
+	    sweeplft_reroute(d) < 0)
+		return -ENOMEM;
 	if (n->type == FAB_SWITCH && r->port) {
 		p->lid = n->ports[0].lid; /* a switch's ports share port 0's */
 		p->lmc = n->ports[0].lmc; /* (set again once all are in) */
@@ -511,12 +475,12 @@ static int answered(struct discover *d, const struct req *r, uint8_t *mad)
 	case REQ_SM_INFO:
 		return sm_info(d, r, smp);
 	case REQ_LFT:
-		lft_block(d, r, smp);
+		sweeplft_block(d, r, smp);
 		return 0;
 	default: /* SwitchInfo */
 		n->enhanced_port0 = mad_get_field(smp, 0, IB_SW_ENHANCED_PORT0_F);
-		return ask_lft(d, r->node,
-			       mad_get_field(smp, 0, IB_SW_LINEAR_FDB_TOP_F));
+		return sweeplft_switch(d, r->node,
+				       mad_get_field(smp, 0, IB_SW_LINEAR_FDB_TOP_F));
 	}
 }
 
@@ -535,7 +499,7 @@ static int failed(struct discover *d, const struct req *r)
 	case REQ_PORT_COUNTERS_EXT:
 		return sweeppma_failed(d, r);
 	case REQ_LFT:
-		lft_block(d, r, NULL);
+		sweeplft_block(d, r, NULL);
 		return 0;
 	default:
 		return 0;
@@ -594,11 +558,21 @@ static int next_answer(struct discover *d)
 	return r;
 }
 
+/* Nothing more in flight: after discovery (ends 0) the master's SMInfo
+ * by LID, unless found with IsSM; after that (1) what the whole sweep
+ * shows against the one before (sweeplft.c). */
+static int sweep_end(struct discover *d, unsigned ends)
+{
+	if (!ends)
+		return ask_sminfo(d, d->snap->sm_lid, NO_NODE, 0, 0, NULL);
+	return sweeplft_finish(d);
+}
+
 int discover_run(struct discover *d, struct mad_engine *engine,
 		 const struct fab_snap *prev, struct fab_snap *snap,
 		 int timeout_ms, int retries)
 {
-	bool sm_by_lid = false;
+	unsigned ends = 0;
 	int r = 0;
 
 	d->now_ms = clock_now_ms();
@@ -606,6 +580,9 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	d->engine = engine;
 	d->snap = snap;
 	d->prev = prev;
+	d->routes = routes_opts;
+	d->lft_all = prev && prev->routes_broken;
+	snap->reroute_ms = prev ? prev->reroute_ms : 0;
 	sweepreq_reset(d);
 	d->local_node = NO_NODE;
 	d->nsm_lids = 0;
@@ -615,12 +592,9 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	while (!d->nomem) {
 		pump(d);
 		if (!window_inflight(d->window) && !d->qlen) {
-			if (sm_by_lid)
+			if (ends == 2)
 				break;
-			/* Discovery over: the master by LID, unless found
-			 * with IsSM. */
-			sm_by_lid = true;
-			if (ask_sminfo(d, snap->sm_lid, NO_NODE, 0, 0, NULL) < 0)
+			if (sweep_end(d, ends++) < 0)
 				d->nomem = true;
 			continue;
 		}

@@ -1,5 +1,6 @@
-/* What a sweep's files share (discover.c, sweepreq.c, sweeppma.c): the
- * sweep's state, its requests and what it keeps of each node. */
+/* What a sweep's files share (discover.c, sweepreq.c, sweeppma.c,
+ * sweeplft.c): the sweep's state, its requests and what it keeps of each
+ * node. */
 #ifndef UMADFS_DISCOVER_PRIV_H
 #define UMADFS_DISCOVER_PRIV_H
 
@@ -38,6 +39,14 @@ struct nstate {
 	uint8_t cpi;          /* CPI_* */
 	bool summed;          /* its ports' PortCounters may be prev's */
 	bool sum_matched;     /* the sum says they are */
+	bool lft_shared;      /* its table is was's (sweeplft.c) */
+};
+
+/* fabric_routes=, fabric_routes_settle=, fabric_routes_max_age=
+ * (discover.h). */
+struct discover_routes {
+	bool on;
+	unsigned settle_ms, max_age_ms;
 };
 
 struct discover {
@@ -46,6 +55,8 @@ struct discover {
 	struct fab_snap *snap;
 	const struct fab_snap *prev;
 	int64_t now_ms;      /* CLOCK_MONOTONIC at the start */
+	struct discover_routes routes; /* this sweep's */
+	bool lft_all;        /* every table is read (sweeplft.c) */
 	struct req *reqs;
 	uint32_t nreqs, free_head;
 	size_t cap;
@@ -75,6 +86,10 @@ void sweepreq_pop(struct discover *d);
 void sweepreq_free(struct discover *d, uint32_t i);
 /* No request, none queued: a sweep's start. */
 void sweepreq_reset(struct discover *d);
+/* When what was asked of node guid at since (CLOCK_MONOTONIC ms) is due
+ * again, at most max_ms later: brought forward by up to half of it by the
+ * GUID, so that a fabric found at once is not asked again at once. */
+int64_t sweepreq_due_ms(uint64_t guid, int64_t since, unsigned max_ms);
 
 /* sweeppma.c: the frame of a PMA request (REQ_PMA_CPI and after). */
 void sweeppma_frame(const struct discover *d, const struct req *r, uint8_t *frame);
@@ -85,5 +100,20 @@ int sweeppma_start(struct discover *d, uint32_t ni, unsigned p);
  * answer. */
 int sweeppma_answered(struct discover *d, const struct req *r, uint8_t *pma);
 int sweeppma_failed(struct discover *d, const struct req *r);
+
+/* sweeplft.c: switch ni's SwitchInfo answered with LinearFDBTop top: its
+ * table asked, or the snapshot before's shared.  0 or -ENOMEM. */
+int sweeplft_switch(struct discover *d, uint32_t ni, unsigned top);
+/* A block of a table answered (data: the SMP data), or lost (NULL): the
+ * switch has no table in this snapshot then. */
+void sweeplft_block(struct discover *d, const struct req *r, uint8_t *data);
+/* The sweep saw a change that makes an SM reroute: its snapshot's
+ * reroute_ms is the sweep's, and every table is read, those shared so far
+ * too.  0 or -ENOMEM. */
+int sweeplft_reroute(struct discover *d);
+/* Discovery over: the changes only the whole sweep shows against the one
+ * before (a node gone, the master SM another or restarted, a sweep before
+ * that did not reach the fabric) make it sweeplft_reroute(). */
+int sweeplft_finish(struct discover *d);
 
 #endif

@@ -36,7 +36,7 @@ void fabsnap_put(struct fab_snap *s)
 		return;
 	for (size_t i = 0; i < s->nnodes; i++) {
 		free(s->nodes[i].ports);
-		free(s->nodes[i].lft);
+		fabsnap_lft_put(s->nodes[i].lft);
 	}
 	for (int t = 0; t < FAB_TEXT_COUNT; t++)
 		if (s->texts[t].buf)
@@ -47,6 +47,31 @@ void fabsnap_put(struct fab_snap *s)
 	free(s->nodes);
 	free(s->hash);
 	free(s);
+}
+
+struct fab_lft *fabsnap_lft_new(unsigned top, int64_t read_ms)
+{
+	size_t entries = (top / 64 + 1u) * 64u; /* whole blocks, as read */
+	struct fab_lft *t = malloc(sizeof(*t) + entries);
+
+	if (!t)
+		return NULL;
+	t->refs = 1;
+	t->top = (uint16_t)top;
+	t->read_ms = read_ms;
+	memset(t->port, 0xff, entries);
+	return t;
+}
+
+void fabsnap_lft_get(struct fab_lft *t)
+{
+	__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+}
+
+void fabsnap_lft_put(struct fab_lft *t)
+{
+	if (t && !__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
+		free(t);
 }
 
 static size_t hash_slot(uint64_t guid, size_t cap)
@@ -182,7 +207,8 @@ unsigned fabsnap_pma_lid(const struct fab_node *n, unsigned p)
 	return 0;
 }
 
-/* Copies node n of another snapshot into s (ports and table its own). */
+/* Copies node n of another snapshot into s (its ports its own, its table
+ * shared). */
 static int copy_node(struct fab_snap *s, const struct fab_node *n)
 {
 	struct fab_node *c = fabsnap_add(s, n->guid, n->nports);
@@ -195,12 +221,8 @@ static int copy_node(struct fab_snap *s, const struct fab_node *n)
 	c->ports = ports;
 	c->dir = NULL;
 	memcpy(ports, n->ports, (n->nports + 1u) * sizeof(*ports));
-	if (n->lft) {
-		c->lft = malloc(n->lft_top + 1u);
-		if (!c->lft)
-			return -1;
-		memcpy(c->lft, n->lft, n->lft_top + 1u);
-	}
+	if (c->lft)
+		fabsnap_lft_get(c->lft);
 	return 0;
 }
 
@@ -219,6 +241,7 @@ struct fab_snap *fabsnap_copy(const struct fab_snap *from,
 	s->duration_ms = from->duration_ms;
 	s->stats = from->stats;
 	s->refreshes = from->refreshes;
+	s->reroute_ms = from->reroute_ms;
 	s->local_guid = from->local_guid;
 	s->local_port_guid = from->local_port_guid;
 	s->sm_lid = from->sm_lid;
@@ -333,4 +356,16 @@ bool fabsnap_awaits_sm(const struct fab_port *p)
 {
 	return p->has_info && p->phys_state == IB_PORT_PHYS_STATE_LINKUP &&
 	       (p->state == IB_LINK_INIT || p->state == IB_LINK_ARMED);
+}
+
+bool fabsnap_port_reroutes(const struct fab_node *n, unsigned p,
+			   const struct fab_port *was)
+{
+	const struct fab_port *now = &n->ports[p];
+	bool endport = n->type != FAB_SWITCH || !p;
+
+	if (!now->has_info || !was->has_info)
+		return false;
+	return now->state != was->state ||
+	       (endport && (now->lid != was->lid || now->lmc != was->lmc));
 }

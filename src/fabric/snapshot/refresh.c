@@ -5,13 +5,15 @@
  * any more leaves the snapshot, a CA found across a new link joins it; a
  * switch found so asks for a sweep.  Counters, forwarding tables, SMs and
  * descriptions are the snapshot's before (a description is asked again
- * for a node whose trap 144 said it changed). */
+ * for a node whose trap 144 said it changed); a change that makes an SM
+ * reroute is noted (reroute_ms), for the next sweep to read the tables. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <infiniband/mad.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/engine/engine.h"
 #include "umadfs/engine/query.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
@@ -25,6 +27,7 @@ struct refresh {
 	bool (*stopped)(void); /* the sweeps are stopping: give up */
 	bool need_sweep;
 	bool changed;     /* a port asked is not as the snapshot before had it */
+	bool rerouted;    /* in a way that makes an SM reroute, or a node came */
 	unsigned mads;
 };
 
@@ -89,6 +92,7 @@ static int add_ca(struct refresh *rf, uint64_t from, unsigned p, uint8_t *data,
 
 	if (!c)
 		return -ENOMEM;
+	rf->rerouted = true;
 	c->hops = (uint8_t)hops;
 	c->entry_port = (uint8_t)lp;
 	memcpy(c->path, path, FAB_PATH_MAX);
@@ -170,6 +174,7 @@ static int refresh_node(struct refresh *rf, uint64_t guid, bool desc)
 		answered++;
 		rf->changed |= was.state != n->ports[p].state ||
 			       was.phys_state != n->ports[p].phys_state;
+		rf->rerouted |= fabsnap_port_reroutes(n, p, &was);
 		if (!p)
 			continue;
 		if (n->ports[p].state <= IB_LINK_DOWN && n->ports[p].peer_guid)
@@ -302,6 +307,8 @@ struct fab_snap *refresh_run(const struct refresh_via *via, const struct fab_sna
 		return NULL;
 	}
 	out->stats.mads = rf.mads;
+	if (rf.rerouted)
+		out->reroute_ms = clock_now_ms();
 	fabsnap_count(out);
 	if (settling(out, asks, nasks))
 		*again_ms = REFRESH_SETTLE_MS;

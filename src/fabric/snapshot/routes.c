@@ -120,7 +120,7 @@ static const struct fab_node *cross(const struct fab_snap *s, struct route *r,
 
 unsigned routes_entry(const struct fab_node *n, unsigned lid)
 {
-	return lid <= n->lft_top ? n->lft[lid] : ROUTE_NO_PORT;
+	return lid <= n->lft->top ? n->lft->port[lid] : ROUTE_NO_PORT;
 }
 
 /* Node n, reached by its port in (-1: the source): the path's next node,
@@ -226,7 +226,7 @@ char *routes_text(const struct route *r, size_t *len)
 void routes_port_lids(const struct fab_node *n, unsigned *counts)
 {
 	memset(counts, 0, (n->nports + 1u) * sizeof(*counts));
-	for (unsigned lid = 1; n->lft && lid <= n->lft_top; lid++)
-		if (n->lft[lid] <= n->nports)
-			counts[n->lft[lid]]++;
+	for (unsigned lid = 1; n->lft && lid <= n->lft->top; lid++)
+		if (n->lft->port[lid] <= n->nports)
+			counts[n->lft->port[lid]]++;
 }

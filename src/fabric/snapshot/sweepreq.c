@@ -1,6 +1,7 @@
 /* A sweep's requests (discover_priv.h): the table they live in, their
- * slots reused as they end, and the queue (a ring) of those not yet
- * sent, which discover.c sends as the window has room. */
+ * slots reused as they end, the queue (a ring) of those not yet sent,
+ * which discover.c sends as the window has room, and when what a sweep
+ * keeps from the one before is due to be asked again. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,4 +72,13 @@ void sweepreq_free(struct discover *d, uint32_t i)
 {
 	d->reqs[i].next_free = d->free_head;
 	d->free_head = i;
+}
+
+int64_t sweepreq_due_ms(uint64_t guid, int64_t since, unsigned max_ms)
+{
+	uint64_t spread = (guid * 0x9e3779b97f4a7c15ull) >> 32;
+
+	if (max_ms < 2)
+		return since + max_ms;
+	return since + max_ms - (int64_t)(spread % (max_ms / 2));
 }

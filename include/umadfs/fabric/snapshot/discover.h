@@ -13,8 +13,14 @@ struct fab_snap;
 struct mad_engine;
 
 /* fabric_routes=: whether sweeps read each switch's LinearForwardingTable
- * (default on).  Before the first sweep. */
-void discover_set_routes(bool on);
+ * (default on); fabric_routes_settle=: how long after a change that makes
+ * an SM reroute the tables read are taken as the SM's old or half-written
+ * ones, read again by every sweep; fabric_routes_max_age=: how long a
+ * table is kept at most, 0: read by every sweep (docs/files.md, "What a
+ * sweep asks").  Before the first sweep. */
+#define DISCOVER_ROUTES_SETTLE_MS 120000u
+#define DISCOVER_ROUTES_MAX_AGE_MS 600000u
+void discover_set_routes(bool on, unsigned settle_ms, unsigned max_age_ms);
 struct discover *discover_new(void);
 void discover_free(struct discover *d);
 /* Sweeps out of engine into snap (nodes, links, counters and its mads,

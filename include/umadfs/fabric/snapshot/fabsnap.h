@@ -46,6 +46,18 @@ struct fab_port {
 	uint8_t ext[FAB_PCX_LEN];     /* PortCountersExtended data */
 };
 
+/* A switch's LinearForwardingTable as a sweep read it: port[lid] for lid
+ * 0..top (SwitchInfo LinearFDBTop), the port out of which the switch
+ * forwards the LID, 255 none.  Filled by the sweep that reads it, never
+ * changed after: the snapshots that follow share it (a reference each)
+ * until a sweep reads the switch's table again (discover.c). */
+struct fab_lft {
+	int refs;         /* atomic */
+	uint16_t top;
+	int64_t read_ms;  /* when the sweep that read it started (CLOCK_MONOTONIC) */
+	uint8_t port[];   /* whole blocks of 64 entries: [0 .. top | 63] */
+};
+
 struct fab_node {
 	uint64_t guid, sys_guid;
 	uint8_t type, nports;
@@ -64,12 +76,9 @@ struct fab_node {
 	/* Requests to it that timed out in this sweep (node_unresponsive). */
 	uint16_t sma_timeouts, pma_timeouts;
 	char desc[FAB_DESC_LEN + 1];
-	/* A switch's LinearForwardingTable, lft[0..lft_top] (SwitchInfo
-	 * LinearFDBTop): the port out of which it forwards each LID, 255
-	 * none; NULL when not read (not a switch, fabric_routes=off, or a
-	 * block unanswered). */
-	uint8_t *lft;
-	uint16_t lft_top;
+	/* A switch's LinearForwardingTable (below); NULL when none (not a
+	 * switch, fabric_routes=off, or a block unanswered). */
+	struct fab_lft *lft;
 	struct fab_port *ports; /* [0..nports]; [0] of a CA unused */
 	struct fab_nodedir *dir; /* fabfiles: its directory, once made */
 };
@@ -94,6 +103,7 @@ struct fab_problem; /* problem.h */
 struct fab_stats {
 	unsigned nodes, switches, cas, routers, links, ports;
 	uint64_t mads, timeouts, unreachable;
+	unsigned lfts_read;     /* switches whose table the sweep read */
 };
 
 struct fab_snap {
@@ -107,6 +117,12 @@ struct fab_snap {
 				 * widths are what ran, not what should) */
 	char error[128];        /* why not ok */
 	unsigned refreshes;     /* refreshes since the sweep it came from */
+	/* When the view last saw a change that makes an SM reroute
+	 * (CLOCK_MONOTONIC, 0: none since mount): a port's PortState, an
+	 * endport's LID or LMC, a node come or gone, the master SM another or
+	 * restarted (discover.c, refresh.c).  A table read before it settled
+	 * is read again. */
+	int64_t reroute_ms;
 	struct fab_stats stats;
 	uint64_t local_guid, local_port_guid; /* where the sweep started */
 	/* The subnet manager: the master's LID as the local port's PortInfo
@@ -119,6 +135,8 @@ struct fab_snap {
 	struct fab_problem *problems; /* errors first, then by GUID, port */
 	size_t nproblems;
 	unsigned problems_us;    /* how long judging them took */
+	bool routes_broken;      /* a route_* problem among them: the next
+				  * sweep reads every table (discover.c) */
 	int64_t sm_act_since_ms; /* mono_ms when the master's ActCount last
 				  * moved (or the master changed) */
 	struct fab_node *nodes; /* in order of discovery */
@@ -137,6 +155,17 @@ struct fab_snap {
 struct fab_snap *fabsnap_new(void);
 void fabsnap_get(struct fab_snap *s);
 void fabsnap_put(struct fab_snap *s);
+/* A table of LIDs 0..top, every entry 255, one reference; NULL on ENOMEM. */
+struct fab_lft *fabsnap_lft_new(unsigned top, int64_t read_ms);
+void fabsnap_lft_get(struct fab_lft *t);
+/* Drops a reference (t may be NULL); the last frees it.  Any thread. */
+void fabsnap_lft_put(struct fab_lft *t);
+/* Whether port p of n as now has it differs from was (the same port in
+ * the snapshot before) in what makes an SM reroute: its PortState, or an
+ * endport's (a CA's port, a switch's port 0) LID or LMC; false unless
+ * both have PortInfo. */
+bool fabsnap_port_reroutes(const struct fab_node *n, unsigned p,
+			   const struct fab_port *was);
 /* Adds a node (fields zeroed, nports + 1 ports); NULL on ENOMEM. */
 struct fab_node *fabsnap_add(struct fab_snap *s, uint64_t guid, unsigned nports);
 struct fab_node *fabsnap_find(const struct fab_snap *s, uint64_t guid);
@@ -148,8 +177,8 @@ const struct fab_port *fabsnap_peer(const struct fab_snap *s,
  * port's own, or another port's when it has none), or 0 when none. */
 unsigned fabsnap_pma_lid(const struct fab_node *n, unsigned p);
 /* A new snapshot with from's nodes (those keep() takes, all when NULL),
- * their ports, tables, SMs and where it was swept from; no problems,
- * texts or stats.  NULL on ENOMEM. */
+ * their ports, tables (shared), SMs, where it was swept from and its
+ * reroute_ms; no problems or texts.  NULL on ENOMEM. */
 struct fab_snap *fabsnap_copy(const struct fab_snap *from,
 			      bool (*keep)(const struct fab_node *n, void *ctx),
 			      void *ctx);
