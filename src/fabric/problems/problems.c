@@ -353,6 +353,34 @@ static void carry_to_refresh(struct problem_list *j, const struct fab_snap *prev
 	}
 }
 
+/* Whether the route problems of prev stand for snap unjudged: a sweep that
+ * read no forwarding table (each is prev's, shared) and saw no change that
+ * makes an SM reroute since prev (the ports' states and the endports'
+ * LIDs the routes are checked against are prev's too).  The route checks
+ * follow every LID from every switch: the part of a judgement that grows
+ * fastest with the fabric. */
+static bool routes_as_before(const struct fab_snap *prev, const struct fab_snap *snap)
+{
+	return prev && prev->ok && !snap->refreshes && !snap->stats.lfts_read &&
+	       snap->reroute_ms == prev->reroute_ms;
+}
+
+/* prev's route problems, as they stand. */
+static void carry_routes(struct problem_list *j, const struct fab_snap *prev)
+{
+	for (size_t i = 0; i < prev->nproblems; i++) {
+		unsigned kind = prev->problems[i].kind;
+		struct fab_problem *pr;
+
+		if (kind != PROBLEM_ROUTE_MISSING && kind != PROBLEM_ROUTE_LOOP &&
+		    kind != PROBLEM_ROUTE_DEAD_END)
+			continue;
+		pr = problem_add(j, kind, NULL, -1);
+		if (pr)
+			*pr = prev->problems[i];
+	}
+}
+
 static void judge_nodes(struct problem_list *j, bool sm_missing)
 {
 	const struct fab_snap *s = j->snap;
@@ -412,6 +440,8 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		linkcheck_speeds(&j);
 		if (snap->refreshes)
 			carry_to_refresh(&j, prev);
+		else if (routes_as_before(prev, snap))
+			carry_routes(&j, prev);
 		else
 			routecheck_routes(&j, sm_missing);
 		if (expected)
