@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "umadfs/fabric/files/fabtext.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/topofile.h"
@@ -21,27 +22,7 @@ static const char *fixtures;
 
 static char *slurp(const char *name, size_t *len)
 {
-	char path[4096];
-	FILE *f;
-	char *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/%s", fixtures, name);
-	f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "cannot open %s\n", path);
-		exit(2);
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
-		exit(2);
-	fclose(f);
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
+	return fixture_read(fixtures, name, len);
 }
 
 static struct fab_snap *parse_ok(const char *text, size_t len)
