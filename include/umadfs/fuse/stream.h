@@ -1,8 +1,11 @@
 /* Opens of files whose state is per open (queues' files, fabric's big
  * texts) and the replies of queues' files: direct I/O, never the page
- * cache. */
+ * cache; and the buffer a read is filled in. */
 #ifndef UMADFS_STREAM_H
 #define UMADFS_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
 
 #include <fuse_lowlevel.h>
 
@@ -32,5 +35,10 @@ void *stream_open_read_only(fuse_req_t req, const struct fuse_file_info *fi,
  * alive until the open's release: the bytes there, none past the end. */
 void stream_reply_text_slice(fuse_req_t req, const char *text, size_t len,
 			     size_t size, off_t off);
+
+/* A buffer for a read of size bytes: the calling thread's own, kept for
+ * its next read, up to 256 KiB; else a malloc, *owned set (the caller
+ * frees it).  NULL on ENOMEM. */
+char *stream_read_buf(size_t size, bool *owned);
 
 #endif
