@@ -27,7 +27,9 @@ each row --reps times, interleaved (rep 1 of every row, then rep 2...):
  10  `cat fabric/metrics.prom > /dev/null` (wall time of the process)
      and the file's size; rep 1 apart: the first snapshot's text is made
      on that read, later ones right after their sweep (the previous one
-     was read; above 32 MiB, at each open)
+     was read; above 32 MiB, at each open); and the daemon's peak RSS
+     during the read (its VmHWM reset to its VmRSS just before), and
+     through row 9's sweep and the read (reset before the sweep)
  11  one node_exporter scrape of fabric/ as its sysfs root (when
      prometheus-node-exporter is installed)
  13  `cat fabric/routes/SRC/DST` for 1,000 random pairs of LIDs (wall time
@@ -245,6 +247,14 @@ class Bench:
                     out[k] = int(v.split()[0])
         self.rss_samples.append(out)
         return out
+
+    def reset_peak_rss(self):
+        """Resets the daemon's VmHWM to its VmRSS (clear_refs 5: root's,
+        or the daemon's user's), so that the next VmHWM is the peak of
+        what runs after; returns that VmRSS (KiB)."""
+        with open("/proc/%d/clear_refs" % self.daemon_pid, "w") as f:
+            f.write("5\n")
+        return self.rss()["VmRSS"]
 
     # -- running things -------------------------------------------------
     def sim_env(self):
@@ -492,6 +502,9 @@ class Bench:
             # the first sweep of a repetition runs slower.
             if rep % 2 == 0:
                 self.sweep_off(rep)
+            # The daemon's peak RSS from here, through the sweep (and the
+            # text made after it) to row 10's read.
+            self.record(rep, 9, "daemon_vmrss_before_kib", self.reset_peak_rss())
             dt, kv = self.fabric_sweep()
             self.fabric_ran = True
             self.record(rep, 9, "fabric_sweep_s", dt)
@@ -509,12 +522,19 @@ class Bench:
             if rep % 2 == 1:
                 self.sweep_off(rep)
         if 10 in rows:
+            # The daemon's peak RSS through row 9's sweep, then from here:
+            # what the read costs it.
+            if 9 in rows:
+                self.record(rep, 10, "daemon_vmhwm_sweep_kib", self.rss()["VmHWM"])
+            before = self.reset_peak_rss()
             # To /dev/null: the file system's time, not a pipe's into us.
             t0 = time.monotonic()
             subprocess.run(["cat", str(self.mount.mountpoint / "fabric" /
                                        "metrics.prom")],
                            stdout=subprocess.DEVNULL, check=True, timeout=60)
             dt = time.monotonic() - t0
+            self.record(rep, 10, "daemon_vmrss_before_kib", before)
+            self.record(rep, 10, "daemon_vmhwm_read_kib", self.rss()["VmHWM"])
             self.record(rep, 10, "metrics_bytes", os.stat(
                 self.mount.mountpoint / "fabric" / "metrics.prom").st_size)
             # The first snapshot's text is made on this read; later ones
@@ -805,6 +825,18 @@ class Bench:
             L.append("%-4s %-58s %12s" % (
                 "", "  the first snapshot's, made on that read (rep 1)",
                 "%.1f ms" % (1e3 * first)))
+        peak = self.rows.get((10, "daemon_vmhwm_read_kib"))
+        if peak:
+            L.append("%-4s %-58s %12s %10s" % (
+                "", "  daemon RSS during the read (peak; before it)",
+                "%.1f MiB" % (max(peak) / 1024),
+                "%.1f MiB" % (max(self.rows[(10, "daemon_vmrss_before_kib")]) / 1024)))
+        sweep = self.rows.get((10, "daemon_vmhwm_sweep_kib"))
+        if peak and sweep:
+            L.append("%-4s %-58s %12s %10s" % (
+                "", "  daemon RSS through a sweep and the read (peak; before)",
+                "%.1f MiB" % (max(max(peak), max(sweep)) / 1024),
+                "%.1f MiB" % (max(self.rows[(9, "daemon_vmrss_before_kib")]) / 1024)))
         ne = self.med(11, "node_exporter_scrape_s")
         if ne is not None:
             L.append("%-4s %-58s %12s" % (
