@@ -17,7 +17,7 @@
 #include "umadfs/fabric/files/expectedfile.h"
 #include "umadfs/fabric/files/fabevents.h"
 #include "umadfs/fabric/files/fabfiles.h"
-#include "umadfs/fabric/files/fabtext.h"
+#include "umadfs/fabric/files/fabmetrics.h"
 #include "umadfs/fabric/files/routefiles.h"
 #include "umadfs/fabric/problems/expected.h"
 #include "umadfs/fabric/problems/problem.h"
@@ -199,12 +199,12 @@ static void on_swap(struct fab_snap *old, struct fab_snap *snap)
 	fabfiles_update(snap);
 }
 
-/* The writers waiting for it answered: its big texts made ahead when the
- * snapshot before was read (a regular scrape finds them made). */
+/* The writers waiting for it answered: metrics.prom's index made ahead
+ * when the snapshot before was read (a regular scrape finds it made). */
 static void on_settled(struct fab_snap *old, struct fab_snap *snap)
 {
 	if (old)
-		fabtext_make_ahead(snap, old);
+		fabmetrics_make_ahead(snap, old);
 }
 
 static const struct sweeper_hooks hooks = {

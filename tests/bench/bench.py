@@ -25,10 +25,10 @@ each row --reps times, interleaved (rep 1 of every row, then rep 2...):
      ibnetdiscover's; the repeated sweeps (one per repetition) are timed,
      the first (repetition 1, before them) apart, with the MADs of both
  10  `cat fabric/metrics.prom > /dev/null` (wall time of the process)
-     and the file's size; rep 1 apart: the first snapshot's text is made
-     on that read, later ones right after their sweep (the previous one
-     was read; above 32 MiB, at each open); and the daemon's peak RSS
-     during the read (its VmHWM reset to its VmRSS just before), and
+     and the file's size; rep 1 apart: the first snapshot's index of
+     chunks (its sizing pass) is made on that read, later ones right
+     after their sweep (the previous one was read); and the daemon's peak
+     RSS during the read (its VmHWM reset to its VmRSS just before), and
      through row 9's sweep and the read (reset before the sweep)
  11  one node_exporter scrape of fabric/ as its sysfs root (when
      prometheus-node-exporter is installed)
@@ -537,7 +537,7 @@ class Bench:
             self.record(rep, 10, "daemon_vmhwm_read_kib", self.rss()["VmHWM"])
             self.record(rep, 10, "metrics_bytes", os.stat(
                 self.mount.mountpoint / "fabric" / "metrics.prom").st_size)
-            # The first snapshot's text is made on this read; later ones
+            # The first snapshot's index is made on this read; later ones
             # right after their sweep, since the one before was read.
             self.record(rep, 10, "cat_metrics_first_s" if rep == 1 and 9 in rows
                         else "cat_metrics_s", dt)

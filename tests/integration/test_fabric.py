@@ -304,6 +304,41 @@ def test_metrics_pass_promtool(fabric, mount):
     assert re.search(r'^umadfs_port_state\{[^}]*port="3"[^}]*\} 1$', prom, re.M)
 
 
+def test_metrics_read_anywhere(fabric, mount, tmp_path):
+    """metrics.prom is made as it is read, a chunk at a time: its size is
+    exact (a copy by sendfile, as Python's shutil makes, takes st_size
+    bytes), reads at any offset and of any size give the text's bytes
+    there (pread, tail -c, a second open read in turns), and the text
+    passes promtool whichever way it is read."""
+    import shutil
+    m = mount("Hca1")
+    path = m.path("fabric", "metrics.prom")
+    whole = open(path, "rb").read()
+    assert os.stat(path).st_size == len(whole) > 32768
+    shutil.copyfile(path, tmp_path / "copy.prom")
+    assert (tmp_path / "copy.prom").read_bytes() == whole
+    tail = subprocess.run(["tail", "-c", "1000", path], capture_output=True,
+                          check=True).stdout
+    assert tail == whole[-1000:]
+    a, b = os.open(path, os.O_RDONLY), os.open(path, os.O_RDONLY)
+    try:
+        for off in (0, 1, 32767, 32768, 40000, len(whole) - 10, len(whole),
+                    len(whole) + 5):
+            assert os.pread(a, 70000, off) == whole[off:off + 70000], off
+        got, off = [], 0
+        while True:         # two opens, each taking a bit in turn
+            piece = os.pread(b if len(got) % 2 else a, 4093, off)
+            if not piece:
+                break
+            got.append(piece)
+            off += len(piece)
+        assert b"".join(got) == whole
+        assert os.read(a, 1) == whole[:1] and os.read(a, 10) == whole[1:11]
+    finally:
+        os.close(a)
+        os.close(b)
+
+
 def guide_rules():
     """The Prometheus rules of the user guide (its ```yaml block with a
     `groups:` key)."""

@@ -4,9 +4,11 @@
  * bench's, gen-fabric.py's default), each given PortInfos, counters,
  * forwarding tables, descriptions to escape and problems by a
  * pseudo-random generator of fixed seed.  The sums were taken from the
- * text as fabtext.c made it whole (commit 11ed175), so that any other way
- * of making it must give the same bytes.  argv[1]: the fixtures'
- * directory. */
+ * text as fabtext.c made it whole (commit 11ed175, before the text was
+ * made as it is read): the chunks made for each read give the same bytes,
+ * whatever the reads' sizes and offsets.  The family groups of -o
+ * fabric_metrics= too.  argv[1]: the fixtures' directory. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,8 @@
 #include "check.h"
 #include "fixture.h"
 #include "snapbuild.h"
-#include "umadfs/fabric/files/fabtext.h"
+#include "umadfs/fabric/files/fabmetrics.h"
+#include "umadfs/fabric/files/promlines.h"
 #include "umadfs/fabric/problems/problems.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/topofile.h"
@@ -173,19 +176,31 @@ static struct fab_snap *fat_tree(unsigned leaves, unsigned spines, unsigned per_
 	return s;
 }
 
-/* The text as fabric/metrics.prom gives it. */
+/* The text as fabric/metrics.prom gives it: read through a cursor in
+ * reads of step bytes. */
+static char *metrics_text_by(struct fab_snap *s, size_t step, size_t *len)
+{
+	struct fabmetrics_cursor *c = fabmetrics_open(s);
+	uint64_t size = 0;
+	char *text;
+	ssize_t n;
+
+	CHECK_INT(fabmetrics_size(s, &size), 0);
+	text = malloc(size + step + 1);
+	if (!c || !text)
+		exit(2);
+	*len = 0;
+	while ((n = fabmetrics_read(c, text + *len, step, *len)) > 0)
+		*len += (size_t)n;
+	CHECK_INT(n, 0);
+	CHECK_INT(*len, size);
+	fabmetrics_close(c);
+	return text;
+}
+
 static char *metrics_text(struct fab_snap *s, size_t *len)
 {
-	bool owned;
-	const char *text = fabtext_get(s, FAB_TEXT_METRICS, len, &owned);
-	char *copy = malloc(*len + 1);
-
-	if (!text || !copy)
-		exit(2);
-	memcpy(copy, text, *len);
-	if (owned)
-		fabtext_free((char *)text, *len);
-	return copy;
+	return metrics_text_by(s, 1u << 20, len);
 }
 
 static const struct {
@@ -237,9 +252,158 @@ static void test_sums(void)
 	}
 }
 
+/* Reads of every size and at any offset give the text's bytes there: the
+ * kernel's reads of a direct_io open, tail -c, a second reader. */
+static void test_reads(const char *name, bool small_steps)
+{
+	static const size_t steps[] = { 1, 7, 4096, 65536, 131072 + 13 };
+	struct fab_snap *s = fabric(name);
+	struct fabmetrics_cursor *a, *b;
+	size_t len, got;
+	char *whole, *text, buf[70000];
+
+	if (!s)
+		return;
+	decorate(s, 0x5eed0000);
+	whole = metrics_text(s, &len);
+	for (size_t i = small_steps ? 0 : 2; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		text = metrics_text_by(s, steps[i], &got);
+		CHECK(got == len && !memcmp(text, whole, len));
+		free(text);
+	}
+	a = fabmetrics_open(s);
+	b = fabmetrics_open(s);
+	seed = 42;
+	for (int i = 0; a && b && i < 300; i++) {
+		/* offsets anywhere, around the 32 KiB chunks' ends too */
+		uint64_t off = i % 3 ? rnd() % (len + 100) :
+			(uint64_t)(rnd() % (len / 32768 + 1)) * 32768 + rnd() % 3000 - 1500;
+		size_t size = rnd() % sizeof(buf);
+		ssize_t n = fabmetrics_read(i % 2 ? a : b, buf, size, off);
+		size_t expect = off >= len ? 0 : len - off < size ? len - off : size;
+
+		CHECK_INT(n, expect);
+		CHECK(n <= 0 || !memcmp(buf, whole + off, (size_t)n));
+	}
+	fabmetrics_close(a);
+	fabmetrics_close(b);
+	free(whole);
+	fabsnap_put(s);
+}
+
+/* A switch and a CA, their link: stable labels on the port's series (a
+ * switch's port 0 too), the peer on link_info's. */
+static void test_labels(void)
+{
+	struct fab_snap *s = switch_and_hca();
+	size_t len;
+	char *text;
+
+	text = metrics_text(s, &len);
+	text[len] = '\0';
+	CHECK(strstr(text, "umadfs_port_state{guid=\"0x0000000000200000\","
+		     "node_desc=\"switch \\\"one\\\"\",node_type=\"switch\",port=\"1\"} 4\n"));
+	CHECK(strstr(text, "umadfs_port_state{guid=\"0x0000000000200000\","
+		     "node_desc=\"switch \\\"one\\\"\",node_type=\"switch\",port=\"0\"} 0\n"));
+	CHECK(strstr(text, "umadfs_link_info{guid=\"0x0000000000200000\","
+		     "node_desc=\"switch \\\"one\\\"\",node_type=\"switch\",port=\"1\","
+		     "peer_guid=\"0x0000000000100000\",peer_port=\"1\","
+		     "peer_node_desc=\"hca\"} 1\n"));
+	CHECK(!strstr(text, "umadfs_link_info{guid=\"0x0000000000200000\",node_desc"
+		      "=\"switch \\\"one\\\"\",node_type=\"switch\",port=\"2\""));
+	free(text);
+	fabsnap_put(s);
+}
+
+/* The series (lines not starting with #) of text, and whether every
+ * family of it (its # TYPE lines) is one of names. */
+static size_t series(const char *text, size_t len, const char *const *names,
+		     bool *only)
+{
+	size_t n = 0;
+
+	*only = true;
+	for (const char *l = text; l < text + len; l = strchr(l, '\n') + 1) {
+		bool known = false;
+
+		n += *l != '#';
+		if (strncmp(l, "# TYPE umadfs_", 14))
+			continue;
+		for (size_t i = 0; names[i]; i++)
+			known |= !strncmp(l + 14, names[i], strlen(names[i])) &&
+				 l[14 + strlen(names[i])] == ' ';
+		*only &= known;
+	}
+	return n;
+}
+
+/* -o fabric_metrics=: each group alone shows its families only, and the
+ * groups' series add up to all's; names refused. */
+static void test_groups(void)
+{
+	static const char *const families[][23] = {
+		{ "sweep_duration_seconds", "sweep_ok", "sweep_timestamp_seconds",
+		  "sweep_nodes", "sweep_switches", "sweep_links", "sweep_mads",
+		  "sweep_timeouts", "sweep_unreachable", NULL },
+		{ "problem", "problems", NULL },
+		{ "node_up", NULL },
+		{ "port_state", "port_physical_state", "port_rate_bytes_per_second", NULL },
+		{ "link_info", NULL },
+		{ "port_routed_lids", NULL },
+		{ "port_symbol_error_total", "port_link_error_recovery_total",
+		  "port_link_downed_total", "port_errors_received_total",
+		  "port_receive_remote_physical_errors_total",
+		  "port_receive_switch_relay_errors_total",
+		  "port_discards_transmitted_total",
+		  "port_constraint_errors_transmitted_total",
+		  "port_constraint_errors_received_total",
+		  "port_local_link_integrity_errors_total",
+		  "port_excessive_buffer_overrun_errors_total",
+		  "port_vl15_dropped_total", NULL },
+		{ "port_transmit_wait_total", NULL },
+		{ "port_data_transmitted_bytes_total", "port_data_received_bytes_total",
+		  "port_packets_transmitted_total", "port_packets_received_total",
+		  "port_unicast_packets_transmitted_total",
+		  "port_unicast_packets_received_total",
+		  "port_multicast_packets_transmitted_total",
+		  "port_multicast_packets_received_total", NULL },
+	};
+	struct fab_snap *s = fabric("fat-tree.txt");
+	size_t len, sum = 0, all;
+	char *text;
+	bool only;
+
+	decorate(s, 7);
+	for (unsigned g = 0; g < PROM_GROUPS; g++) {
+		struct fab_snap *again = fabric("fat-tree.txt");
+
+		decorate(again, 7); /* each snapshot's index is made once */
+		CHECK_INT(fabmetrics_configure(promlines_group_name(g)), 0);
+		text = metrics_text(again, &len);
+		sum += series(text, len, families[g], &only);
+		CHECK(only);
+		free(text);
+		fabsnap_put(again);
+	}
+	CHECK_INT(fabmetrics_configure("state,all"), 0);
+	text = metrics_text(s, &len);
+	all = series(text, len, families[0], &only);
+	CHECK_INT(sum, all);
+	free(text);
+	CHECK_INT(fabmetrics_configure("state,bogus"), -EINVAL);
+	CHECK_INT(fabmetrics_configure(""), -EINVAL);
+	CHECK_INT(fabmetrics_configure("state,"), -EINVAL);
+	CHECK_INT(fabmetrics_configure("all"), 0);
+	fabsnap_put(s);
+}
+
 int main(int argc, char **argv)
 {
 	fixtures = argc > 1 ? argv[1] : "tests/unit/ibnetdiscover";
 	test_sums();
+	test_reads("two-switch.txt", true);
+	test_reads("fat-tree-1k", false);
+	test_labels();
+	test_groups();
 	CHECK_DONE();
 }
