@@ -35,7 +35,7 @@ static bool routes_off; /* fabric_routes=off: likewise */
 
 struct fabric_opts {
 	char *interval, *interval_min, *port, *off, *expected, *thresholds;
-	char *routes, *traps, *admin_group, *light;
+	char *routes, *traps, *admin_group, *light, *metrics;
 };
 
 #define FABRIC_OPT(t, p) { t, offsetof(struct fabric_opts, p), 1 }
@@ -51,6 +51,7 @@ static const struct fuse_opt fabric_opts[] = {
 	FABRIC_OPT("fabric_traps=%s", traps),
 	FABRIC_OPT("fabric_admin_group=%s", admin_group),
 	FABRIC_OPT("fabric_light_sweep=%s", light),
+	FABRIC_OPT("fabric_metrics=%s", metrics),
 	FUSE_OPT_END
 };
 
@@ -152,9 +153,22 @@ static int check_options(const struct fabric_opts *o)
 	}
 	discover_set_routes(routes);
 	if (check_sweeps(o) < 0 || problems_configure(o->thresholds) < 0 ||
-	    expected_configure(o->expected) < 0)
+	    expected_configure(o->expected) < 0 || fabmetrics_configure(o->metrics) < 0)
 		return -EINVAL;
 	return 0;
+}
+
+/* A mount option that is a group of fabric_metrics= on its own: the
+ * comma of fabric_metrics=state,errors began another option.  Any other
+ * is kept for the options after these. */
+static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	if (key != FUSE_OPT_KEY_OPT || !fabmetrics_is_group(arg))
+		return 1;
+	fprintf(stderr, "umadfs: -o %s: a group of fabric_metrics=?  Join the "
+		"groups with + (fabric_metrics=state+%s): a comma begins another "
+		"mount option\n", arg, arg);
+	return -1;
 }
 
 int fabric_parse_options(struct fuse_args *args)
@@ -162,7 +176,7 @@ int fabric_parse_options(struct fuse_args *args)
 	struct fabric_opts o = { 0 };
 	int r = -EINVAL;
 
-	if (fuse_opt_parse(args, &o, fabric_opts, NULL) == 0)
+	if (fuse_opt_parse(args, &o, fabric_opts, opt_proc) == 0)
 		r = check_options(&o);
 	free(o.interval);
 	free(o.interval_min);
@@ -174,6 +188,7 @@ int fabric_parse_options(struct fuse_args *args)
 	free(o.traps);
 	free(o.admin_group);
 	free(o.light);
+	free(o.metrics);
 	return r;
 }
 

@@ -385,14 +385,17 @@ static void test_groups(void)
 		free(text);
 		fabsnap_put(again);
 	}
-	CHECK_INT(fabmetrics_configure("state,all"), 0);
+	CHECK_INT(fabmetrics_configure("state+all"), 0);
 	text = metrics_text(s, &len);
 	all = series(text, len, families[0], &only);
 	CHECK_INT(sum, all);
 	free(text);
-	CHECK_INT(fabmetrics_configure("state,bogus"), -EINVAL);
+	CHECK_INT(fabmetrics_configure("state+bogus"), -EINVAL);
 	CHECK_INT(fabmetrics_configure(""), -EINVAL);
-	CHECK_INT(fabmetrics_configure("state,"), -EINVAL);
+	CHECK_INT(fabmetrics_configure("state+"), -EINVAL);
+	CHECK_INT(fabmetrics_configure("state,errors"), -EINVAL);
+	CHECK(fabmetrics_is_group("xmit_wait") && fabmetrics_is_group("all") &&
+	      !fabmetrics_is_group("port_state") && !fabmetrics_is_group(""));
 	CHECK_INT(fabmetrics_configure("all"), 0);
 	fabsnap_put(s);
 }

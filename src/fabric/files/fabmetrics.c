@@ -78,13 +78,13 @@ int fabmetrics_configure(const char *groups)
 	if (!groups)
 		return 0;
 	for (const char *s = groups;; s++) {
-		size_t len = strcspn(s, ",");
+		size_t len = strcspn(s, "+");
 		unsigned b = group_bits(s, len);
 
 		if (!b) {
 			names_list(names, sizeof(names));
 			fprintf(stderr, "umadfs: fabric_metrics=%s: '%.*s' is not one of "
-				"%s\n", groups, (int)len, s, names);
+				"%s (joined by +)\n", groups, (int)len, s, names);
 			return -EINVAL;
 		}
 		bits |= b;
@@ -94,6 +94,11 @@ int fabmetrics_configure(const char *groups)
 	}
 	selected = bits;
 	return 0;
+}
+
+bool fabmetrics_is_group(const char *word)
+{
+	return group_bits(word, strlen(word)) != 0;
 }
 
 /* *pos at a unit of a family shown, or past the last family: false then. */

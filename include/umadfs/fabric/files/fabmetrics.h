@@ -6,6 +6,7 @@
 #ifndef UMADFS_FABMETRICS_H
 #define UMADFS_FABMETRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -13,9 +14,12 @@
 struct fab_snap;
 struct fabmetrics_cursor;
 
-/* -o fabric_metrics=GROUP,... (NULL: all): the groups of promlines.h by
- * name, or all.  -EINVAL with a message on stderr.  Before any thread. */
+/* -o fabric_metrics=GROUP+... (NULL: all): the groups of promlines.h by
+ * name, or all, joined by + (a comma would begin another mount option).
+ * -EINVAL with a message on stderr.  Before any thread. */
 int fabmetrics_configure(const char *groups);
+/* Whether word is the name of a group (or all). */
+bool fabmetrics_is_group(const char *word);
 
 /* The text's length for snap (held by the caller): its index made at the
  * first call for the snapshot.  0, or -ENOMEM. */
