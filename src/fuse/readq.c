@@ -339,8 +339,7 @@ static bool park(fuse_req_t req, struct readq_open *of, size_t size)
 
 void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonblock)
 {
-	bool owned;
-	char *buf = stream_read_buf(size, &owned);
+	char *buf = stream_read_buf(size);
 
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
@@ -348,8 +347,7 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 	}
 	while (!read_now(req, of, size, nonblock, buf) && !park(req, of, size))
 		; /* the queue changed meanwhile: go round */
-	if (owned)
-		free(buf);
+	stream_read_buf_done(buf, size);
 }
 
 void readq_poll(fuse_req_t req, struct readq_open *of, struct fuse_pollhandle *ph)
@@ -393,7 +391,7 @@ void readq_wake(struct readq *q)
 	 * (an owner may keep items for some open files only). */
 	for (;;) {
 		struct parked_read *pr;
-		bool owned;
+		size_t size;
 		char *buf;
 		ssize_t n;
 
@@ -405,17 +403,17 @@ void readq_wake(struct readq *q)
 			pthread_mutex_unlock(&q->lock);
 			break;
 		}
-		buf = stream_read_buf(pr->size, &owned);
+		size = pr->size;
+		buf = stream_read_buf(size);
 		if (!buf) {
 			pthread_mutex_unlock(&q->lock);
 			break;
 		}
 		unlink_parked(q, pr);
-		n = q->ops->fill(pr->of, buf, pr->size);
+		n = q->ops->fill(pr->of, buf, size);
 		pthread_mutex_unlock(&q->lock);
 		answer(pr, buf, n ? n : -EAGAIN);
-		if (owned)
-			free(buf);
+		stream_read_buf_done(buf, size);
 	}
 
 	/* Then pollers.  Notifications go out from this thread, which

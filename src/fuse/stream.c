@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <linux/fuse.h>
 
@@ -98,8 +99,22 @@ static char *thread_buf(size_t size)
 /* A few threads reading megabytes do not keep megabytes each. */
 #define THREAD_BUF_KEEP (256u << 10)
 
-char *stream_read_buf(size_t size, bool *owned)
+char *stream_read_buf(size_t size)
 {
-	*owned = size > THREAD_BUF_KEEP;
-	return *owned ? malloc(size) : thread_buf(size);
+	void *p;
+
+	if (size <= THREAD_BUF_KEEP)
+		return thread_buf(size);
+	/* Not malloc: glibc raises its mmap threshold to the size of a
+	 * mapped chunk freed, and then keeps the next in the thread's arena
+	 * (1 MiB reads of a 9 MB file grew the daemon by 10 MiB). */
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void stream_read_buf_done(char *buf, size_t size)
+{
+	if (buf && size > THREAD_BUF_KEEP)
+		munmap(buf, size);
 }

@@ -4,7 +4,6 @@
 #ifndef UMADFS_STREAM_H
 #define UMADFS_STREAM_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include <fuse_lowlevel.h>
@@ -37,8 +36,11 @@ void stream_reply_text_slice(fuse_req_t req, const char *text, size_t len,
 			     size_t size, off_t off);
 
 /* A buffer for a read of size bytes: the calling thread's own, kept for
- * its next read, up to 256 KiB; else a malloc, *owned set (the caller
- * frees it).  NULL on ENOMEM. */
-char *stream_read_buf(size_t size, bool *owned);
+ * its next read, up to 256 KiB; else a mapping of its own (the kernel's
+ * reads go up to 1 MiB), which stream_read_buf_done() gives back.  NULL
+ * on ENOMEM. */
+char *stream_read_buf(size_t size);
+/* After the reply of a read of size bytes made in buf (NULL: none). */
+void stream_read_buf_done(char *buf, size_t size);
 
 #endif

@@ -136,8 +136,7 @@ err_free:
 static void metrics_read(fuse_req_t req, struct fabmetrics_cursor *c, size_t size,
 			 off_t off)
 {
-	bool owned;
-	char *buf = stream_read_buf(size, &owned);
+	char *buf = stream_read_buf(size);
 	ssize_t n;
 
 	if (!buf) {
@@ -149,8 +148,7 @@ static void metrics_read(fuse_req_t req, struct fabmetrics_cursor *c, size_t siz
 		fuse_reply_err(req, (int)-n);
 	else
 		fuse_reply_buf(req, buf, (size_t)n);
-	if (owned)
-		free(buf);
+	stream_read_buf_done(buf, size);
 }
 
 static void big_read(fuse_req_t req, struct node *n, size_t size, off_t off,
