@@ -37,6 +37,7 @@ struct fab_metrics_index {
 	struct chunk chunks[]; /* by offset */
 };
 
+/* An open's reader of its snapshot's text. */
 struct fabmetrics_cursor {
 	pthread_mutex_t lock;  /* one read at a time: guards what follows */
 	struct fab_snap *snap; /* held */
@@ -46,6 +47,7 @@ struct fabmetrics_cursor {
 	char buf[CHUNK_BUF];
 };
 
+/* The names the option takes, for its refusal. */
 static void names_list(char *buf, size_t cap)
 {
 	size_t len = 0;
@@ -132,7 +134,8 @@ static size_t format_chunk(const struct fab_snap *s, struct prom_pos *pos,
 	return len;
 }
 
-/* The chunks of snap's text, in one block; NULL on ENOMEM. */
+/* The chunks of snap's text, in one block; NULL on ENOMEM.  The sizing
+ * pass: every chunk made in a scratch cursor's buffer, its length kept. */
 static struct fab_metrics_index *index_make(const struct fab_snap *s)
 {
 	struct fabmetrics_cursor *scratch = calloc(1, sizeof(*scratch));
@@ -147,7 +150,7 @@ static struct fab_metrics_index *index_make(const struct fab_snap *s)
 	for (struct prom_pos at = pos;
 	     (len = format_chunk(s, &pos, scratch->buf, &scratch->cache)); at = pos) {
 		if (ARRAY_GROW(chunks, cap, n + 1, 256) < 0)
-			goto err_grow;
+			goto out;
 		chunks[n++] = (struct chunk){ .off = off, .pos = at };
 		off += len;
 	}
@@ -158,7 +161,7 @@ static struct fab_metrics_index *index_make(const struct fab_snap *s)
 		if (n)
 			memcpy(x->chunks, chunks, n * sizeof(*chunks));
 	}
-err_grow:
+out:
 	free(chunks);
 	free(scratch);
 	return x;
