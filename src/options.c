@@ -68,6 +68,45 @@ static int opt_proc(void *data, const char *arg, int key,
 	return raw->first_arg ? 0 : -1;
 }
 
+/* The fabric view's options, the longest part of the help. */
+static const char fabric_usage[] =
+	"    -o fabric_interval=MS  sweep the whole fabric (fabric/) every\n"
+	"                           MS ms; 0 (default): only when asked\n"
+	"    -o fabric_interval_min=MS\n"
+	"                           the least period but 0 that\n"
+	"                           fabric_interval= and fabric/interval_ms\n"
+	"                           take (default 1000)\n"
+	"    -o fabric_port=CA:N    sweep out of this port (default: the\n"
+	"                           first ACTIVE one)\n"
+	"    -o fabric_expected=PATH\n"
+	"                           the expected topology (fabric/expected):\n"
+	"                           loaded at mount, each write saved there\n"
+	"    -o fabric_routes=off   no forwarding tables (routes/, lft)\n"
+	"    -o fabric_routes_settle=MS\n"
+	"                           after a change that makes an SM\n"
+	"                           reroute, sweeps read every table until\n"
+	"                           one starts MS ms after it (default\n"
+	"                           120000)\n"
+	"    -o fabric_routes_max_age=MS\n"
+	"                           a table is read again at most MS ms\n"
+	"                           after it was read (default 600000; 0:\n"
+	"                           by every sweep)\n"
+	"    -o fabric_traps=off    no subscription to the SM's traps (64,\n"
+	"                           65, 128, 144) and no refreshes from them\n"
+	"    -o fabric_light_sweep=MS\n"
+	"                           every port asked again within MS ms\n"
+	"                           between sweeps (default 8000; 0: off)\n"
+	"    -o fabric_metrics=GROUP+...\n"
+	"                           the families of fabric/metrics.prom:\n"
+	"                           sweep, problems, nodes, state, links,\n"
+	"                           routes, errors, xmit_wait, data, all\n"
+	"                           (default), joined by +\n"
+	"    -o fabric_admin_group=GROUP\n"
+	"                           the group may write fabric/'s admin and\n"
+	"                           counters/reset files and the CAs'\n"
+	"                           counters/reset (root only otherwise)\n"
+	"    -o fabric=off          no fabric/ directory, no sweeps\n\n";
+
 static void usage(const char *prog)
 {
 	printf("usage: %s [options] [SOURCE] MOUNTPOINT\n\n"
@@ -87,37 +126,7 @@ static void usage(const char *prog)
 	       "                           allow_other.  SMPs (classes 0x01, 0x81)\n"
 	       "                           and Set/Delete methods stay root's\n"
 	       "    -o mad_group_smi       the group may send those too\n"
-	       "    -o fabric_interval=MS  sweep the whole fabric (fabric/) every\n"
-	       "                           MS ms; 0 (default): only when asked\n"
-	       "    -o fabric_interval_min=MS\n"
-	       "                           the least period but 0 that\n"
-	       "                           fabric_interval= and fabric/interval_ms\n"
-	       "                           take (default 1000)\n"
-	       "    -o fabric_port=CA:N    sweep out of this port (default: the\n"
-	       "                           first ACTIVE one)\n"
-	       "    -o fabric_expected=PATH\n"
-	       "                           the expected topology (fabric/expected):\n"
-	       "                           loaded at mount, each write saved there\n"
-	       "    -o fabric_routes=off   no forwarding tables (routes/, lft)\n"
-	       "    -o fabric_routes_settle=MS\n"
-	       "                           after a change that makes an SM\n"
-	       "                           reroute, sweeps read every table until\n"
-	       "                           one starts MS ms after it (default\n"
-	       "                           120000)\n"
-	       "    -o fabric_routes_max_age=MS\n"
-	       "                           a table is read again at most MS ms\n"
-	       "                           after it was read (default 600000; 0:\n"
-	       "                           by every sweep)\n"
-	       "    -o fabric_traps=off    no subscription to the SM's traps (64,\n"
-	       "                           65, 128, 144) and no refreshes from them\n"
-	       "    -o fabric_light_sweep=MS\n"
-	       "                           every port asked again within MS ms\n"
-	       "                           between sweeps (default 8000; 0: off)\n"
-	       "    -o fabric_admin_group=GROUP\n"
-	       "                           the group may write fabric/'s admin and\n"
-	       "                           counters/reset files and the CAs'\n"
-	       "                           counters/reset (root only otherwise)\n"
-	       "    -o fabric=off          no fabric/ directory, no sweeps\n\n"
+	       "%s"
 	       "General options:\n"
 	       "    -h   --help            print help\n"
 	       "    -V   --version         print version\n"
@@ -126,7 +135,7 @@ static void usage(const char *prog)
 	       "    -s                     single-threaded\n"
 	       "    -o OPT[,OPT...]        mount options (see below)\n\n"
 	       "See umadfs(8) for the tree, the files and their formats.\n\n",
-	       prog, QUEUE_LEN_MAX, CHANNEL_QUEUE_DEFAULT);
+	       prog, QUEUE_LEN_MAX, CHANNEL_QUEUE_DEFAULT, fabric_usage);
 }
 
 static int parse_attr_source(const char *s, enum attr_source *out)

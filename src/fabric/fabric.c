@@ -17,7 +17,7 @@
 #include "umadfs/fabric/files/expectedfile.h"
 #include "umadfs/fabric/files/fabevents.h"
 #include "umadfs/fabric/files/fabfiles.h"
-#include "umadfs/fabric/files/fabtext.h"
+#include "umadfs/fabric/files/fabmetrics.h"
 #include "umadfs/fabric/files/routefiles.h"
 #include "umadfs/fabric/problems/expected.h"
 #include "umadfs/fabric/problems/problem.h"
@@ -35,7 +35,7 @@ static bool routes_off; /* fabric_routes=off: likewise */
 
 struct fabric_opts {
 	char *interval, *interval_min, *port, *off, *expected, *thresholds;
-	char *routes, *traps, *admin_group, *light;
+	char *routes, *traps, *admin_group, *light, *metrics;
 	char *routes_settle, *routes_max_age;
 };
 
@@ -54,6 +54,7 @@ static const struct fuse_opt fabric_opts[] = {
 	FABRIC_OPT("fabric_traps=%s", traps),
 	FABRIC_OPT("fabric_admin_group=%s", admin_group),
 	FABRIC_OPT("fabric_light_sweep=%s", light),
+	FABRIC_OPT("fabric_metrics=%s", metrics),
 	FUSE_OPT_END
 };
 
@@ -169,9 +170,22 @@ static int check_options(const struct fabric_opts *o)
 		actions_configure(&gid);
 	}
 	if (check_sweeps(o) < 0 || problems_configure(o->thresholds) < 0 ||
-	    expected_configure(o->expected) < 0)
+	    expected_configure(o->expected) < 0 || fabmetrics_configure(o->metrics) < 0)
 		return -EINVAL;
 	return 0;
+}
+
+/* A mount option that is a group of fabric_metrics= on its own: the
+ * comma of fabric_metrics=state,errors began another option.  Any other
+ * is kept for the options after these. */
+static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	if (key != FUSE_OPT_KEY_OPT || !fabmetrics_is_group(arg))
+		return 1;
+	fprintf(stderr, "umadfs: -o %s: a group of fabric_metrics=?  Join the "
+		"groups with + (fabric_metrics=state+%s): a comma begins another "
+		"mount option\n", arg, arg);
+	return -1;
 }
 
 int fabric_parse_options(struct fuse_args *args)
@@ -179,7 +193,7 @@ int fabric_parse_options(struct fuse_args *args)
 	struct fabric_opts o = { 0 };
 	int r = -EINVAL;
 
-	if (fuse_opt_parse(args, &o, fabric_opts, NULL) == 0)
+	if (fuse_opt_parse(args, &o, fabric_opts, opt_proc) == 0)
 		r = check_options(&o);
 	free(o.interval);
 	free(o.interval_min);
@@ -193,6 +207,7 @@ int fabric_parse_options(struct fuse_args *args)
 	free(o.traps);
 	free(o.admin_group);
 	free(o.light);
+	free(o.metrics);
 	return r;
 }
 
@@ -218,12 +233,12 @@ static void on_swap(struct fab_snap *old, struct fab_snap *snap)
 	fabfiles_update(snap);
 }
 
-/* The writers waiting for it answered: its big texts made ahead when the
- * snapshot before was read (a regular scrape finds them made). */
+/* The writers waiting for it answered: metrics.prom's index made ahead
+ * when the snapshot before was read (a regular scrape finds it made). */
 static void on_settled(struct fab_snap *old, struct fab_snap *snap)
 {
 	if (old)
-		fabtext_make_ahead(snap, old);
+		fabmetrics_make_ahead(snap, old);
 }
 
 static const struct sweeper_hooks hooks = {

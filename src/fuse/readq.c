@@ -19,6 +19,7 @@
 
 #include "umadfs/base/clock.h"
 #include "umadfs/fuse/readq.h"
+#include "umadfs/fuse/stream.h"
 
 struct parked_read {
 	struct parked_read *next;
@@ -28,56 +29,6 @@ struct parked_read {
 	bool parked;      /* on q's list (q->lock) */
 	bool interrupted; /* the interrupt came before parking (q->lock) */
 };
-
-/* Reads are filled in a buffer of the calling thread's, kept for its next
- * read: a malloc of the read's size (64 KiB and more) per read costs page
- * faults as the heap grows and shrinks.  Freed when the thread exits. */
-struct thread_buf {
-	size_t cap;
-	char data[];
-};
-
-static pthread_key_t thread_buf_key;
-static pthread_once_t thread_buf_once = PTHREAD_ONCE_INIT;
-
-static void thread_buf_key_init(void)
-{
-	if (pthread_key_create(&thread_buf_key, free))
-		abort();
-}
-
-static char *thread_buf(size_t size)
-{
-	struct thread_buf *b;
-
-	pthread_once(&thread_buf_once, thread_buf_key_init);
-	b = pthread_getspecific(thread_buf_key);
-	if (!b || b->cap < size) {
-		struct thread_buf *bigger = malloc(sizeof(*bigger) + (size ? size : 1));
-
-		if (!bigger)
-			return NULL;
-		bigger->cap = size;
-		if (pthread_setspecific(thread_buf_key, bigger)) {
-			free(bigger);
-			return NULL;
-		}
-		free(b);
-		b = bigger;
-	}
-	return b->data;
-}
-
-/* A buffer for a read of size bytes: the thread's own up to
- * THREAD_BUF_KEEP (so that a few threads reading megabytes do not keep
- * megabytes each), else a malloc with *owned set. */
-#define THREAD_BUF_KEEP (256u << 10)
-
-static char *read_buf(size_t size, bool *owned)
-{
-	*owned = size > THREAD_BUF_KEEP;
-	return *owned ? malloc(size) : thread_buf(size);
-}
 
 /* Every queue, for readq_shutdown_all() and readq_for_each(). */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -388,8 +339,7 @@ static bool park(fuse_req_t req, struct readq_open *of, size_t size)
 
 void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonblock)
 {
-	bool owned;
-	char *buf = read_buf(size, &owned);
+	char *buf = stream_read_buf(size);
 
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
@@ -397,8 +347,7 @@ void readq_read(fuse_req_t req, struct readq_open *of, size_t size, bool nonbloc
 	}
 	while (!read_now(req, of, size, nonblock, buf) && !park(req, of, size))
 		; /* the queue changed meanwhile: go round */
-	if (owned)
-		free(buf);
+	stream_read_buf_done(buf, size);
 }
 
 void readq_poll(fuse_req_t req, struct readq_open *of, struct fuse_pollhandle *ph)
@@ -442,7 +391,7 @@ void readq_wake(struct readq *q)
 	 * (an owner may keep items for some open files only). */
 	for (;;) {
 		struct parked_read *pr;
-		bool owned;
+		size_t size;
 		char *buf;
 		ssize_t n;
 
@@ -454,17 +403,17 @@ void readq_wake(struct readq *q)
 			pthread_mutex_unlock(&q->lock);
 			break;
 		}
-		buf = read_buf(pr->size, &owned);
+		size = pr->size;
+		buf = stream_read_buf(size);
 		if (!buf) {
 			pthread_mutex_unlock(&q->lock);
 			break;
 		}
 		unlink_parked(q, pr);
-		n = q->ops->fill(pr->of, buf, pr->size);
+		n = q->ops->fill(pr->of, buf, size);
 		pthread_mutex_unlock(&q->lock);
 		answer(pr, buf, n ? n : -EAGAIN);
-		if (owned)
-			free(buf);
+		stream_read_buf_done(buf, size);
 	}
 
 	/* Then pollers.  Notifications go out from this thread, which

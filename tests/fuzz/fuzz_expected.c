@@ -143,7 +143,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char why[256];
 	const char *out;
 	size_t len;
-	bool owned;
 	int r;
 
 	memset(why, 'z', sizeof(why));
@@ -166,8 +165,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r != 0 || !s)
 		die("accepted without a snapshot", NULL);
 	check_snapshot(s);
-	out = fabtext_get(s, FAB_TEXT_TOPOLOGY, &len, &owned);
-	if (!out || owned)
+	out = fabtext_get(s, FAB_TEXT_TOPOLOGY, &len);
+	if (!out)
 		die("no topology text", NULL);
 	if (topofile_parse(out, len, &back, why, sizeof(why)) != 0)
 		die("round trip: fabric/expected's own text refused", why);

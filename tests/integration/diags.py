@@ -2,8 +2,8 @@
 the same simulator, and ibsim's console setting what they then read.
 Shared by the test modules (a test module is never imported as a
 library): `tool`, `lid_of`, `perfquery`, `perf_set`, `active_fabric`,
-`quiet_fabric`, `fat_tree` and the PerfMgt counters' names and test
-values."""
+`quiet_fabric`, `fat_tree`, `series` and the PerfMgt counters' names and
+test values."""
 
 import os
 import re
@@ -16,6 +16,18 @@ import madtext as mt
 HOSTS = ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2")    # two-switch.net
 GEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench",
                    "gen-fabric.py")
+SERIES = os.path.join(os.path.dirname(GEN), "series.py")
+
+
+def series():
+    """tests/bench/series.py as a module: metrics.prom's families per group
+    of -o fabric_metrics= (FAMILIES) and their series on a generated fat
+    tree (series())."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("series", SERIES)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def tool(fabric, sim_host, *argv, check=True):

@@ -277,6 +277,14 @@ def run_daemon(args, timeout=10):
      "1000 ms); 0 turns light sweeps off"),
     (["-o", "fabric_light_sweep=soon", "MNT"], 2,
      "umadfs: fabric_light_sweep=soon: expected milliseconds from 0 to 86400000"),
+    (["-o", "fabric_metrics=state+bogus", "MNT"], 2,
+     "umadfs: fabric_metrics=state+bogus: 'bogus' is not one of sweep, problems, "
+     "nodes, state, links, routes, errors, xmit_wait, data, all (joined by +)"),
+    (["-o", "fabric_metrics=", "MNT"], 2,
+     "umadfs: fabric_metrics=: '' is not one of sweep, problems, nodes, state"),
+    (["-o", "fabric_metrics=state,errors", "MNT"], 2,
+     "umadfs: -o errors: a group of fabric_metrics=?  Join the groups with + "
+     "(fabric_metrics=state+errors): a comma begins another mount option"),
     (["-o", "allow_other,fabric_admin_group=no-such-group-umadfs", "MNT"], 2,
      "umadfs: fabric_admin_group=no-such-group-umadfs: no such group"),
     (["-o", "fabric_admin_group=root", "MNT"], 2,
@@ -286,7 +294,8 @@ def run_daemon(args, timeout=10):
         "queue_len-zero", "queue_len-wraps", "mad_group-unknown",
         "mad_group-bad-number", "mad_group-empty", "mad_group-without-allow_other",
         "mad_group_smi-alone", "fabric_traps-bogus", "fabric_light_sweep-short",
-        "fabric_light_sweep-bogus", "fabric_admin_group-unknown",
+        "fabric_light_sweep-bogus", "fabric_metrics-bogus", "fabric_metrics-empty",
+        "fabric_metrics-comma", "fabric_admin_group-unknown",
         "fabric_admin_group-without-allow_other"])
 def test_command_line_misuse(tmp_path, args, status, msg):
     """Refused before anything is scanned or mounted: no fabric needed."""

@@ -348,6 +348,16 @@ def test_speed_names_match_libibmad(tmp_path):
     assert um.link_speed(um.portinfo(pi)) == "QDR"
 
 
+def test_guide_series_table_is_series_py():
+    """The user guide's series per group of -o fabric_metrics= at 1k, 4k
+    and 16k are tests/bench/series.py's (the families' counts it holds a
+    mount to in test_fabric.py)."""
+    table = subprocess.run([sys.executable, str(REPO / "tests" / "bench" / "series.py"),
+                            "--table"], capture_output=True, text=True,
+                           check=True).stdout
+    assert table in (REPO / "docs" / "user-guide.md").read_text()
+
+
 def test_architecture_names_every_module():
     """docs/architecture.md's module table names every .c of src/ (by its
     path under src/, or its name)."""

@@ -61,13 +61,33 @@ def series_of(prom, names):
     return out
 
 
+# The groups of -o fabric_metrics= the rules need (the rules file says so).
+RULES_GROUPS = "sweep+problems+errors"
+
+
+def test_rules_need_the_groups_they_say():
+    """Every series the rules read is in a family of the groups their
+    file names (tests/bench/series.py's list of each group's)."""
+    series = tm.series()
+    text = RULES.read_text()
+    read = set(re.findall(r"\b(umadfs_\w+)\b", text.split("groups:", 1)[1]))
+    families = set()
+    for g in RULES_GROUPS.split("+"):
+        families |= set(series.FAMILIES[g])
+        assert "`%s`" % g in text, g
+    assert read and read <= families, read - families
+
+
 @pytest.mark.promtool
-def test_alerts_fire_on_a_mounts_metrics(make_fabric, mount, tmp_path):
+@pytest.mark.parametrize("groups", [None, RULES_GROUPS], ids=["all", "rules-groups"])
+def test_alerts_fire_on_a_mounts_metrics(make_fabric, mount, tmp_path, groups):
     """A cable pulled with no SM left: metrics.prom passes promtool check
     metrics, and its series make UmadfsLinkMissing fire for both ends
-    and UmadfsSmMissing once, with the labels the mount wrote."""
+    and UmadfsSmMissing once, with the labels the mount wrote; with the
+    default families, and with only the groups the rules need."""
     f = tm.active_fabric(make_fabric)
-    m = mount("Hca1", fabric=f)
+    m = mount("Hca1", fabric=f,
+              options=("fabric_metrics=" + groups,) if groups else ())
     with open(m.path("fabric", "sweep"), "w") as s:
         s.write("1\n")
     f.stop_opensm("Hca3")
@@ -75,6 +95,7 @@ def test_alerts_fire_on_a_mounts_metrics(make_fabric, mount, tmp_path):
     with open(m.path("fabric", "sweep"), "w") as s:
         s.write("1\n")
     prom = open(m.path("fabric", "metrics.prom")).read()
+    assert ("umadfs_port_state{" in prom) == (groups is None)
     with open(m.path("fabric", "metrics.prom")) as mf:
         r = subprocess.run(["promtool", "check", "metrics"], stdin=mf,
                            capture_output=True, text=True)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "umadfs/fabric/files/fabtext.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/topofile.h"
@@ -21,27 +22,7 @@ static const char *fixtures;
 
 static char *slurp(const char *name, size_t *len)
 {
-	char path[4096];
-	FILE *f;
-	char *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/%s", fixtures, name);
-	f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "cannot open %s\n", path);
-		exit(2);
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
-		exit(2);
-	fclose(f);
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
+	return fixture_read(fixtures, name, len);
 }
 
 static struct fab_snap *parse_ok(const char *text, size_t len)
@@ -267,10 +248,9 @@ static void round_trip(struct fab_snap *s)
 	const char *text;
 	struct fab_snap *back;
 	size_t len;
-	bool owned;
 
-	text = fabtext_get(s, FAB_TEXT_TOPOLOGY, &len, &owned);
-	CHECK(text != NULL && !owned);
+	text = fabtext_get(s, FAB_TEXT_TOPOLOGY, &len);
+	CHECK(text != NULL);
 	if (!text)
 		return;
 	back = parse_ok(text, len);
@@ -382,7 +362,6 @@ static void test_topology_of(void)
 	struct fab_node *sw, *ca;
 	const char *text;
 	size_t len;
-	bool owned;
 
 	sw = fabsnap_add(s, 0x200000, 4);
 	ca = fabsnap_add(s, 0x100000, 2);
@@ -425,7 +404,7 @@ static void test_topology_of(void)
 	CHECK_INT(fabsnap_find(e, 0x100000)->ports[1].state, 4);
 	CHECK(!fabsnap_find(e, 0x200000)->ports[1].has_info);
 	CHECK_INT(fabsnap_find(e, 0x200000)->ports[1].basic[10], 0);
-	text = fabtext_get(e, FAB_TEXT_TOPOLOGY, &len, &owned);
+	text = fabtext_get(e, FAB_TEXT_TOPOLOGY, &len);
 	parsed = text ? parse_ok(text, len) : NULL;
 	if (parsed)
 		check_same(e, parsed);

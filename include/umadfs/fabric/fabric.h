@@ -16,7 +16,9 @@ struct node;
 /* Takes -o fabric_interval=MS, -o fabric_interval_min=MS,
  * -o fabric_expected=PATH, -o fabric_thresholds=PATH,
  * -o fabric_port=CA:N, -o fabric_routes=off, -o fabric_traps=off,
- * -o fabric_admin_group=GROUP and -o fabric=off out of args.  Returns 0, or -EINVAL with a message on stderr. */
+ * -o fabric_light_sweep=MS, -o fabric_metrics=GROUP+...,
+ * -o fabric_admin_group=GROUP and -o fabric=off out of args.  Returns 0,
+ * or -EINVAL with a message on stderr. */
 int fabric_parse_options(struct fuse_args *args);
 /* Adds fabric/ under root and starts the sweep thread (threads: after
  * fuse_daemonize()); ports lists the host's ports (the process layer

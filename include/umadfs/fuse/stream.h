@@ -1,8 +1,10 @@
 /* Opens of files whose state is per open (queues' files, fabric's big
  * texts) and the replies of queues' files: direct I/O, never the page
- * cache. */
+ * cache; and the buffer a read is filled in. */
 #ifndef UMADFS_STREAM_H
 #define UMADFS_STREAM_H
+
+#include <stddef.h>
 
 #include <fuse_lowlevel.h>
 
@@ -32,5 +34,13 @@ void *stream_open_read_only(fuse_req_t req, const struct fuse_file_info *fi,
  * alive until the open's release: the bytes there, none past the end. */
 void stream_reply_text_slice(fuse_req_t req, const char *text, size_t len,
 			     size_t size, off_t off);
+
+/* A buffer for a read of size bytes: the calling thread's own, kept for
+ * its next read, up to 256 KiB; else a mapping of its own (the kernel's
+ * reads go up to 1 MiB), which stream_read_buf_done() gives back.  NULL
+ * on ENOMEM. */
+char *stream_read_buf(size_t size);
+/* After the reply of a read of size bytes made in buf (NULL: none). */
+void stream_read_buf_done(char *buf, size_t size);
 
 #endif

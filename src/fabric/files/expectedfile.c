@@ -40,7 +40,6 @@ struct exp_open {
 	/* A reader's: the expectation it opened (NULL: none) and its text. */
 	struct fab_snap *snap;
 	const char *text;
-	bool owned;       /* text is ours to free */
 	/* A writer's, guarded by lock (len: a reader's text's too): */
 	pthread_mutex_t lock;
 	char *buf;
@@ -68,8 +67,6 @@ static void open_free(struct exp_open *o)
 	if (o->writer)
 		pthread_mutex_destroy(&o->lock);
 	topofile_parser_free(o->parser);
-	if (o->owned)
-		fabtext_free((char *)o->text, o->len);
 	fabsnap_put(o->snap);
 	free(o->buf);
 	free(o);
@@ -91,7 +88,7 @@ static int open_text(fuse_req_t req, struct exp_open *o)
 	}
 	o->snap = s;
 	if (s)
-		o->text = fabtext_get(s, FAB_TEXT_TOPOLOGY, &o->len, &o->owned);
+		o->text = fabtext_get(s, FAB_TEXT_TOPOLOGY, &o->len);
 	return s && !o->text ? -ENOMEM : 0;
 }
 

@@ -14,6 +14,7 @@
 #include "umadfs/device/sysfmt.h"
 #include "umadfs/fabric/files/actions.h"
 #include "umadfs/fabric/files/fabfiles.h"
+#include "umadfs/fabric/files/fabmetrics.h"
 #include "umadfs/fabric/files/fabtext.h"
 #include "umadfs/fabric/files/lasterror.h"
 #include "umadfs/fabric/files/routefiles.h"
@@ -51,14 +52,15 @@ static time_t snap_mtime(struct node *n)
 
 /* Top files. */
 enum { FILE_TOPOLOGY = FAB_TEXT_TOPOLOGY, FILE_LINKS = FAB_TEXT_LINKS,
-       FILE_METRICS = FAB_TEXT_METRICS, FILE_PROBLEMS = FAB_TEXT_PROBLEMS };
+       FILE_PROBLEMS = FAB_TEXT_PROBLEMS, FILE_METRICS = FAB_TEXT_COUNT };
 
+/* An open of a big file: its snapshot's text, or metrics.prom's cursor. */
 struct big_open {
 	struct big_open *prev, *next; /* on big_opens (big_lock) */
 	struct fab_snap *snap; /* NULL: empty */
-	const char *text;
+	const char *text;      /* the snapshot's: lives as long as it */
 	size_t len;
-	bool owned; /* text is ours to free */
+	struct fabmetrics_cursor *cursor; /* metrics.prom's */
 };
 
 /* Every big file still open, for fabfiles_close(): the kernel drops the
@@ -86,36 +88,67 @@ static void big_open_free(struct big_open *o)
 	if (o->next)
 		o->next->prev = o->prev;
 	pthread_mutex_unlock(&big_lock);
-	if (o->owned)
-		fabtext_free((char *)o->text, o->len);
+	fabmetrics_close(o->cursor);
 	fabsnap_put(o->snap);
 	free(o);
+}
+
+/* The open's text or cursor: 0, or -ENOMEM. */
+static int big_content(struct big_open *o, unsigned file)
+{
+	if (!o->snap)
+		return 0;
+	if (file == FILE_METRICS) {
+		o->cursor = fabmetrics_open(o->snap);
+		return o->cursor ? 0 : -ENOMEM;
+	}
+	o->text = fabtext_get(o->snap, (enum fab_text)file, &o->len);
+	return o->text ? 0 : -ENOMEM;
 }
 
 static void big_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
 {
 	struct big_open *o = stream_open_read_only(req, fi, sizeof(*o));
+	int err;
 
 	if (!o)
 		return;
 	if (sweeper_first_snapshot(req, &o->snap) < 0) {
-		free(o);
-		fuse_reply_err(req, EINTR);
-		return;
+		err = EINTR;
+		goto err_free;
 	}
-	if (o->snap)
-		o->text = fabtext_get(o->snap, (enum fab_text)n->file, &o->len,
-				      &o->owned);
-	if (o->snap && !o->text) {
-		big_open_free(o);
-		fuse_reply_err(req, ENOMEM);
-		return;
+	if (big_content(o, (unsigned)n->file) < 0) {
+		err = ENOMEM;
+		goto err_free;
 	}
 	fi->fh = (uintptr_t)o;
 	fi->direct_io = 1;
 	big_open_list(o);
 	if (fuse_reply_open(req, fi) == -ENOENT)
 		big_open_free(o);
+	return;
+err_free:
+	big_open_free(o);
+	fuse_reply_err(req, err);
+}
+
+/* A read of metrics.prom: made from the cursor into the thread's buffer. */
+static void metrics_read(fuse_req_t req, struct fabmetrics_cursor *c, size_t size,
+			 off_t off)
+{
+	char *buf = stream_read_buf(size);
+	ssize_t n;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = off < 0 ? 0 : fabmetrics_read(c, buf, size, (uint64_t)off);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	stream_read_buf_done(buf, size);
 }
 
 static void big_read(fuse_req_t req, struct node *n, size_t size, off_t off,
@@ -123,8 +156,10 @@ static void big_read(fuse_req_t req, struct node *n, size_t size, off_t off,
 {
 	struct big_open *o = (struct big_open *)(uintptr_t)fi->fh;
 
-	/* The text lives as long as the snapshot we hold until release. */
-	stream_reply_text_slice(req, o->text, o->len, size, off);
+	if (o->cursor)
+		metrics_read(req, o->cursor, size, off);
+	else /* the text lives as long as the snapshot we hold until release */
+		stream_reply_text_slice(req, o->text, o->len, size, off);
 }
 
 static void big_release(fuse_req_t req, struct node *n, struct fuse_file_info *fi)
@@ -133,12 +168,16 @@ static void big_release(fuse_req_t req, struct node *n, struct fuse_file_info *f
 	fuse_reply_err(req, 0);
 }
 
+/* The length of the current snapshot's text, exact: a copy by sendfile
+ * (Python's shutil) or tar takes st_size bytes. */
 static off_t big_size(struct node *n)
 {
 	struct fab_snap *s = sweeper_snapshot();
-	size_t len = 0;
+	uint64_t len = 0;
 
-	if (s)
+	if (s && n->file == FILE_METRICS)
+		fabmetrics_size(s, &len);
+	else if (s)
 		len = fabtext_size(s, (enum fab_text)n->file);
 	fabsnap_put(s);
 	return (off_t)len;

@@ -42,6 +42,7 @@ void fabsnap_put(struct fab_snap *s)
 		if (s->texts[t].buf)
 			munmap(s->texts[t].buf, s->texts[t].len + 1);
 	pthread_mutex_destroy(&s->text_lock);
+	free(s->metrics);
 	free(s->problems);
 	free(s->sms);
 	free(s->nodes);

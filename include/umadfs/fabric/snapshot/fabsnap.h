@@ -11,6 +11,7 @@
 #include <time.h>
 
 struct fab_nodedir;
+struct fab_metrics_index;
 
 #define FAB_DESC_LEN 64    /* NodeDescription: 64 bytes, NUL added */
 #define FAB_PATH_MAX 64    /* directed route: path[1..63] */
@@ -96,7 +97,7 @@ struct fab_sm {
 
 /* The texts made from a snapshot (formatted once, on first use). */
 enum fab_text { FAB_TEXT_SWEEP, FAB_TEXT_TOPOLOGY, FAB_TEXT_LINKS,
-		FAB_TEXT_METRICS, FAB_TEXT_PROBLEMS, FAB_TEXT_COUNT };
+		FAB_TEXT_PROBLEMS, FAB_TEXT_COUNT };
 
 struct fab_problem; /* problem.h */
 
@@ -143,13 +144,15 @@ struct fab_snap {
 	size_t nnodes, cap;
 	uint32_t *hash;         /* open addressing: node index + 1, 0 empty */
 	size_t hash_cap;
-	pthread_mutex_t text_lock; /* guards texts */
+	pthread_mutex_t text_lock; /* guards texts and metrics */
 	struct {
-		char *buf;  /* kept, except metrics over 32 MiB (4k nodes);
-			     * a mapping of len + 1 bytes (fabtext.c) */
+		char *buf;  /* a mapping of len + 1 bytes (fabtext.c) */
 		size_t len;
-		bool sized; /* len is known */
 	} texts[FAB_TEXT_COUNT];
+	/* fabmetrics.c's: where each chunk of metrics.prom starts, made once
+	 * (the text itself is made as it is read); one malloc'd block,
+	 * NULL until made. */
+	struct fab_metrics_index *metrics;
 };
 
 struct fab_snap *fabsnap_new(void);
