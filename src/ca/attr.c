@@ -57,8 +57,6 @@ static int show_hca_type(const umad_ca_t *ca, char *buf, size_t cap)
 	return sysfmt_line(buf, cap, "%s\n", ca->ca_type);
 }
 
-static ssize_t read_sysfs_line(const char *path, char *buf, size_t cap);
-
 /* The kernel's board_id (the board's part number); the CA type where
  * sysfs has none (umad2sim's): node_exporter skips a device without it. */
 static int show_board_id(const umad_ca_t *ca, char *buf, size_t cap)
@@ -67,7 +65,7 @@ static int show_board_id(const umad_ca_t *ca, char *buf, size_t cap)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%s/board_id", SYS_INFINIBAND, ca->ca_name);
-	n = read_sysfs_line(path, buf, cap);
+	n = attr_sysfs_line(path, buf, cap);
 	return n < 0 ? sysfmt_line(buf, cap, "%s\n", ca->ca_type) : (int)n;
 }
 
@@ -117,9 +115,7 @@ struct port_snap {
 	char rate[64];
 };
 
-/* One line of a kernel sysfs file into buf, ending in '\n': its length,
- * or -1 when the file cannot be read. */
-static ssize_t read_sysfs_line(const char *path, char *buf, size_t cap)
+ssize_t attr_sysfs_line(const char *path, char *buf, size_t cap)
 {
 	ssize_t n = -1;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -144,7 +140,7 @@ static void read_sysfs_rate(const umad_port_t *up, char *rate, size_t cap)
 	 * the whole line ("2.5 Gb/sec (1X SDR)"). */
 	snprintf(path, sizeof(path), "%s/%s/ports/%d/rate", SYS_INFINIBAND,
 		 up->ca_name, up->portnum);
-	if (read_sysfs_line(path, rate, cap) < 0)
+	if (attr_sysfs_line(path, rate, cap) < 0)
 		snprintf(rate, cap, "%u Gb/sec\n", up->rate);
 }
 

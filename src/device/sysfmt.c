@@ -43,6 +43,16 @@ int sysfmt_guid_colon(char *buf, size_t cap, uint64_t guid)
 		    (unsigned)(guid >> 16) & 0xffff, (unsigned)guid & 0xffff);
 }
 
+int sysfmt_gid(char *buf, size_t cap, uint64_t prefix, uint64_t guid)
+{
+	/* The kernel's "%pI6": eight groups of four hex digits. */
+	return sysfmt_line(buf, cap, "%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x\n",
+		    (unsigned)(prefix >> 48) & 0xffff, (unsigned)(prefix >> 32) & 0xffff,
+		    (unsigned)(prefix >> 16) & 0xffff, (unsigned)prefix & 0xffff,
+		    (unsigned)(guid >> 48) & 0xffff, (unsigned)(guid >> 32) & 0xffff,
+		    (unsigned)(guid >> 16) & 0xffff, (unsigned)guid & 0xffff);
+}
+
 int sysfmt_guid_hex(char *buf, size_t cap, uint64_t guid)
 {
 	return sysfmt_line(buf, cap, "0x%016" PRIx64 "\n", guid);

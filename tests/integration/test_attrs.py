@@ -267,6 +267,49 @@ def test_pkeys(fabric, mount, sim_host, port):
             assert read(pk / str(i)) == "0x%04x\n" % table[i], i
 
 
+def smp_guids(f, sim_host):
+    """GUIDInfo as `smpquery -D GI 0` prints it: (the GUIDs, its capacity)."""
+    out = f.run_tool(["smpquery", "-D", "GI", "0"], sim_host).stdout
+    guids, cap = [], None
+    for line in out.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0].endswith(":") and words[0][:-1].isdigit():
+            assert int(words[0][:-1]) == len(guids), line
+            guids += [int(w, 16) for w in words[1:]]
+        elif "guids capacity" in line:
+            cap = int(words[0])
+    return guids, cap
+
+
+def kernel_gid(prefix, guid):
+    """The kernel's gids/N line ("%pI6"); an unset GUID is the zero GID."""
+    v = (prefix << 64 | guid) if guid else 0
+    return ":".join("%04x" % ((v >> s) & 0xffff) for s in range(112, -16, -16)) + "\n"
+
+
+@pytest.mark.parametrize("sim_host,port", [("Hca1", 1), ("Switch1", 0)])
+def test_gids(fabric, mount, sim_host, port):
+    """gids/N: PortInfo's GidPrefix and GUIDInfo's GUID N, as many as its
+    GUIDCap, equal to smpquery's portinfo and GUIDInfo."""
+    m = mount(sim_host)
+    guids, cap = smp_guids(fabric, sim_host)
+    pi = fabric.portinfo(sim_host, port)
+    prefix = int(pi["GidPrefix"], 16)
+    assert cap == int(pi["GuidCap"]) and len(guids) >= cap, (cap, pi["GuidCap"])
+    gd = m.path("ibsim0", "ports", str(port), "gids")
+    assert stat.S_IMODE(os.stat(gd).st_mode) == 0o555
+    names = os.listdir(gd)
+    assert sorted(int(n) for n in names) == list(range(cap)), names
+    got = {i: read(gd / str(i)) for i in range(cap)}
+    exp = {i: kernel_gid(prefix, guids[i]) for i in range(cap)}
+    assert got == exp
+    # GID 0 is the port's own: its GUID is port_guid's
+    assert guids[0] == int(read(m.path("ibsim0", "ports", str(port), "port_guid")), 16)
+    assert got[0].startswith("fe80:0000:0000:0000:"), got[0]
+    with pytest.raises(FileNotFoundError):
+        os.stat(gd / str(cap))
+
+
 def _read_until(path, want, timeout=10):
     deadline = time.monotonic() + timeout
     while True:

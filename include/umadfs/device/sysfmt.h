@@ -15,6 +15,9 @@ int sysfmt_line(char *buf, size_t cap, const char *fmt, ...)
 int sysfmt_node_type(char *buf, size_t cap, unsigned node_type);
 /* "0002:c903:0000:1234\n" from a GUID in host byte order. */
 int sysfmt_guid_colon(char *buf, size_t cap, uint64_t guid);
+/* "fe80:0000:0000:0000:0002:c903:0000:1234\n", a GID from its prefix
+ * and GUID in host byte order, as the kernel's gids/N ("%pI6"). */
+int sysfmt_gid(char *buf, size_t cap, uint64_t prefix, uint64_t guid);
 /* "0x0002c90300001234\n", as ibstat prints GUIDs. */
 int sysfmt_guid_hex(char *buf, size_t cap, uint64_t guid);
 /* "4: ACTIVE\n"; PortInfo PortState numbering. */
