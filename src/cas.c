@@ -10,6 +10,7 @@
 
 #include "umadfs/base/log.h"
 #include "umadfs/ca/cabuild.h"
+#include "umadfs/ca/issm.h"
 #include "umadfs/cas.h"
 #include "umadfs/channel/agents.h"
 #include "umadfs/channel/channel.h"
@@ -60,6 +61,9 @@ static void entry_free(struct ca_entry *e)
 	for (int p = 0; p < UMAD_CA_MAX_PORTS; p++)
 		if (e->default_ch[p])
 			channel_put(e->default_ch[p]);
+	for (int p = 0; e->ca && p < UMAD_CA_MAX_PORTS; p++)
+		if (e->ca->ports[p])
+			issm_port_free(e->ca->ports[p]);
 	if (e->ca)
 		ca_free(e->ca);
 	free(e);
@@ -145,6 +149,7 @@ static void entry_remove(struct ca_entry *e)
 			continue;
 		channel_port_gone(ca->ports[p]);
 		rq_port_gone(ca->ports[p]->dir);
+		issm_port_gone(ca->ports[p]);
 	}
 	ca_stop(ca);
 }
@@ -226,6 +231,16 @@ int cas_ports(struct ca_port **out, int max)
 				out[n++] = e->ca->ports[p];
 	pthread_mutex_unlock(&cas_lock);
 	return n;
+}
+
+void cas_fail_waits(void)
+{
+	pthread_mutex_lock(&cas_lock);
+	for (struct ca_entry *e = live; e; e = e->next)
+		for (int p = 0; p < UMAD_CA_MAX_PORTS; p++)
+			if (e->ca->ports[p])
+				issm_port_gone(e->ca->ports[p]);
+	pthread_mutex_unlock(&cas_lock);
 }
 
 void cas_stop_hotplug(void)

@@ -40,6 +40,7 @@ static void fail_waiting_reads(void)
 {
 	readq_shutdown_all();
 	fabric_shutdown();
+	cas_fail_waits();
 }
 
 static void block_signals(void)

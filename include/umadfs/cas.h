@@ -19,6 +19,9 @@ void cas_start(struct fuse_session *se);
  * port order; returns how many.  They stay valid until cas_free_all()
  * (a removed CA's structs outlive its removal). */
 int cas_ports(struct ca_port **out, int max);
+/* Shutdown: the opens waiting in the CA tree (an issm's second holder)
+ * fail with ENODEV, and no more wait. */
+void cas_fail_waits(void);
 /* Stops following the kernel (before the session ends). */
 void cas_stop_hotplug(void);
 /* At exit, after tree_destroy(): closes the engines and frees the CAs,

@@ -10,6 +10,7 @@
 #include "umadfs/ca/cabuild.h"
 #include "umadfs/ca/counters.h"
 #include "umadfs/ca/gids.h"
+#include "umadfs/ca/issm.h"
 #include "umadfs/engine/ibumad.h"
 #include "umadfs/fuse/tree.h"
 
@@ -38,6 +39,8 @@ static int port_build(struct ca *ca, int portnum, const umad_port_t *up,
 	r = attr_add_port_files(port->dir, port);
 	if (r == 0)
 		r = gids_add_dir(port->dir, port);
+	if (r == 0)
+		r = issm_add_file(port->dir, port);
 	if (r == 0)
 		r = counters_add_files(port->dir, port);
 	return r;

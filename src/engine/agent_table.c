@@ -27,6 +27,8 @@ void agent_table_close(struct mad_engine *engine)
 	if (engine->issm_fd >= 0)
 		close(engine->issm_fd);
 	engine->issm_fd = -1;
+	engine->issm_holds = 0;
+	engine->agents_issm = false;
 }
 
 static bool agent_is(const struct agent *a, unsigned mgmt_class,
@@ -162,22 +164,87 @@ static int check_room(struct mad_engine *engine, struct mad_sink *sink,
 	return 0;
 }
 
+/* One hold of the port's IsSM: the issm device opened by the first (the
+ * kernel sets the port's IsSM while it is open; umad2sim has ibsim set
+ * it).  Never waits: -EAGAIN when a process outside holds the device.
+ * Under the simulator, holding issm makes ibsim send this client the SM's
+ * SMPs (opensm probes SMInfo at once), and umad2sim's receiver crashes on
+ * a class the process has no agent for: the SMI classes get their agents
+ * first.  engine->lock held. */
+static int issm_hold(struct mad_engine *engine)
+{
+	int fd;
+
+	if (engine->issm_holds) {
+		engine->issm_holds++;
+		return 0;
+	}
+	if (ibumad_simulated()) {
+		send_agent(engine, IB_SMI_CLASS, 1, 0);
+		send_agent(engine, IB_SMI_DIRECT_CLASS, 1, 0);
+	}
+	fd = ibumad_open_issm(engine->ca, engine->portnum);
+	if (fd < 0)
+		return fd;
+	engine->issm_fd = fd;
+	engine->issm_holds = 1;
+	return 0;
+}
+
+/* The last hold gone, the device is closed: the port's IsSM cleared.
+ * engine->lock held. */
+static void issm_release(struct mad_engine *engine)
+{
+	if (!engine->issm_holds || --engine->issm_holds)
+		return;
+	if (engine->issm_fd >= 0)
+		close(engine->issm_fd);
+	engine->issm_fd = -1;
+}
+
 /* ibsim hands unsolicited GSI requests only to a client holding the port's
  * issm device.  Under the simulator only (on a real port this would
- * announce an SM), the engine holds it while anything is registered.
- * Holding issm makes ibsim send this client the SM's SMPs (opensm probes
- * SMInfo at once), and umad2sim's receiver crashes on a class the process
- * has no agent for: the SMI classes get their agents first.  engine->lock held. */
+ * announce an SM), the engine holds it while anything is registered: a
+ * hold as the issm file's holder takes (issm_hold).  engine->lock held. */
 static void sim_hold_issm(struct mad_engine *engine)
 {
-	if (engine->issm_fd >= 0 || !ibumad_simulated())
+	int r;
+
+	if (engine->agents_issm || !ibumad_simulated())
 		return;
-	send_agent(engine, IB_SMI_CLASS, 1, 0);
-	send_agent(engine, IB_SMI_DIRECT_CLASS, 1, 0);
-	engine->issm_fd = ibumad_open_issm(engine->ca, engine->portnum);
-	if (engine->issm_fd < 0)
+	r = issm_hold(engine);
+	if (r < 0)
 		log_warn("%s/%u: cannot open the issm device under the "
-			 "simulator: %s", engine->ca, engine->portnum, strerror(-engine->issm_fd));
+			 "simulator: %s", engine->ca, engine->portnum, strerror(-r));
+	else
+		engine->agents_issm = true;
+}
+
+int agent_table_issm_hold(struct mad_engine *engine)
+{
+	int r;
+
+	pthread_mutex_lock(&engine->lock);
+	r = issm_hold(engine);
+	pthread_mutex_unlock(&engine->lock);
+	return r;
+}
+
+void agent_table_issm_release(struct mad_engine *engine)
+{
+	pthread_mutex_lock(&engine->lock);
+	issm_release(engine);
+	pthread_mutex_unlock(&engine->lock);
+}
+
+bool agent_table_issm_agents(struct mad_engine *engine)
+{
+	bool held;
+
+	pthread_mutex_lock(&engine->lock);
+	held = engine->agents_issm;
+	pthread_mutex_unlock(&engine->lock);
+	return held;
 }
 
 int agent_table_register(struct mad_engine *engine, struct mad_sink *sink,
@@ -260,9 +327,9 @@ void agent_table_unregister(struct mad_engine *engine, struct mad_sink *sink)
 			i++;
 		}
 	}
-	if (!registered && engine->issm_fd >= 0) {
-		close(engine->issm_fd);
-		engine->issm_fd = -1;
+	if (!registered && engine->agents_issm) {
+		engine->agents_issm = false;
+		issm_release(engine);
 	}
 	pthread_mutex_unlock(&engine->lock);
 }

@@ -32,5 +32,9 @@ void agent_table_unregister(struct mad_engine *engine, struct mad_sink *sink);
 int agent_table_list(struct mad_engine *engine, struct mad_sink *sink,
 		     struct engine_registration *out, int *ids, int max);
 bool agent_table_holds_issm(struct mad_engine *engine);
+/* engine_issm_hold(), engine_issm_release(), engine_issm_agents(). */
+int agent_table_issm_hold(struct mad_engine *engine);
+void agent_table_issm_release(struct mad_engine *engine);
+bool agent_table_issm_agents(struct mad_engine *engine);
 
 #endif

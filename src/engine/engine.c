@@ -111,6 +111,21 @@ bool engine_holds_issm(struct mad_engine *engine)
 	return agent_table_holds_issm(engine);
 }
 
+int engine_issm_hold(struct mad_engine *engine)
+{
+	return agent_table_issm_hold(engine);
+}
+
+void engine_issm_release(struct mad_engine *engine)
+{
+	agent_table_issm_release(engine);
+}
+
+bool engine_issm_agents(struct mad_engine *engine)
+{
+	return agent_table_issm_agents(engine);
+}
+
 int engine_transport(struct mad_engine *engine, char *why, size_t len)
 {
 	return liveness_transport(engine, why, len);

@@ -86,7 +86,12 @@ struct mad_engine {
 	bool requests_closed; /* pending.c: engine_request()s ended, no more */
 	struct agent agents[AGENTS_MAX]; /* agent_table.c's, and below */
 	unsigned nagents;
-	int issm_fd; /* umad2sim only, while agents are registered */
+	/* The port's issm device (agent_table.c): open while issm_holds > 0;
+	 * one hold is the registered agents' (agents_issm, umad2sim only),
+	 * the others engine_issm_hold()'s (the issm file's holder). */
+	int issm_fd;
+	unsigned issm_holds;
+	bool agents_issm;
 };
 
 /* Notes why the transport is in doubt (unless it is down already: then

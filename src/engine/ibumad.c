@@ -171,6 +171,6 @@ int ibumad_open_issm(const char *ca, int portnum)
 		return r;
 	if (!open_fn)
 		return -ENOSYS;
-	fd = open_fn(path, O_RDWR | O_CLOEXEC);
+	fd = open_fn(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	return fd < 0 ? -errno : fd;
 }

@@ -1,4 +1,5 @@
-/* Writes parked until another thread answers them (parkedwrite.h).
+/* Writes (and opens) parked until another thread answers them
+ * (parkedwrite.h).
  *
  * readq.c's protocol for one request: the interrupt callback is
  * registered before the write counts as parked; one that comes first
@@ -19,6 +20,8 @@ struct parkedwrite {
 	pthread_mutex_t lock;
 	fuse_req_t req;
 	size_t size;
+	bool open;                 /* an open: answered with fi */
+	struct fuse_file_info fi;  /* an open's (its fh the answerer's) */
 	bool parked;      /* registered: the callback may reply (lock) */
 	bool interrupted; /* the callback came before (lock) */
 	bool answered;    /* by the interrupt or the answer (lock) */
@@ -40,16 +43,12 @@ static void on_interrupt(fuse_req_t req, void *data)
 		fuse_reply_err(req, EINTR);
 }
 
-struct parkedwrite *parkedwrite_new(fuse_req_t req, size_t size)
+static struct parkedwrite *park(struct parkedwrite *pw, fuse_req_t req)
 {
-	struct parkedwrite *pw = calloc(1, sizeof(*pw));
 	bool early;
 
-	if (!pw)
-		return NULL;
 	pthread_mutex_init(&pw->lock, NULL);
 	pw->req = req;
-	pw->size = size;
 	fuse_req_interrupt_func(req, on_interrupt, pw);
 	pthread_mutex_lock(&pw->lock);
 	early = pw->interrupted;
@@ -65,7 +64,45 @@ struct parkedwrite *parkedwrite_new(fuse_req_t req, size_t size)
 	return pw;
 }
 
-void parkedwrite_answer(struct parkedwrite *pw, int err)
+struct parkedwrite *parkedwrite_new(fuse_req_t req, size_t size)
+{
+	struct parkedwrite *pw = calloc(1, sizeof(*pw));
+
+	if (!pw)
+		return NULL;
+	pw->size = size;
+	return park(pw, req);
+}
+
+struct parkedwrite *parkedwrite_new_open(fuse_req_t req,
+					 const struct fuse_file_info *fi)
+{
+	struct parkedwrite *pw = calloc(1, sizeof(*pw));
+
+	if (!pw)
+		return NULL;
+	pw->open = true;
+	pw->fi = *fi;
+	return park(pw, req);
+}
+
+bool parkedwrite_pending(struct parkedwrite *pw)
+{
+	bool pending;
+
+	pthread_mutex_lock(&pw->lock);
+	pending = !pw->answered;
+	pthread_mutex_unlock(&pw->lock);
+	return pending;
+}
+
+bool parkedwrite_answer_fh(struct parkedwrite *pw, int err, uint64_t fh)
+{
+	pw->fi.fh = fh;
+	return parkedwrite_answer(pw, err);
+}
+
+bool parkedwrite_answer(struct parkedwrite *pw, int err)
 {
 	bool reply;
 
@@ -78,6 +115,8 @@ void parkedwrite_answer(struct parkedwrite *pw, int err)
 		fuse_req_interrupt_func(pw->req, NULL, NULL);
 		if (err)
 			fuse_reply_err(pw->req, err);
+		else if (pw->open)
+			fuse_reply_open(pw->req, &pw->fi);
 		else
 			fuse_reply_write(pw->req, pw->size);
 	}
@@ -88,4 +127,5 @@ void parkedwrite_answer(struct parkedwrite *pw, int err)
 	pthread_mutex_unlock(&pw->lock);
 	pthread_mutex_destroy(&pw->lock);
 	free(pw);
+	return reply;
 }

@@ -15,6 +15,7 @@
 #include "umadfs/engine/engine.h"
 
 struct node;
+struct issm;
 
 /* Where port attribute values come from. */
 enum attr_source {
@@ -37,6 +38,9 @@ struct ca_port {
 	char link_layer[UMAD_CA_NAME_LEN];
 	bool attrs_from_smp; /* overlay PortInfo from an SMP on each read */
 	struct node *dir;
+	/* The issm file's holder and waiters (ca/issm.c's, under its own
+	 * lock); set once when the port is built. */
+	struct issm *issm;
 	/* Held for reading by every user of engine for the length of a
 	 * call, for writing by ca_stop() while it takes the engine away. */
 	pthread_rwlock_t engine_lock;

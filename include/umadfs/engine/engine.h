@@ -59,9 +59,18 @@ int engine_list_registrations(struct mad_engine *engine, struct mad_sink *sink,
 			    struct engine_registration *out, int *ids, int max);
 
 /* Whether the engine holds the port's issm device (under the simulator,
- * while an agent is registered: agent_table.c): the port's IsSM is then
- * its own, with no SM behind it to answer SMInfo. */
+ * while an agent is registered: agent_table.c; for the issm file's
+ * holder): the port's IsSM is then its own, with no SM behind it to
+ * answer SMInfo. */
 bool engine_holds_issm(struct mad_engine *engine);
+/* One hold of the port's IsSM (the issm device, umad_get_issm_path(),
+ * open while any is held; the registered agents' under the simulator is
+ * one): 0, or -errno from its open without waiting (EAGAIN: a process
+ * outside the daemon holds it, as an SM does).  Each 0 is released once. */
+int engine_issm_hold(struct mad_engine *engine);
+void engine_issm_release(struct mad_engine *engine);
+/* Whether the registered agents hold it (under the simulator). */
+bool engine_issm_agents(struct mad_engine *engine);
 
 /* EIO while the engine holds the transport for dead, else 0; why gets the
  * reason (or what last made it probe, "" if nothing). */

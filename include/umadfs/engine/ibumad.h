@@ -44,7 +44,8 @@ bool ibumad_transient(int err);
 
 /* True when libibumad is carried to ibsim by umad2sim (LD_PRELOAD). */
 bool ibumad_simulated(void);
-/* Opens the port's issm device; returns the fd or -errno. */
+/* Opens the port's issm device without waiting (EAGAIN while another
+ * process holds it); returns the fd or -errno. */
 int ibumad_open_issm(const char *ca, int portnum);
 
 #endif
