@@ -101,6 +101,12 @@ int fuse_reply_write(fuse_req_t req, size_t count)
 	return reply(req, 0, count);
 }
 
+int fuse_reply_open(fuse_req_t req, const struct fuse_file_info *fi)
+{
+	req->opened_fh = fi->fh; /* before the reply: the test reads it after */
+	return reply(req, 0, 0);
+}
+
 bool fakefuse_wait_reply(struct fuse_req *req, int timeout_ms)
 {
 	struct timespec until;

@@ -1,5 +1,6 @@
 /* libfuse's requests as the C unit tests play them: the test executable's
- * fuse_req_interrupt_func(), fuse_reply_err() and fuse_reply_write() take
+ * fuse_req_interrupt_func(), fuse_reply_err(), fuse_reply_write() and
+ * fuse_reply_open() take
  * the place of libfuse's (an executable's definitions come before a shared
  * library's), record each reply, and run a request's interrupt callback
  * as libfuse 3.14 does: under the request's lock, at once when the
@@ -11,6 +12,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <fuse_lowlevel.h>
 
@@ -27,6 +29,7 @@ struct fuse_req {
 	bool interrupting;           /* an interrupt has the lock (the session's) */
 	unsigned callbacks;          /* callbacks returned (the session's lock) */
 	size_t written;              /* the first reply's count, for a write's */
+	uint64_t opened_fh;          /* an open's reply: its fh */
 	/* Called once a callback is registered, no lock held: an interrupt
 	 * there comes between the registration and what follows it. */
 	void (*after_register)(struct fuse_req *req);

@@ -2,7 +2,9 @@
  * or EINTR when an interrupt comes first - before it is parked, while it
  * is being parked (between the callback's registration and the park),
  * once parked - and nothing from an interrupt after the answer; then the
- * answer and the interrupt from two threads at once, many times. */
+ * answer and the interrupt from two threads at once, many times.  A parked
+ * open (the issm file's) likewise: its fi and the fh given at the answer,
+ * and whether the answer was the reply. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -74,6 +76,40 @@ static void test_moments(void)
 	one(ANSWERING, EIO, EIO, 0);
 	one(ANSWERED, 0, 0, SIZE);
 	one(ANSWERED, EPROTO, EPROTO, 0);
+}
+
+/* A parked open: answered with its fi (the fh the answer gives), or EINTR
+ * when interrupted first; parkedwrite_pending() and the answer's result
+ * say which. */
+static void one_open(enum moment when, int want_err)
+{
+	struct fuse_file_info fi = { .flags = 1, .direct_io = 1 };
+	struct fuse_req req;
+	struct parkedwrite *pw;
+	bool replied;
+
+	fakefuse_init(&req);
+	if (when == BEFORE)
+		fakefuse_interrupt(&req);
+	pw = parkedwrite_new_open(&req, &fi);
+	CHECK(pw != NULL);
+	if (when == PARKED)
+		fakefuse_interrupt(&req);
+	CHECK(parkedwrite_pending(pw) == (when == NONE));
+	replied = parkedwrite_answer_fh(pw, 0, 77);
+	CHECK(replied == (when == NONE));
+	CHECK_INT(fakefuse_replies(&req), 1);
+	CHECK_INT(req.err, want_err);
+	CHECK_INT(req.opened_fh, want_err ? 0 : 77);
+	CHECK_INT(req.written, 0);
+	fakefuse_destroy(&req);
+}
+
+static void test_opens(void)
+{
+	one_open(NONE, 0);
+	one_open(BEFORE, EINTR);
+	one_open(PARKED, EINTR);
 }
 
 /* -- the race ---------------------------------------------------------------- */
@@ -170,6 +206,7 @@ static void test_race(unsigned n)
 int main(void)
 {
 	test_moments();
+	test_opens();
 	test_race(3000);
 	CHECK_DONE();
 }
