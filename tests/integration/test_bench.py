@@ -87,9 +87,11 @@ def test_bench_quick(tmp_path):
     # the least of any repetition), the first sweep apart, and the MADs of
     # both: the repeated one asks no NodeDescription or ClassPortInfo, one
     # PortCounters per switch (its ports' sum), and no forwarding table
-    # (nothing changed: each switch's one block is the sweep before's),
-    # 38 + 38 + (4 x 11 + 2 x 5) - 6 + 6 = 130 fewer than the first's 388
-    # (SwitchInfo, for LinearFDBTop, asked by both).
+    # (nothing changed: each switch's one block is the sweep before's) and
+    # no PKeyTable (32 CAs' 2 blocks, 6 switches' port 0's 1 and their 48
+    # other ports' 2: 166), 38 + 38 + (4 x 11 + 2 x 5) - 6 + 6 + 166 = 296
+    # fewer than the first's 554 (SwitchInfo, for LinearFDBTop, asked by
+    # both).
     assert re.search(r"^9\s+fabric/: echo 1 > sweep, repeated.*\s[\d.]+ s\s+[\d.]+x\s+"
                      r"<= 0\.15 s\s+(pass|MISS)$", out, re.M), out
     assert re.search(r"^\s+ibqueryerrors, whole process .*\s[\d.]+ s\s+[\d.]+x min\s+"
@@ -98,7 +100,7 @@ def test_bench_quick(tmp_path):
                      out, re.M), out
     m = re.search(r"MADs: first sweep (\d+), repeated (\d+)\s+([\d.]+)\s+<= 0\.80\s+"
                   r"(pass|MISS)$", out, re.M)
-    assert m and m.groups() == ("388", "258", "0.665", "pass"), out
+    assert m and m.groups() == ("554", "258", "0.466", "pass"), out
     assert re.search(r"^\s+counts: 38 nodes \(6 switches, 32 CAs\), 40 links, 80 ports, "
                      r"258 MADs, 0 timeouts in all; vs ibnetdiscover: identical$", out, re.M), out
     assert re.search(r"^\s+fabric/problems judged \(sweep's problems_us, ms\)\s+[\d.]+ ms"

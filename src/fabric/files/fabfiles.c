@@ -17,6 +17,7 @@
 #include "umadfs/fabric/files/fabmetrics.h"
 #include "umadfs/fabric/files/fabtext.h"
 #include "umadfs/fabric/files/lasterror.h"
+#include "umadfs/fabric/files/pkeyfiles.h"
 #include "umadfs/fabric/files/routefiles.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/watch/sweeper.h"
@@ -507,7 +508,8 @@ static int port_populate(struct node *dir)
 		if (!S_ISLNK(c->mode))
 			tree_hold_owner(c, nodedir_get, nodedir_put);
 	/* Files with owners of their own. */
-	if (actions_port(dir, counters, nd->guid, p) < 0)
+	if (actions_port(dir, counters, nd->guid, p) < 0 ||
+	    pkeyfiles_port(dir, nd->guid, p) < 0)
 		return -ENOMEM;
 	return routefiles_port(dir, nd->guid, p);
 }

@@ -112,6 +112,9 @@ static void build(struct discover *d, uint32_t i, uint8_t *frame)
 	case REQ_LFT:
 		smp_frame(r, frame, IB_ATTR_LINEARFORWTBL, r->block);
 		break;
+	case REQ_PKEYS:
+		smp_frame(r, frame, IB_ATTR_PKEY_TBL, sweeppkeys_attrmod(d, r));
+		break;
 	default:
 		sweeppma_frame(d, r, frame);
 		break;
@@ -201,6 +204,7 @@ static int ask_static(struct discover *d, uint32_t ni, unsigned lp)
 	}
 	n->static_ms = was->static_ms;
 	n->enhanced_port0 = was->enhanced_port0;
+	n->enforce_cap = was->enforce_cap;
 	n->has_cpi = was->has_cpi;
 	n->pma_capmask = was->pma_capmask;
 	d->ns[ni].cpi = was->has_cpi ? CPI_KNOWN : CPI_NONE;
@@ -477,8 +481,12 @@ static int answered(struct discover *d, const struct req *r, uint8_t *mad)
 	case REQ_LFT:
 		sweeplft_block(d, r, smp);
 		return 0;
+	case REQ_PKEYS:
+		sweeppkeys_block(d, r, smp);
+		return 0;
 	default: /* SwitchInfo */
 		n->enhanced_port0 = mad_get_field(smp, 0, IB_SW_ENHANCED_PORT0_F);
+		n->enforce_cap = (uint16_t)mad_get_field(smp, 0, IB_SW_PARTITION_ENFORCE_CAP_F);
 		return sweeplft_switch(d, r->node,
 				       mad_get_field(smp, 0, IB_SW_LINEAR_FDB_TOP_F));
 	}
@@ -500,6 +508,9 @@ static int failed(struct discover *d, const struct req *r)
 		return sweeppma_failed(d, r);
 	case REQ_LFT:
 		sweeplft_block(d, r, NULL);
+		return 0;
+	case REQ_PKEYS:
+		sweeppkeys_block(d, r, NULL);
 		return 0;
 	default:
 		return 0;
@@ -559,12 +570,14 @@ static int next_answer(struct discover *d)
 }
 
 /* Nothing more in flight: after discovery (ends 0) the master's SMInfo
- * by LID, unless found with IsSM; after that (1) what the whole sweep
- * shows against the one before (sweeplft.c). */
+ * by LID, unless found with IsSM, and the ports' PKeyTables
+ * (sweeppkeys.c); after that (1) what the whole sweep shows against the
+ * one before (sweeplft.c). */
 static int sweep_end(struct discover *d, unsigned ends)
 {
 	if (!ends)
-		return ask_sminfo(d, d->snap->sm_lid, NO_NODE, 0, 0, NULL);
+		return ask_sminfo(d, d->snap->sm_lid, NO_NODE, 0, 0, NULL) < 0 ?
+			-ENOMEM : sweeppkeys_ask(d);
 	return sweeplft_finish(d);
 }
 

@@ -1,5 +1,5 @@
 /* What a sweep's files share (discover.c, sweepreq.c, sweeppma.c,
- * sweeplft.c): the sweep's state, its requests and what it keeps of each
+ * sweeplft.c, sweeppkeys.c): the sweep's state, its requests and what it keeps of each
  * node. */
 #ifndef UMADFS_DISCOVER_PRIV_H
 #define UMADFS_DISCOVER_PRIV_H
@@ -14,7 +14,7 @@
 #define SM_MAX 32           /* SMs asked for their SMInfo in one sweep */
 
 enum req_kind { REQ_NODE_INFO, REQ_NODE_DESC, REQ_PORT_INFO, REQ_SWITCH_INFO,
-		REQ_SM_INFO, REQ_LFT, /* SMPs above, PMA below */
+		REQ_SM_INFO, REQ_LFT, REQ_PKEYS, /* SMPs above, PMA below */
 		REQ_PMA_CPI, REQ_PORT_COUNTERS, REQ_PORT_COUNTERS_EXT };
 
 /* Where a node's PMA ClassPortInfo stands in this sweep. */
@@ -27,7 +27,7 @@ struct req {
 	uint16_t lid;   /* SMInfo: the LID asked */
 	uint32_t node;  /* the node asked, or (NodeInfo) the one it leaves: NO_NODE */
 	uint32_t next_free;
-	uint16_t block;  /* LinearForwardingTable: the block asked */
+	uint16_t block;  /* LinearForwardingTable, PKeyTable: the block asked */
 	uint8_t path[FAB_PATH_MAX];
 };
 
@@ -115,5 +115,14 @@ int sweeplft_reroute(struct discover *d);
  * before (a node gone, the master SM another or restarted, a sweep before
  * that did not reach the fabric) make it sweeplft_reroute(). */
 int sweeplft_finish(struct discover *d);
+
+/* sweeppkeys.c: discovery over, each port's PKeyTable asked, or the
+ * snapshot before's shared.  0 or -ENOMEM. */
+int sweeppkeys_ask(struct discover *d);
+/* A PKeyTable Get's AttributeModifier: the block (and a switch's port). */
+unsigned sweeppkeys_attrmod(const struct discover *d, const struct req *r);
+/* A block of a table answered (data: the SMP data), or lost (NULL): the
+ * port has no table in this snapshot then. */
+void sweeppkeys_block(struct discover *d, const struct req *r, const uint8_t *data);
 
 #endif

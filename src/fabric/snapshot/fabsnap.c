@@ -35,6 +35,8 @@ void fabsnap_put(struct fab_snap *s)
 	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	for (size_t i = 0; i < s->nnodes; i++) {
+		for (unsigned p = 0; s->nodes[i].ports && p <= s->nodes[i].nports; p++)
+			fabsnap_pkeys_put(s->nodes[i].ports[p].pkeys);
 		free(s->nodes[i].ports);
 		fabsnap_lft_put(s->nodes[i].lft);
 	}
@@ -70,6 +72,41 @@ void fabsnap_lft_get(struct fab_lft *t)
 }
 
 void fabsnap_lft_put(struct fab_lft *t)
+{
+	if (t && !__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
+		free(t);
+}
+
+struct fab_pkeys *fabsnap_pkeys_new(unsigned n, int64_t read_ms)
+{
+	size_t entries;
+	struct fab_pkeys *t;
+
+	if (n > FAB_PKEYS_MAX)
+		n = FAB_PKEYS_MAX;
+	entries = (n / FAB_PKEY_BLOCK + 1u) * FAB_PKEY_BLOCK;
+	t = calloc(1, sizeof(*t) + entries * sizeof(t->key[0]));
+	if (!t)
+		return NULL;
+	t->refs = 1;
+	t->n = (uint16_t)n;
+	t->read_ms = read_ms;
+	return t;
+}
+
+unsigned fabsnap_pkeys_len(const struct fab_node *n, unsigned p)
+{
+	unsigned len = n->type == FAB_SWITCH && p ? n->enforce_cap : n->partition_cap;
+
+	return len > FAB_PKEYS_MAX ? FAB_PKEYS_MAX : len;
+}
+
+void fabsnap_pkeys_get(struct fab_pkeys *t)
+{
+	__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+}
+
+void fabsnap_pkeys_put(struct fab_pkeys *t)
 {
 	if (t && !__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
 		free(t);
@@ -222,6 +259,9 @@ static int copy_node(struct fab_snap *s, const struct fab_node *n)
 	c->ports = ports;
 	c->dir = NULL;
 	memcpy(ports, n->ports, (n->nports + 1u) * sizeof(*ports));
+	for (unsigned p = 0; p <= n->nports; p++)
+		if (ports[p].pkeys)
+			fabsnap_pkeys_get(ports[p].pkeys);
 	if (c->lft)
 		fabsnap_lft_get(c->lft);
 	return 0;
@@ -287,6 +327,7 @@ struct fab_node *fabsnap_add_node_info(struct fab_snap *s, uint8_t *data)
 	n->vendor_id = mad_get_field(data, 0, IB_NODE_VENDORID_F);
 	n->device_id = (uint16_t)mad_get_field(data, 0, IB_NODE_DEVID_F);
 	n->revision = mad_get_field(data, 0, IB_NODE_REVISION_F);
+	n->partition_cap = (uint16_t)mad_get_field(data, 0, IB_NODE_PARTITION_CAP_F);
 	fabsnap_node_info_port(n, data);
 	return n;
 }

@@ -43,6 +43,9 @@ struct fab_port {
 	uint8_t width_enabled, width_supported;
 	uint8_t speed_enabled, speed_supported;
 	uint8_t ext_speed_enabled, ext_speed_supported;
+	/* Its PKeyTable (below), NULL when not read: a CA's port the sweep
+	 * does not reach, a Down port, a switch port without enforcement. */
+	struct fab_pkeys *pkeys;
 	uint8_t basic[FAB_PC_LEN];   /* PortCounters data (PortSelect...) */
 	uint8_t ext[FAB_PCX_LEN];     /* PortCountersExtended data */
 };
@@ -59,6 +62,23 @@ struct fab_lft {
 	uint8_t port[];   /* whole blocks of 64 entries: [0 .. top | 63] */
 };
 
+/* A port's PKeyTable as a sweep read it: n entries (NodeInfo's
+ * PartitionCap, a switch's external ports SwitchInfo's
+ * PartitionEnforcementCap), each as the port gives it (the membership
+ * bit 15 and the PKey).  Shared, as a switch's table is, by the
+ * snapshots that follow until a sweep reads it again (sweeppkeys.c). */
+#define FAB_PKEY_BLOCK 32     /* entries in a PKeyTable block */
+#define FAB_PKEYS_MAX 2048    /* entries kept at most (64 blocks) */
+struct fab_pkeys {
+	int refs;         /* atomic */
+	uint16_t n;
+	int64_t read_ms;  /* when the sweep that read it started (CLOCK_MONOTONIC) */
+	uint8_t state;    /* the port's PortState and LID when it was read */
+	uint16_t lid;
+	uint16_t pending; /* blocks not answered: a sweep cut short left it so */
+	uint16_t key[];   /* whole blocks of 32: [0 .. n | 31] */
+};
+
 struct fab_node {
 	uint64_t guid, sys_guid;
 	uint8_t type, nports;
@@ -68,6 +88,8 @@ struct fab_node {
 	uint32_t vendor_id, revision;
 	uint16_t device_id;
 	uint16_t pma_capmask; /* its PMA's ClassPortInfo CapabilityMask */
+	uint16_t partition_cap; /* NodeInfo PartitionCap */
+	uint16_t enforce_cap;   /* a switch's SwitchInfo PartitionEnforcementCap */
 	bool has_desc, has_cpi; /* NodeDescription, ClassPortInfo answered */
 	bool enhanced_port0;  /* SwitchInfo EnhancedPort0 */
 	/* When NodeDescription, SwitchInfo and ClassPortInfo were last asked
@@ -163,6 +185,15 @@ struct fab_lft *fabsnap_lft_new(unsigned top, int64_t read_ms);
 void fabsnap_lft_get(struct fab_lft *t);
 /* Drops a reference (t may be NULL); the last frees it.  Any thread. */
 void fabsnap_lft_put(struct fab_lft *t);
+/* A PKeyTable of n entries (at most FAB_PKEYS_MAX), every entry 0, one
+ * reference; NULL on ENOMEM. */
+struct fab_pkeys *fabsnap_pkeys_new(unsigned n, int64_t read_ms);
+void fabsnap_pkeys_get(struct fab_pkeys *t);
+/* The entries of port p's PKeyTable: n's PartitionCap, a switch's
+ * external port's PartitionEnforcementCap; FAB_PKEYS_MAX at most. */
+unsigned fabsnap_pkeys_len(const struct fab_node *n, unsigned p);
+/* Drops a reference (t may be NULL); the last frees it.  Any thread. */
+void fabsnap_pkeys_put(struct fab_pkeys *t);
 /* Whether port p of n as now has it differs from was (the same port in
  * the snapshot before) in what makes an SM reroute: its PortState, or an
  * endport's (a CA's port, a switch's port 0) LID or LMC; false unless

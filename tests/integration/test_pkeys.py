@@ -1,0 +1,89 @@
+"""fabric/nodes/0xGUID/ports/N/pkeys/IDX: every endport's and switch port's
+PKeyTable against `smpquery pkeys`, and when a sweep reads a table again
+(docs/files.md, "What a sweep asks").  See README.md for the fixtures."""
+
+import os
+import time
+
+from diags import active_fabric, lid_of, sweep
+
+CAS = ("Hca1", "Hca2", "Hca3")
+SWITCHES = ("Switch1", "Switch2")
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read().decode()
+
+
+def node_guid(f, host):
+    return "0x%016x" % int(f.ibstat(host)["Node GUID"], 16)
+
+
+def fabric_table(m, guid, port):
+    d = m.path("fabric", "nodes", guid, "ports", str(port), "pkeys")
+    names = os.listdir(d)
+    assert sorted(int(n) for n in names) == list(range(len(names))), names
+    return [int(read(d / str(i)), 16) for i in range(len(names))]
+
+
+def first_sweep(m):
+    """The view's first sweep (its first reader waits for it)."""
+    assert "\nok 1\n" in read(m.path("fabric", "sweep"))
+
+
+def check_tables(f, m):
+    compared = 0
+    for host in CAS + SWITCHES:
+        guid = node_guid(f, host)
+        nports = int(read(m.path("fabric", "nodes", guid, "num_ports")))
+        ports = range(nports + 1) if host in SWITCHES else [1]
+        for p in ports:
+            want = f.pkeys(host, p)        # smpquery -D pkeys 0 P on host
+            assert fabric_table(m, guid, p) == want, (host, p)
+            compared += 1
+    return compared
+
+
+def test_pkeys_equal_smpquery(fabric, mount):
+    """Each CA's port and every port of each switch (port 0 and the
+    external ports: their lengths differ, PartitionCap and
+    PartitionEnforcementCap), entry by entry."""
+    m = mount("Hca1")
+    first_sweep(m)
+    assert check_tables(fabric, m) > 10
+    guid = node_guid(fabric, "Hca2")
+    assert read(m.path("fabric", "nodes", guid, "ports", "1", "pkeys", "0")) == "0xffff\n"
+
+
+def test_pkeys_read_when_they_can_change(make_fabric, mount):
+    """A table set behind the SM's back stands in the view while the port's
+    state and LID stay (the snapshot before's is shared: no PKeyTable Get
+    on a repeated sweep); a port whose state moved has its table read
+    again."""
+    f = active_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    first_sweep(m)
+    guid = node_guid(f, "Hca2")
+    assert fabric_table(m, guid, 1)[:2] == [0xffff, 0]
+    f.stop_opensm("Hca3")          # nobody to set the table back
+    lid = lid_of(f, "Hca2")
+    # entry 1 := 0x8001 (a full member of partition 0x0001), by a Set
+    # through the mount's own send
+    data = "ffff8001" + "00" * 60
+    with open(m.path("ibsim0", "ports", "1", "send"), "w") as s:
+        s.write("class=smi method=set attr=PKeyTable attrmod=0 lid=%d data=%s\n"
+                % (lid, data))
+    deadline = time.monotonic() + 10
+    while f.pkeys("Hca2", 1)[1] != 0x8001 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert f.pkeys("Hca2", 1)[1] == 0x8001, "the Set did not take"
+    sweep(m)
+    assert fabric_table(m, guid, 1)[1] == 0, "a repeated sweep read the table"
+    # the port goes down and comes back (Init: no SM): its state moved
+    f.command('Unlink "Hca2"[1]')
+    f.command('ReLink "Hca2"[1]')
+    sweep(m)
+    assert read(m.path("fabric", "nodes", guid, "ports", "1", "state")) != "4: ACTIVE\n"
+    assert fabric_table(m, guid, 1) == f.pkeys("Hca2", 1)
+    assert fabric_table(m, guid, 1)[1] == 0x8001
