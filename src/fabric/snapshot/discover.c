@@ -1,11 +1,12 @@
 /* The sweep (discover.h): the discovery by directed route (NodeInfo,
  * NodeDescription, PortInfo, SwitchInfo, LinearForwardingTable), the
- * SMs' SMInfo, the requests sent as the window has room, and what each
+ * SMs' SMInfo, the ports' PKeyTables once discovery is over, the requests sent as the window has room, and what each
  * answer teaches.  The caller's thread sends and handles answers; the
  * engine's receiver thread only copies each answer into a ring.
  *
  * The window of requests in flight is window.c's, the table and queue of
- * requests sweepreq.c's, the PMA's counters sweeppma.c's.
+ * requests sweepreq.c's, the PMA's counters sweeppma.c's, the
+ * PKeyTables sweeppkeys.c's.
  *
  * With a snapshot before it (prev), a sweep asks only what can change
  * (docs/files.md, "What a sweep asks"):
@@ -15,7 +16,9 @@
  * - a switch keeps prev's forwarding table until a change can have made
  *   the SM rewrite it, or it is due (sweeplft.c);
  * - a switch whose PMA sums its ports keeps prev's PortCounters while
- *   the sum says they stand (sweeppma.c). */
+ *   the sum says they stand (sweeppma.c);
+ * - a port keeps prev's PKeyTable while its state and LID stand, until
+ *   it is due (sweeppkeys.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
