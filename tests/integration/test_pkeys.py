@@ -5,7 +5,7 @@ PKeyTable against `smpquery pkeys`, and when a sweep reads a table again
 import os
 import time
 
-from diags import active_fabric, lid_of, sweep
+from diags import HOSTS, active_fabric, lid_of, sweep
 
 CAS = ("Hca1", "Hca2", "Hca3")
 SWITCHES = ("Switch1", "Switch2")
@@ -87,3 +87,28 @@ def test_pkeys_read_when_they_can_change(make_fabric, mount):
     assert read(m.path("fabric", "nodes", guid, "ports", "1", "state")) != "4: ACTIVE\n"
     assert fabric_table(m, guid, 1) == f.pkeys("Hca2", 1)
     assert fabric_table(m, guid, 1)[1] == 0x8001
+
+
+def test_pkeys_of_partitions_equal_smpquery(tmp_path, make_fabric, mount):
+    """opensm with a partitions file (-P): the default partition, and
+    0x0001 with Hca1 a full and Hca2 a limited member: the tables opensm
+    programs, with their membership bits, entry by entry."""
+    f = make_fabric("two-switch.net")
+    guid = {h: int(f.ibstat(h)["ports"][1]["Port GUID"], 16) for h in ("Hca1", "Hca2")}
+    conf = tmp_path / "partitions.conf"
+    conf.write_text("Default=0x7fff, ipoib : ALL=full ;\n"
+                    "storage=0x0001 : 0x%016x=full, 0x%016x=limited ;\n"
+                    % (guid["Hca1"], guid["Hca2"]))
+    f.start_opensm("Hca3", extra_args=("-P", str(conf)))
+    for h in HOSTS:
+        f.wait_active(h, timeout=30)
+    deadline = time.monotonic() + 20
+    while 0x0001 not in f.pkeys("Hca2", 1) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert 0x0001 in f.pkeys("Hca2", 1) and 0x8001 in f.pkeys("Hca1", 1)
+    m = mount("Hca1", fabric=f)
+    first_sweep(m)
+    check_tables(f, m)
+    hca2 = fabric_table(m, node_guid(f, "Hca2"), 1)
+    assert 0x0001 in hca2 and 0x8001 not in hca2        # limited
+    assert 0x0001 not in fabric_table(m, node_guid(f, "Hca3"), 1)
