@@ -18,6 +18,7 @@
 #include "umadfs/fabric/files/fabevents.h"
 #include "umadfs/fabric/files/fabfiles.h"
 #include "umadfs/fabric/files/fabmetrics.h"
+#include "umadfs/fabric/files/partfiles.h"
 #include "umadfs/fabric/files/routefiles.h"
 #include "umadfs/fabric/problems/expected.h"
 #include "umadfs/fabric/problems/problem.h"
@@ -231,6 +232,7 @@ static void on_swap(struct fab_snap *old, struct fab_snap *snap)
 {
 	fabevents_diff(old, snap);
 	fabfiles_update(snap);
+	partfiles_update(snap);
 }
 
 /* The writers waiting for it answered: metrics.prom's index made ahead
@@ -265,6 +267,8 @@ int fabric_add_dir(struct node *root, const gid_t *group, sweeper_ports_fn ports
 		r = expectedfile_add(dir, group);
 	if (r == 0)
 		r = routefiles_add(dir, !routes_off);
+	if (r == 0)
+		r = partfiles_add(dir);
 	if (r == 0)
 		r = sweeper_start(&hooks, ports);
 	if (r == 0)

@@ -3,6 +3,7 @@ PKeyTable against `smpquery pkeys`, and when a sweep reads a table again
 (docs/files.md, "What a sweep asks").  See README.md for the fixtures."""
 
 import os
+import re
 import time
 
 from diags import HOSTS, active_fabric, lid_of, sweep
@@ -89,10 +90,10 @@ def test_pkeys_read_when_they_can_change(make_fabric, mount):
     assert fabric_table(m, guid, 1)[1] == 0x8001
 
 
-def test_pkeys_of_partitions_equal_smpquery(tmp_path, make_fabric, mount):
+def partitioned(tmp_path, make_fabric):
     """opensm with a partitions file (-P): the default partition, and
-    0x0001 with Hca1 a full and Hca2 a limited member: the tables opensm
-    programs, with their membership bits, entry by entry."""
+    0x0001 with Hca1 a full and Hca2 a limited member, the tables
+    programmed."""
     f = make_fabric("two-switch.net")
     guid = {h: int(f.ibstat(h)["ports"][1]["Port GUID"], 16) for h in ("Hca1", "Hca2")}
     conf = tmp_path / "partitions.conf"
@@ -106,9 +107,64 @@ def test_pkeys_of_partitions_equal_smpquery(tmp_path, make_fabric, mount):
     while 0x0001 not in f.pkeys("Hca2", 1) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert 0x0001 in f.pkeys("Hca2", 1) and 0x8001 in f.pkeys("Hca1", 1)
+    return f
+
+
+def test_pkeys_of_partitions_equal_smpquery(tmp_path, make_fabric, mount):
+    """The tables opensm programs from a partitions file, membership bits
+    too, entry by entry."""
+    f = partitioned(tmp_path, make_fabric)
     m = mount("Hca1", fabric=f)
     first_sweep(m)
     check_tables(f, m)
     hca2 = fabric_table(m, node_guid(f, "Hca2"), 1)
     assert 0x0001 in hca2 and 0x8001 not in hca2        # limited
     assert 0x0001 not in fabric_table(m, node_guid(f, "Hca3"), 1)
+
+
+def pktr(f, host, lid, port):
+    """`saquery --smkey 1 PKTR LID/PORT`: the table's entries, its blocks'
+    records in order.  (One endport at a time: umad2sim hands saquery the
+    first RMPP segment of an answer only, two records.)"""
+    out = f.run_tool(["saquery", "--smkey", "1", "PKTR", "%d/%d" % (lid, port)],
+                     host).stdout
+    table = []
+    for rec in out.split("PKeyTableRecord dump:")[1:]:
+        kv = dict(re.findall(r"^\s*(LID|Port|Block)\.+(\d+)$", rec, re.M))
+        assert (int(kv["LID"]), int(kv["Port"])) == (lid, port), rec
+        table[int(kv["Block"]) * 32:] = [int(k, 16) for k in
+                                         re.findall(r"0x[0-9a-fA-F]{4}", rec)]
+    assert table, out
+    return table
+
+
+def test_partitions_equal_saquery_pktr(tmp_path, make_fabric, mount):
+    """fabric/partitions/0xPKEY/{full,limited}: the endports (a CA's port,
+    a switch's port 0) whose table has the PKey with or without its
+    membership bit, as the SA's PKeyTableRecords say."""
+    f = partitioned(tmp_path, make_fabric)
+    m = mount("Hca1", fabric=f)
+    first_sweep(m)
+    want = {}
+    for host in HOSTS:
+        lid, port = lid_of(f, host), 0 if host in SWITCHES else 1
+        for k in pktr(f, "Hca1", lid, port):
+            if k & 0x7fff:
+                side = "full" if k & 0x8000 else "limited"
+                want.setdefault((k & 0x7fff, side), set()).add((lid, port))
+    assert want[(1, "full")] == {(lid_of(f, "Hca1"), 1)}
+    assert want[(1, "limited")] == {(lid_of(f, "Hca2"), 1)}
+    parts = m.path("fabric", "partitions")
+    assert sorted(os.listdir(parts)) == sorted({"0x%04x" % k for k, _ in want})
+    got = {}
+    for name in os.listdir(parts):
+        for side in ("full", "limited"):
+            for ln in read(parts / name / side).splitlines():
+                kv = dict(w.split("=", 1) for w in ln.split()[:3])
+                got.setdefault((int(name, 16), side), set()).add(
+                    (int(kv["lid"]), int(kv["port"])))
+    assert got == want
+    # a line names the endport's node and its description
+    line = read(parts / "0x0001" / "limited")
+    assert line.startswith("guid=%s port=1 lid=%d node_desc=" % (
+        node_guid(f, "Hca2"), lid_of(f, "Hca2"))), line
