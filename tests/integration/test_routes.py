@@ -15,6 +15,7 @@ import time
 
 import diags as tm
 import madfiles as mf
+from routecmp import switches, lft, ibroute, route, ibtracert
 from checks import expect_errno
 
 SW1, SW2 = 0x200000, 0x200001          # two-switch.net's switches
@@ -26,62 +27,6 @@ sweep, problems, KV = tm.sweep, tm.problems, tm.KV
 
 def route_problems(m):
     return [p for p in problems(m) if p["problem"].startswith("route_")]
-
-
-def switches(m):
-    """{switch GUID: its LID} of the snapshot."""
-    out = {}
-    nodes = m.path("fabric", "nodes")
-    for g in os.listdir(nodes):
-        if open(os.path.join(nodes, g, "node_type")).read().startswith("2"):
-            out[int(g, 16)] = int(open(os.path.join(nodes, g, "ports", "0", "lid")).read(), 16)
-    return out
-
-
-def lft(m, guid):
-    """A switch's lft file as {LID: port}, checking its order and form."""
-    text = open(m.path("fabric", "nodes", "0x%016x" % guid, "lft")).read()
-    pairs = [tuple(map(int, ln.split(" "))) for ln in text.splitlines()]
-    assert [p[0] for p in pairs] == sorted({p[0] for p in pairs}), text
-    assert all(p[1] != 255 for p in pairs)
-    return dict(pairs)
-
-
-def ibroute(f, host, lid):
-    """ibroute's table of the switch at lid: {LID: port}."""
-    out = tm.tool(f, host, "ibroute", str(lid)).stdout
-    return {int(a, 16): int(b) for a, b in re.findall(r"^(0x[0-9a-f]+) (\d+) ", out, re.M)}
-
-
-def route(m, src, dst):
-    """routes/SRC/DST as ([(guid, in, out)], {result keys})."""
-    text = open(m.path("fabric", "routes", str(src), str(dst))).read()
-    lines = text.splitlines()
-    hops = []
-    for ln in lines[:-1]:
-        kv = dict(KV.findall(ln))
-        hops.append((int(kv["guid"], 16), int(kv["in"]) if "in" in kv else None,
-                     int(kv["out"]) if "out" in kv else None))
-    return hops, dict(KV.findall(lines[-1]))
-
-
-def ibtracert(f, host, src, dst, *opts):
-    """ibtracert's path as [(node guid, in, out)] (a hop's port GUID made its
-    node's by the To line at the end), its exit status and output."""
-    r = tm.tool(f, host, "ibtracert", *opts, str(src), str(dst), check=False)
-    hops = []
-    for ln in r.stdout.splitlines():
-        mm = re.match(r"From \w+ \{0x([0-9a-f]+)\}", ln)
-        if mm:
-            hops.append([int(mm.group(1), 16), None, None])
-        mm = re.match(r"\[(\d+)\] -> \w+ port \{0x([0-9a-f]+)\}\[(\d+)\]", ln)
-        if mm:
-            hops[-1][2] = int(mm.group(1))
-            hops.append([int(mm.group(2), 16), int(mm.group(3)), None])
-        mm = re.match(r"To \w+ \{0x([0-9a-f]+)\}", ln)
-        if mm:
-            hops[-1][0] = int(mm.group(1), 16)
-    return [tuple(h) for h in hops], r.returncode, r.stdout + r.stderr
 
 
 def endpoints(f, host):
