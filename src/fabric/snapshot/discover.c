@@ -497,6 +497,7 @@ static int failed(struct discover *d, const struct req *r)
 	case REQ_PMA_CPI:
 	case REQ_PORT_COUNTERS:
 	case REQ_PORT_COUNTERS_EXT:
+	case REQ_PORT_DETAILS:
 		return sweeppma_failed(d, r);
 	case REQ_LFT:
 		sweeplft_block(d, r, NULL);
@@ -583,6 +584,7 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	d->routes = routes_opts;
 	d->lft_all = prev && prev->routes_broken;
 	snap->reroute_ms = prev ? prev->reroute_ms : 0;
+	snap->sweeps = prev ? prev->sweeps + 1 : 0;
 	sweepreq_reset(d);
 	d->local_node = NO_NODE;
 	d->nsm_lids = 0;

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "umadfs/mad/pmadetails.h"
+
 struct fab_nodedir;
 struct fab_metrics_index;
 
@@ -45,6 +47,15 @@ struct fab_port {
 	uint8_t ext_speed_enabled, ext_speed_supported;
 	uint8_t basic[FAB_PC_LEN];   /* PortCounters data (PortSelect...) */
 	uint8_t ext[FAB_PCX_LEN];     /* PortCountersExtended data */
+	uint8_t oper_vls;    /* PortInfo OperationalVLs (the code) */
+	/* The detail counters (pmadetails.h), a bit each of PMADET_*: those
+	 * answered, in this sweep or kept from the one before (sweepdet.c);
+	 * those the PMA refused (asked again only in the rotation); the
+	 * attributes' data as answered. */
+	uint8_t det_has, det_refused;
+	uint8_t rcv_det[PMADET_RCV_LEN];   /* PortRcvErrorDetails data */
+	uint8_t xmit_det[PMADET_XMIT_LEN]; /* PortXmitDiscardDetails data */
+	uint8_t vl_wait[PMADET_VL_LEN];   /* PortVLXmitWaitCounters data */
 };
 
 /* A switch's LinearForwardingTable as a sweep read it: port[lid] for lid
@@ -118,6 +129,7 @@ struct fab_snap {
 				 * widths are what ran, not what should) */
 	char error[128];        /* why not ok */
 	unsigned refreshes;     /* refreshes since the sweep it came from */
+	uint32_t sweeps;        /* sweeps since mount (the details' rotation) */
 	/* When the view last saw a change that makes an SM reroute
 	 * (CLOCK_MONOTONIC, 0: none since mount): a port's PortState, an
 	 * endport's LID or LMC, a node come or gone, the master SM another or
@@ -156,6 +168,12 @@ struct fab_snap {
 };
 
 struct fab_snap *fabsnap_new(void);
+/* Port p's detail data of attribute a (enum pmadetails_attr), or NULL
+ * when it has none. */
+const uint8_t *fabsnap_details(const struct fab_port *p, unsigned a);
+/* Where port p keeps attribute a's data, and its length. */
+uint8_t *fabsnap_details_room(struct fab_port *p, unsigned a);
+size_t fabsnap_details_len(unsigned a);
 void fabsnap_get(struct fab_snap *s);
 void fabsnap_put(struct fab_snap *s);
 /* A table of LIDs 0..top, every entry 255, one reference; NULL on ENOMEM. */

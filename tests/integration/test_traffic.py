@@ -1,0 +1,116 @@
+"""Where traffic waits (issue 31): a fabric port's detail counters
+(PortRcvErrorDetails, PortXmitDiscardDetails, PortVLXmitWaitCounters)
+against perfquery -E, -D and --vlxmitcounters on ports set with ibsim's
+PerformanceSet."""
+
+import os
+import re
+
+import diags as tm
+
+SW1, HCA2 = 0x200000, 0x100002      # Switch1, Hca2 of two-switch.net
+
+# sysfs-style name (counters/) -> (ibsim's PerformanceSet attribute and
+# field, perfquery's option and field)
+RCV = {
+    "port_local_physical_errors": "PortLocalPhysicalErrors",
+    "port_malformed_packet_errors": ("PortMalformedPacketErrors", "PortMalformedPktErrors"),
+    "port_buffer_overrun_errors": "PortBufferOverrunErrors",
+    "port_dlid_mapping_errors": "PortDLIDMappingErrors",
+    "port_vl_mapping_errors": "PortVLMappingErrors",
+    "port_looping_errors": "PortLoopingErrors",
+}
+XMIT = {
+    "port_inactive_discards": "PortInactiveDiscards",
+    "port_neighbor_mtu_discards": "PortNeighborMTUDiscards",
+    "port_sw_lifetime_limit_discards": "PortSwLifetimeLimitDiscards",
+    "port_sw_hoq_lifetime_limit_discards": "PortSwHOQLifetimeLimitDiscards",
+}
+
+
+def names(table):
+    """{our name: (ibsim's field, perfquery's field)}"""
+    return {k: v if isinstance(v, tuple) else (v, v) for k, v in table.items()}
+
+
+def set_details(f, node, port, base):
+    """Every detail counter of node[port] set to a value of its own (from
+    base), and the summaries they detail moved: -> {our name: value}."""
+    want = {}
+    for attr, table in (("PortRcvErrorDetails", RCV), ("PortXmitDiscardDetails", XMIT)):
+        for i, (ours, (sim, _)) in enumerate(names(table).items()):
+            want[ours] = base + 10 * len(want) + i
+            tm.perf_set(f, node, port, attr, {sim: want[ours]})
+    for vl in range(8):
+        want["port_xmit_wait_vl%d" % vl] = base + 1000 + vl * 7
+        tm.perf_set(f, node, port, "PortVLXmitWaitCounters",
+                    {"PortVLXmitWaitCounters%d" % vl: want["port_xmit_wait_vl%d" % vl]})
+    tm.perf_set(f, node, port, "PortCounters",
+                {"PortRcvErrors": base, "PortXmitDiscards": base + 1,
+                 "PortXmitWait": base + 2})
+    return want
+
+
+def counters(m, guid, port):
+    cdir = m.path("fabric", "nodes", "0x%016x" % guid, "ports", str(port), "counters")
+    return {n: int(open(os.path.join(cdir, n)).read()) for n in os.listdir(cdir)
+            if n != "reset"}
+
+
+def peer(f, lid, port):
+    """perfquery -E, -D and --vlxmitcounters of lid's port, by our names."""
+    e = tm.perfquery(f, "Hca1", "-E", str(lid), str(port))
+    d = tm.perfquery(f, "Hca1", "-D", str(lid), str(port))
+    v = tm.perfquery(f, "Hca1", "--vlxmitcounters", str(lid), str(port))
+    out = {ours: e[pq] for ours, (_, pq) in names(RCV).items()}
+    out.update({ours: d[pq] for ours, (_, pq) in names(XMIT).items()})
+    out.update({"port_xmit_wait_vl%d" % vl: v["PortVLXmitWait%d" % vl]
+                for vl in range(16)})
+    return out
+
+
+def test_details_equal_perfquery(make_fabric, mount):
+    """A switch port and a CA port: each detail counter in counters/ and
+    metrics.prom (-o fabric_metrics=all+details) equals perfquery's, one
+    file per VL of the port's OperationalVLs (VL0-7 under ibsim); a detail
+    asked again when its summary moves, kept while it does not."""
+    f = tm.quiet_fabric(make_fabric)
+    ports = ((SW1, "Switch1", 7, 100), (HCA2, "Hca2", 1, 300))
+    for guid, node, port, base in ports:
+        set_details(f, node, port, base)
+    m = mount("Hca1", fabric=f, options=("fabric_metrics=all+details",))
+    tm.sweep(m)
+    prom = open(m.path("fabric", "metrics.prom")).read()
+    for guid, node, port, base in ports:
+        lid = tm.lid_of(f, node)
+        theirs = peer(f, lid, port)
+        ours = counters(m, guid, port)
+        mine = {k: v for k, v in ours.items() if k in theirs}
+        assert sorted(mine) == sorted(list(names(RCV)) + list(names(XMIT)) +
+                                      ["port_xmit_wait_vl%d" % vl for vl in range(8)])
+        for k, v in mine.items():
+            assert v == theirs[k] and v >= base, (k, v, theirs[k])
+        labels = r'\{guid="0x%016x",[^}]*port="%d"' % (guid, port)
+        mm = re.search(r'umadfs_port_looping_errors_total%s\} (\d+)\n' % labels, prom)
+        assert mm and int(mm.group(1)) == theirs["port_looping_errors"], prom[:2000]
+        for vl in range(8):
+            mm = re.search(r'umadfs_port_vl_transmit_wait_total%s,vl="%d"\} (\d+)\n'
+                           % (labels, vl), prom)
+            assert mm and int(mm.group(1)) == theirs["port_xmit_wait_vl%d" % vl]
+        assert not re.search(r'umadfs_port_vl_transmit_wait_total%s,vl="8"' % labels, prom)
+    # A detail whose summary moved is asked again; one whose summary
+    # stands is the snapshot before's until its turn in the rotation.
+    tm.perf_set(f, "Switch1", 7, "PortRcvErrorDetails", {"PortLoopingErrors": 4321})
+    tm.perf_set(f, "Switch1", 7, "PortCounters", {"PortRcvErrors": 555})
+    tm.perf_set(f, "Switch1", 7, "PortXmitDiscardDetails", {"PortInactiveDiscards": 999})
+    tm.sweep(m)
+    ours = counters(m, SW1, 7)
+    assert ours["port_looping_errors"] == 4321
+    assert ours["port_inactive_discards"] != 999
+    assert tm.perfquery(f, "Hca1", "-D", str(tm.lid_of(f, "Switch1")), "7")[
+        "PortInactiveDiscards"] == 999
+    # Without details in fabric_metrics=, metrics.prom has none.
+    m2 = mount("Hca2", fabric=f)
+    tm.sweep(m2)
+    assert "transmit_wait_total{" in open(m2.path("fabric", "metrics.prom")).read()
+    assert "vl_transmit_wait" not in open(m2.path("fabric", "metrics.prom")).read()
