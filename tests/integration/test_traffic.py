@@ -114,3 +114,68 @@ def test_details_equal_perfquery(make_fabric, mount):
     tm.sweep(m2)
     assert "transmit_wait_total{" in open(m2.path("fabric", "metrics.prom")).read()
     assert "vl_transmit_wait" not in open(m2.path("fabric", "metrics.prom")).read()
+
+
+def kv_lines(text):
+    return dict(ln.split(" ", 1) for ln in text.splitlines())
+
+
+def fabric_rates(m):
+    """fabric/rates as {(guid, port): {key: value}}."""
+    out = {}
+    for ln in open(m.path("fabric", "rates")).read().splitlines():
+        d = dict(tm.KV.findall(ln))
+        out[(int(d["guid"], 16), int(d["port"]))] = d
+    return out
+
+
+def test_rates_equal_perfquery_difference(make_fabric, mount):
+    """ports/N/rates and fabric/rates: none before two sweeps (said, not
+    zeros); then PortXmitData, PortRcvData and PortXmitWait raised by
+    PerformanceSet between two sweeps give the perfquery (-x) difference
+    over the time between the sweeps, within 1%, and the utilisation of
+    the link's rate (4X SDR: 10 Gb/s)."""
+    import time
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    tm.sweep(m)
+    rates = m.path("fabric", "nodes", "0x%016x" % SW1, "ports", "7", "rates")
+    assert open(rates).read().startswith("none: no rates yet: they need two sweeps")
+    assert open(m.path("fabric", "rates")).read().startswith("none: no rates yet")
+    lid = str(tm.lid_of(f, "Switch1"))
+    tm.perf_set(f, "Switch1", 7, "PortCountersExtended",
+                {"PortXmitData": 10 ** 9, "PortRcvData": 3 * 10 ** 9})
+    tm.perf_set(f, "Switch1", 7, "PortCounters", {"PortXmitWait": 1000})
+    t0 = time.monotonic()
+    tm.sweep(m)
+    t1 = time.monotonic()
+    before_x = tm.perfquery(f, "Hca1", "-x", lid, "7")
+    before = tm.perfquery(f, "Hca1", lid, "7")
+    time.sleep(2)
+    tm.perf_set(f, "Switch1", 7, "PortCountersExtended",
+                {"PortXmitData": 10 ** 9 + 5 * 10 ** 8, "PortRcvData": 3 * 10 ** 9 + 10 ** 8})
+    tm.perf_set(f, "Switch1", 7, "PortCounters", {"PortXmitWait": 1000 + 60000})
+    t2 = time.monotonic()
+    tm.sweep(m)
+    t3 = time.monotonic()
+    after_x = tm.perfquery(f, "Hca1", "-x", lid, "7")
+    after = tm.perfquery(f, "Hca1", lid, "7")
+    ours = kv_lines(open(rates).read())
+    secs = int(ours["interval_ms"]) / 1000
+    assert t2 - t1 <= secs <= t3 - t0, (secs, t0, t1, t2, t3)
+    for key, field, scale, table in (
+            ("xmit_bytes_per_second", "PortXmitData", 4, (before_x, after_x)),
+            ("rcv_bytes_per_second", "PortRcvData", 4, (before_x, after_x)),
+            ("xmit_wait_per_second", "PortXmitWait", 1, (before, after))):
+        want = (table[1][field] - table[0][field]) * scale / secs
+        assert abs(float(ours[key]) - want) <= 0.01 * want, (key, ours[key], want)
+    rate_bps = 10e9 / 8      # the port's rate file: 10 Gb/sec (4X SDR)
+    assert "10 Gb/sec" in open(os.path.join(os.path.dirname(rates), "rate")).read()
+    assert abs(float(ours["xmit_utilisation"]) -
+               float(ours["xmit_bytes_per_second"]) / rate_bps) < 1e-5
+    line = fabric_rates(m)[(SW1, 7)]
+    for key in ("xmit_bytes_per_second", "rcv_bytes_per_second", "xmit_utilisation",
+                "interval_ms"):
+        assert line[key] == ours[key], (key, line, ours)
+    # Every linked port has a line (each end of two-switch.net's 5 links).
+    assert len(fabric_rates(m)) == 10

@@ -18,6 +18,7 @@
 #include "umadfs/fabric/files/fabtext.h"
 #include "umadfs/fabric/files/lasterror.h"
 #include "umadfs/fabric/files/routefiles.h"
+#include "umadfs/fabric/files/trafficfiles.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/watch/sweeper.h"
 #include "umadfs/fabric/watch/traps.h"
@@ -26,7 +27,6 @@
 #include "umadfs/fuse/tree.h"
 #include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/pmacounters.h"
-#include "umadfs/mad/pmadetails.h"
 
 /* A node's directory: owner of every node of its subtree (each holds a
  * reference), so it outlives the last one the kernel knows. */
@@ -53,7 +53,8 @@ static time_t snap_mtime(struct node *n)
 
 /* Top files. */
 enum { FILE_TOPOLOGY = FAB_TEXT_TOPOLOGY, FILE_LINKS = FAB_TEXT_LINKS,
-       FILE_PROBLEMS = FAB_TEXT_PROBLEMS, FILE_METRICS = FAB_TEXT_COUNT };
+       FILE_PROBLEMS = FAB_TEXT_PROBLEMS, FILE_RATES = FAB_TEXT_RATES,
+       FILE_METRICS = FAB_TEXT_COUNT };
 
 /* An open of a big file: its snapshot's text, or metrics.prom's cursor. */
 struct big_open {
@@ -380,7 +381,6 @@ static const struct node_ops interval_ops = {
 #define FILE_PORT(f) ((unsigned)(f) >> 8)
 #define FILE_WHAT(f) ((unsigned)(f) & 0xff)
 #define WHAT_COUNTER 64 /* counters: WHAT_COUNTER + counters.h's index */
-#define WHAT_DETAIL 96  /* detail counters: WHAT_DETAIL + pmadetails.h's */
 #define WHAT_NODE 128   /* node files: WHAT_NODE + node_files index */
 
 static const char *const node_files[] = {
@@ -418,17 +418,7 @@ static int port_value(const struct fab_node *fn, const struct fab_port *p,
 		      unsigned what, char *buf, size_t cap)
 {
 	uint64_t v;
-	const uint8_t *det;
 
-	if (what >= WHAT_DETAIL) {
-		/* As a counter: not answered (yet), or past the port's VLs. */
-		det = fabsnap_details(p, pmadetails_attr_of(what - WHAT_DETAIL));
-		if (!det || pmadetails_vl(what - WHAT_DETAIL) >=
-			    (int)pmadetails_oper_vls(p->oper_vls))
-			return -EOPNOTSUPP;
-		return snprintf(buf, cap, "%" PRIu64 "\n",
-				pmadetails_value(what - WHAT_DETAIL, det));
-	}
 	if (what >= WHAT_COUNTER) {
 		/* No answer in the last sweep: the kernel's errno for a
 		 * counter it cannot read, which node_exporter skips. */
@@ -496,31 +486,6 @@ static void nodedir_put(struct node *n)
 		free(nd);
 }
 
-/* The VLs of port p of the node as the tree's snapshot has them (tree
- * lock held). */
-static unsigned port_vls(uint64_t guid, unsigned p)
-{
-	const struct fab_node *fn = shown ? fabsnap_find(shown, guid) : NULL;
-
-	return fn && p <= fn->nports ? pmadetails_oper_vls(fn->ports[p].oper_vls) : 0;
-}
-
-/* counters/'s detail counters: the receive and discard details, and
- * PortVLXmitWait of each VL the port has (OperationalVLs). */
-static int detail_files(struct node *counters, struct fab_nodedir *nd, unsigned p)
-{
-	unsigned vls = port_vls(nd->guid, p);
-
-	for (unsigned i = 0; i < pmadetails_count(); i++) {
-		if (pmadetails_vl(i) >= (int)vls)
-			continue;
-		if (!tree_add(counters, pmadetails_name(i), S_IFREG | 0444,
-			      &fabnode_ops, nd, (int)(p << 8 | (WHAT_DETAIL + i))))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 /* ports/N/'s files and counters/, at its first use (tree write lock). */
 static int port_populate(struct node *dir)
 {
@@ -539,14 +504,13 @@ static int port_populate(struct node *dir)
 		if (!tree_add(counters, pmacounters_name(i), S_IFREG | 0444,
 			      &fabnode_ops, nd, (int)(p << 8 | (WHAT_COUNTER + i))))
 			return -ENOMEM;
-	if (p && detail_files(counters, nd, p) < 0)
-		return -ENOMEM;
 	/* The new nodes hold nd as the rest of its subtree does. */
 	for (struct node *c = dir->children; c; c = c->next_sibling)
 		if (!S_ISLNK(c->mode))
 			tree_hold_owner(c, nodedir_get, nodedir_put);
 	/* Files with owners of their own. */
-	if (actions_port(dir, counters, nd->guid, p) < 0)
+	if (actions_port(dir, counters, nd->guid, p) < 0 ||
+	    (p && trafficfiles_port(dir, counters, nd->guid, p) < 0))
 		return -ENOMEM;
 	return routefiles_port(dir, nd->guid, p);
 }
@@ -779,6 +743,7 @@ int fabfiles_add(struct node *root, const gid_t *group, struct node **out)
 	    !tree_add(fabric, "topology", S_IFREG | 0444, &big_ops, NULL,
 		      FILE_TOPOLOGY) ||
 	    !tree_add(fabric, "links", S_IFREG | 0444, &big_ops, NULL, FILE_LINKS) ||
+	    !tree_add(fabric, "rates", S_IFREG | 0444, &big_ops, NULL, FILE_RATES) ||
 	    !tree_add(fabric, "sm", S_IFREG | 0444, &sm_ops, NULL, 0) ||
 	    !tree_add(fabric, "metrics.prom", S_IFREG | 0444, &big_ops, NULL,
 		      FILE_METRICS) ||

@@ -28,6 +28,7 @@
 #include "umadfs/engine/engine.h"
 #include "umadfs/fabric/snapshot/discover.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/fabric/snapshot/rates.h"
 #include "umadfs/fabric/snapshot/window.h"
 #include "umadfs/mad/getframe.h"
 #include "umadfs/mad/ibcodes.h"
@@ -612,6 +613,7 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	}
 	window_end(d->window);
 	finish_sms(snap);
+	rates_take_base(snap, prev);
 	d->prev = NULL;
 	return r < 0 ? r : d->nomem ? -ENOMEM : 0;
 }

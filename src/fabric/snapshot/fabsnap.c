@@ -243,6 +243,7 @@ struct fab_snap *fabsnap_copy(const struct fab_snap *from,
 	s->stats = from->stats;
 	s->refreshes = from->refreshes;
 	s->sweeps = from->sweeps;
+	s->rate_base_ms = from->rate_base_ms;
 	s->reroute_ms = from->reroute_ms;
 	s->local_guid = from->local_guid;
 	s->local_port_guid = from->local_port_guid;

@@ -56,6 +56,10 @@ struct fab_port {
 	uint8_t rcv_det[PMADET_RCV_LEN];   /* PortRcvErrorDetails data */
 	uint8_t xmit_det[PMADET_XMIT_LEN]; /* PortXmitDiscardDetails data */
 	uint8_t vl_wait[PMADET_VL_LEN];   /* PortVLXmitWaitCounters data */
+	/* The snapshot before's counters of this port (rates.c): the data
+	 * and packet counters each way and PortXmitWait, as counted. */
+	bool has_rate_base;
+	uint64_t rate_base[5];
 };
 
 /* A switch's LinearForwardingTable as a sweep read it: port[lid] for lid
@@ -108,7 +112,7 @@ struct fab_sm {
 
 /* The texts made from a snapshot (formatted once, on first use). */
 enum fab_text { FAB_TEXT_SWEEP, FAB_TEXT_TOPOLOGY, FAB_TEXT_LINKS,
-		FAB_TEXT_PROBLEMS, FAB_TEXT_COUNT };
+		FAB_TEXT_PROBLEMS, FAB_TEXT_RATES, FAB_TEXT_COUNT };
 
 struct fab_problem; /* problem.h */
 
@@ -130,6 +134,8 @@ struct fab_snap {
 	char error[128];        /* why not ok */
 	unsigned refreshes;     /* refreshes since the sweep it came from */
 	uint32_t sweeps;        /* sweeps since mount (the details' rotation) */
+	int64_t rate_base_ms;   /* mono_ms of the snapshot the ports' rate
+				 * bases are from (0: none, rates.c) */
 	/* When the view last saw a change that makes an SM reroute
 	 * (CLOCK_MONOTONIC, 0: none since mount): a port's PortState, an
 	 * endport's LID or LMC, a node come or gone, the master SM another or
