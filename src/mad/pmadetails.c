@@ -55,6 +55,11 @@ int pmadetails_vl(unsigned i)
 	return i < NFIELDS ? -1 : (int)(i - NFIELDS);
 }
 
+unsigned pmadetails_vl_counter(unsigned vl)
+{
+	return (unsigned)NFIELDS + vl;
+}
+
 uint64_t pmadetails_value(unsigned i, const uint8_t *data)
 {
 	enum MAD_FIELDS f = i < NFIELDS ? details[i].field :

@@ -28,8 +28,10 @@ enum pmadetails_attr {
 unsigned pmadetails_count(void);
 const char *pmadetails_name(unsigned i);
 enum pmadetails_attr pmadetails_attr_of(unsigned i);
-/* Counter i's VL (its PortVLXmitWait), or -1 when not a VL's. */
+/* Counter i's VL (its PortVLXmitWait), or -1 when not a VL's; the index
+ * of VL vl's counter (vl < PMADET_VLS). */
 int pmadetails_vl(unsigned i);
+unsigned pmadetails_vl_counter(unsigned vl);
 /* Counter i's value from its attribute's data (as kept). */
 uint64_t pmadetails_value(unsigned i, const uint8_t *data);
 /* The attribute's ID (IB_GSI_*), and the index (pmacounters.h) of the

@@ -456,12 +456,11 @@ static void vl_wait_lines(struct out *o, const struct fab_snap *s, size_t i,
 	const struct fab_port *fp = &s->nodes[i].ports[p];
 	const uint8_t *det = fabsnap_details(fp, PMADET_VL);
 	unsigned vls = pmadetails_oper_vls(fp->oper_vls);
-	unsigned first = pmadetails_count() - PMADET_VLS;
 
 	for (unsigned vl = 0; det && vl < vls; vl++) {
 		port_series(o, s, i, p, F_VL_WAIT, c, true);
 		out_printf(o, ",vl=\"%u\"} ", vl);
-		out_u64_line(o, pmadetails_value(first + vl, det));
+		out_u64_line(o, pmadetails_value(pmadetails_vl_counter(vl), det));
 	}
 }
 
