@@ -254,3 +254,49 @@ def test_port_congested(make_fabric, mount, tmp_path):
     # It stops growing: cleared.
     both()
     assert not tm.problems(m, "port_congested"), tm.problems(m)
+
+
+def test_guide_promql_for_rates(tmp_path):
+    """The user guide's PromQL of "Where traffic waits" passes promtool
+    (each expression as a recording rule), and the first, the share of a
+    link's rate, evaluates to what the counters say on two samples."""
+    import json
+    import subprocess
+    guide = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs",
+                              "user-guide.md")).read()
+    section = guide.split("\n## Where traffic waits\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"^```promql\n(.*?)^```$", section, re.M | re.S)
+    assert len(blocks) == 1, blocks
+    exprs, cur = [], []
+    for ln in blocks[0].splitlines() + ["#"]:
+        if ln.startswith("#"):
+            if cur:
+                exprs.append(" ".join(cur))
+            cur = []
+        else:
+            cur.append(ln.strip())
+    assert len(exprs) == 3, exprs
+    rules = {"groups": [{"name": "guide", "rules": [
+        {"record": "guide:expr%d" % i, "expr": e} for i, e in enumerate(exprs)]}]}
+    rf = tmp_path / "guide-rules.yml"
+    rf.write_text(json.dumps(rules))
+    r = subprocess.run(["promtool", "check", "rules", str(rf)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    labels = 'guid="0x0000000000200000",node_desc="sw",node_type="switch",port="7"'
+    test = {"rule_files": [str(rf)], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m",
+        "input_series": [
+            # 1.25e9 bytes/s of link; 125e6 bytes a second sent: 0.1
+            {"series": "umadfs_port_data_transmitted_bytes_total{%s}" % labels,
+             "values": "0+7500000000x10"},
+            {"series": "umadfs_port_rate_bytes_per_second{%s}" % labels,
+             "values": "1250000000x10"}],
+        "promql_expr_test": [{"expr": exprs[0], "eval_time": "10m",
+                              "exp_samples": [{"labels": "{%s}" % labels,
+                                               "value": 0.1}]}]}]}
+    tf = tmp_path / "guide-test.yml"
+    tf.write_text(json.dumps(test))
+    r = subprocess.run(["promtool", "test", "rules", str(tf)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -2,7 +2,7 @@
  * PortRcvErrorDetails, PortXmitDiscardDetails and PortVLXmitWaitCounters
  * asked - those whose summary counter (port_rcv_errors,
  * port_xmit_discards, port_xmit_wait) moved since the snapshot before,
- * those seen for the first time with it not 0, and a slice of all the
+ * those not answered before (the first sweep's), and a slice of all the
  * ports in turn, every port once in DETAILS_ROTATION sweeps - and the
  * others' kept from the snapshot before (docs/files.md, "What a sweep
  * asks"). */
@@ -35,21 +35,22 @@ static bool summary(const struct fab_node *n, const struct fab_port *fp,
 	       pmacounters_value(c, fp->basic, NULL, n->pma_capmask, v);
 }
 
-/* Whether attribute a of fp is asked outside the rotation: its summary
- * moved since wp (was's port), or, never answered before, is not 0; not
- * when the PMA refused it before. */
+/* Whether attribute a of fp is asked outside the rotation: never
+ * answered before (a port new to the view: the first sweep asks them
+ * all), or its summary moved since wp (was's port); not when the PMA
+ * refused it before. */
 static bool moved(const struct fab_node *n, const struct fab_port *fp,
 		  const struct fab_node *was, const struct fab_port *wp, unsigned a)
 {
 	unsigned c = pmadetails_summary((enum pmadetails_attr)a);
 	uint64_t now, then;
 
-	if (!summary(n, fp, c, &now))
-		return false;
 	if (wp && wp->det_refused & 1u << a)
 		return false;
-	if (!wp || !(wp->det_has & 1u << a) || !summary(was, wp, c, &then))
-		return now != 0;
+	if (!wp || !(wp->det_has & 1u << a))
+		return true;
+	if (!summary(n, fp, c, &now) || !summary(was, wp, c, &then))
+		return false;
 	return now != then;
 }
 
