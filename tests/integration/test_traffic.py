@@ -300,3 +300,29 @@ def test_guide_promql_for_rates(tmp_path):
     r = subprocess.run(["promtool", "test", "rules", str(tf)], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_details_rotation(make_fabric, mount):
+    """The first sweep asks every port's three attributes; with nothing
+    moving, the next 32 sweeps ask each port's once between them (a
+    slice each), so that a detail changed behind a summary that did not
+    move shows within 32 sweeps."""
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    kv = kv_lines(open(m.path("fabric", "sweep")).read())
+    first = int(kv["detail_mads"])
+    ports = sum(1 for n in os.listdir(m.path("fabric", "nodes"))
+                for p in os.listdir(m.path("fabric", "nodes", n, "ports")) if p != "0")
+    assert first == 3 * ports, (first, ports)
+    tm.perf_set(f, "Switch2", 8, "PortXmitDiscardDetails", {"PortInactiveDiscards": 77})
+    seen, total = None, 0
+    for i in range(32):
+        tm.sweep(m)
+        kv = kv_lines(open(m.path("fabric", "sweep")).read())
+        total += int(kv["detail_mads"])
+        assert int(kv["detail_mads"]) % 3 == 0 and int(kv["detail_mads"]) < first
+        c = counters(m, 0x200001, 8)["port_inactive_discards"]
+        if c == 77 and seen is None:
+            seen = i
+    assert total == first, (total, first)
+    assert seen is not None

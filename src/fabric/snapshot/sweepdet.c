@@ -91,6 +91,7 @@ int sweepdet_port(struct discover *d, uint32_t ni, unsigned p)
 		if (!r)
 			return -ENOMEM;
 		r->block = (uint16_t)a;
+		d->snap->stats.detail_mads++;
 	}
 	return 0;
 }

@@ -120,6 +120,7 @@ struct fab_stats {
 	unsigned nodes, switches, cas, routers, links, ports;
 	uint64_t mads, timeouts, unreachable;
 	unsigned lfts_read;     /* switches whose table the sweep read */
+	unsigned detail_mads;   /* the detail counters' Gets (sweepdet.c) */
 };
 
 struct fab_snap {
