@@ -510,14 +510,17 @@ static int failed(struct discover *d, const struct req *r)
 
 /* A request timed out: the sweep's count, and its node's (SMA or PMA).
  * A NodeInfo's node is the one it leaves from, and an SM, not the SMA,
- * answers SMInfo: neither counts against a node. */
+ * answers SMInfo: neither counts against a node; nor does a detail
+ * counters' Get, which a PMA that answers the rest may leave unanswered
+ * (an optional attribute: sweepdet.c asks it again in its turn). */
 static void timed_out(struct discover *d, const struct req *r)
 {
 	struct fab_node *n;
 	uint16_t *count;
 
 	d->snap->stats.timeouts++;
-	if (r->node == NO_NODE || r->kind == REQ_NODE_INFO || r->kind == REQ_SM_INFO)
+	if (r->node == NO_NODE || r->kind == REQ_NODE_INFO || r->kind == REQ_SM_INFO ||
+	    r->kind == REQ_PORT_DETAILS)
 		return;
 	n = &d->snap->nodes[r->node];
 	count = r->kind >= REQ_PMA_CPI ? &n->pma_timeouts : &n->sma_timeouts;
