@@ -179,6 +179,12 @@ def test_rates_equal_perfquery_difference(make_fabric, mount):
         assert line[key] == ours[key], (key, line, ours)
     # Every linked port has a line (each end of two-switch.net's 5 links).
     assert len(fabric_rates(m)) == 10
+    # Counters cleared between two sweeps (perfquery -R): said, not a rate.
+    tm.tool(f, "Hca1", "perfquery", "-R", lid, "7")
+    tm.sweep(m)
+    assert open(rates).read() == ("none: no rates: the port's counters were "
+                                  "cleared between the sweeps\n")
+    assert fabric_rates(m)[(SW1, 7)]["xmit_bytes_per_second"] == "-"
 
 
 def ibroute_lids_out(f, lid, port):
