@@ -127,7 +127,8 @@ def test_guide_markup():
     text = GUIDE.read_text()
     for what in ("cat $P/state", "read -r line < $P/recv", "attr=PortInfo",
                  "class=sa", "select", "mkdir $P/agents/ping", "ibping",
-                 "runuser -u nobody"):
+                 "runuser -u nobody", "/rates", "sort -t= -k2 -gr",
+                 "grep port_congested", "port_xmit_wait_vl0"):
         assert any(what in b.code for b in runnable), what
     assert "allow_other" in text and "default_permissions" in text
 

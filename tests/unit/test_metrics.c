@@ -366,6 +366,13 @@ static void test_groups(void)
 		  "port_unicast_packets_received_total",
 		  "port_multicast_packets_transmitted_total",
 		  "port_multicast_packets_received_total", NULL },
+		{ "port_local_physical_errors_total", "port_malformed_packet_errors_total",
+		  "port_buffer_overrun_errors_total", "port_dlid_mapping_errors_total",
+		  "port_vl_mapping_errors_total", "port_looping_errors_total",
+		  "port_inactive_discards_total", "port_neighbor_mtu_discards_total",
+		  "port_switch_lifetime_limit_discards_total",
+		  "port_switch_hoq_lifetime_limit_discards_total",
+		  "port_vl_transmit_wait_total", NULL },
 	};
 	struct fab_snap *s = fabric("fat-tree.txt");
 	size_t len, sum = 0, all;
@@ -393,9 +400,51 @@ static void test_groups(void)
 	CHECK_INT(fabmetrics_configure(""), -EINVAL);
 	CHECK_INT(fabmetrics_configure("state+"), -EINVAL);
 	CHECK_INT(fabmetrics_configure("state,errors"), -EINVAL);
-	CHECK(fabmetrics_is_group("xmit_wait") && fabmetrics_is_group("all") &&
+	CHECK(fabmetrics_is_group("xmit_wait") && fabmetrics_is_group("details") &&
+	      fabmetrics_is_group("all") &&
 	      !fabmetrics_is_group("port_state") && !fabmetrics_is_group(""));
 	CHECK_INT(fabmetrics_configure("all"), 0);
+	fabsnap_put(s);
+}
+
+/* The detail counters: in the details group only (not in all, the
+ * default), a line per detail of each port that has it, one per VL of
+ * its OperationalVLs; none before a port's attribute is in. */
+static void test_details(void)
+{
+	struct fab_snap *s = fabric("two-switch.txt");
+	struct fab_port *p;
+	size_t len;
+	char *text;
+
+	decorate(s, 11);
+	p = &s->nodes[0].ports[1];
+	p->has_info = true;
+	p->oper_vls = 3; /* VL0-3 */
+	mad_set_field(p->rcv_det, 0, IB_PC_RCV_LOOPING_ERR_F, 9);
+	mad_set_field(p->vl_wait, 0, IB_PC_PORT_VL_XMIT_WAIT2_F, 777);
+	mad_set_field(p->vl_wait, 0, IB_PC_PORT_VL_XMIT_WAIT3_F, 65535);
+	mad_set_field(p->vl_wait, 0, IB_PC_PORT_VL_XMIT_WAIT4_F, 5); /* past VL3 */
+	p->det_has = 1u << PMADET_RCV | 1u << PMADET_VL;
+	CHECK_INT(fabmetrics_configure("details"), 0);
+	text = metrics_text(s, &len);
+	text[len] = '\0';
+	CHECK(strstr(text, "port=\"1\"} 9\n") && strstr(text, "umadfs_port_looping_errors_total{"));
+	CHECK(strstr(text, ",port=\"1\",vl=\"2\"} 777\n"));
+	CHECK(strstr(text, ",port=\"1\",vl=\"3\"} 65535\n"));
+	CHECK(!strstr(text, "vl=\"4\""));
+	CHECK(!strstr(text, "inactive_discards")); /* no port has it */
+	CHECK(!strstr(text, "umadfs_port_state"));
+	free(text);
+	fabsnap_put(s);
+	s = fabric("two-switch.txt");
+	decorate(s, 11);
+	s->nodes[0].ports[1].det_has = 1u << PMADET_VL;
+	CHECK_INT(fabmetrics_configure("all"), 0);
+	text = metrics_text(s, &len);
+	text[len] = '\0';
+	CHECK(!strstr(text, "vl_transmit_wait") && strstr(text, "umadfs_port_state"));
+	free(text);
 	fabsnap_put(s);
 }
 
@@ -407,5 +456,6 @@ int main(int argc, char **argv)
 	test_reads("fat-tree-1k", false);
 	test_labels();
 	test_groups();
+	test_details();
 	CHECK_DONE();
 }

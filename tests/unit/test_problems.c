@@ -332,7 +332,7 @@ static void test_failed(void)
 
 static void test_thresholds(void)
 {
-	struct thresholds t = { { 0 } };
+	struct thresholds t = THRESHOLDS_INIT;
 	char why[200];
 	static const char good[] = "# comment\nSymbolErrorCounter=10\n\n"
 		"PortXmitWait=0x100\n   \nLinkDownedCounter=3 \n";
@@ -353,7 +353,15 @@ static void test_thresholds(void)
 	}
 	CHECK_INT(thresholds_parse(good, sizeof(good) - 1, &t, why, sizeof(why)), 0);
 	CHECK(t.value[0] == 10 && t.value[2] == 3 && t.value[12] == 0x100 &&
-	      t.value[1] == 0);
+	      t.value[1] == 0 && t.wait_per_second == THRESHOLD_WAIT_DEFAULT);
+	CHECK_INT(thresholds_parse("PortXmitWaitPerSecond=5000 \n", 27, &t, why,
+				   sizeof(why)), 0);
+	CHECK(t.wait_per_second == 5000 && t.value[0] == 0);
+	CHECK_INT(thresholds_parse("#\nPortXmitWaitPerSecond=0\n", 26, &t, why,
+				   sizeof(why)), -EINVAL);
+	CHECK(strstr(why, "line 2: PortXmitWaitPerSecond: 0 is out of range") == why);
+	CHECK(t.wait_per_second == 5000); /* unchanged */
+	CHECK_INT(thresholds_parse(good, sizeof(good) - 1, &t, why, sizeof(why)), 0);
 	CHECK_INT(thresholds_parse("SymbolErrorCounter=1\nSymbolErrors=3\n", 35, &t,
 				   why, sizeof(why)), -EINVAL);
 	CHECK(strstr(why, "line 2: 'SymbolErrors' is not a counter") == why);

@@ -2,8 +2,8 @@
  * snapshot, from its own contents, the snapshot before it, the expected
  * topology and the error thresholds, without MADs, on the sweep thread;
  * here the judgement and the checks of nodes, ports, counters and the SM
- * (links: linkcheck.c; forwarding tables: routecheck.c; one problem and
- * the list: problem.c). */
+ * (links: linkcheck.c; forwarding tables: routecheck.c; congestion:
+ * congestion.c; one problem and the list: problem.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -26,7 +26,7 @@
 
 /* Set by problems_configure() before the sweep thread starts, then only
  * read. */
-static struct thresholds thr;
+static struct thresholds thr = THRESHOLDS_INIT;
 
 int problems_configure(const char *path)
 {
@@ -434,6 +434,7 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		bool sm_missing = judge_sm(&j);
 
 		judge_nodes(&j, sm_missing);
+		congestion_judge(&j, thr.wait_per_second);
 		judge_lids(&j);
 		judge_descs(&j);
 		judge_guids(&j);

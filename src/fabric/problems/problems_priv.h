@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "umadfs/fabric/problems/problem.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
@@ -46,5 +47,9 @@ void linkcheck_expected(struct problem_list *l);
  * route_dead_end (not, with sm_missing, into a port that is LinkUp but
  * Init or Armed: the SM's to bring up, as port_not_active). */
 void routecheck_routes(struct problem_list *l, bool sm_missing);
+
+/* congestion.c: port_congested, PortXmitWait ticks a second over
+ * threshold between the last two sweeps. */
+void congestion_judge(struct problem_list *l, uint64_t threshold);
 
 #endif

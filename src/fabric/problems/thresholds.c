@@ -1,7 +1,8 @@
 /* Error thresholds (thresholds.h): the counters ibqueryerrors checks
  * (pmacounters.c's list) by index, and the parsing of its threshold
  * file, stricter than ibqueryerrors (which ignores what it cannot read)
- * in saying why a line is refused. */
+ * in saying why a line is refused; umadfs's own name beside them
+ * (PortXmitWaitPerSecond). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,30 @@ static int find_name(const char *s, size_t len)
 	return -1;
 }
 
+/* PortXmitWaitPerSecond's value v[0..len): a number from 1 to
+ * THRESHOLD_WAIT_MAX. */
+static int parse_wait(const char *v, size_t len, struct thresholds *t, char *why,
+		      size_t cap)
+{
+	uint64_t value;
+
+	while (len && (v[len - 1] == ' ' || v[len - 1] == '\t' || v[len - 1] == '\r'))
+		len--;
+	if (number_parse(v, len, &value) < 0) {
+		snprintf(why, cap, "%s: '%.*s' is not a number", THRESHOLD_WAIT_NAME,
+			 (int)(len > 32 ? 32 : len), v);
+		return -EINVAL;
+	}
+	if (value < 1 || value > THRESHOLD_WAIT_MAX) {
+		snprintf(why, cap, "%s: %.*s is out of range (1 to %u PortXmitWait ticks"
+			 " a second)", THRESHOLD_WAIT_NAME, (int)(len > 32 ? 32 : len), v,
+			 THRESHOLD_WAIT_MAX);
+		return -EINVAL;
+	}
+	t->wait_per_second = value;
+	return 0;
+}
+
 /* One line that is not blank or a comment: Name=value. */
 static int parse_line(const char *s, size_t len, struct thresholds *t,
 		      char *why, size_t cap)
@@ -59,10 +84,14 @@ static int parse_line(const char *s, size_t len, struct thresholds *t,
 		return -EINVAL;
 	}
 	i = find_name(s, (size_t)(eq - s));
+	if (i < 0 && (size_t)(eq - s) == strlen(THRESHOLD_WAIT_NAME) &&
+	    !memcmp(s, THRESHOLD_WAIT_NAME, (size_t)(eq - s)))
+		return parse_wait(eq + 1, len - (size_t)(eq + 1 - s), t, why, cap);
 	if (i < 0) {
 		snprintf(why, cap, "'%.*s' is not a counter ibqueryerrors "
-			 "checks (%s ... %s)", (int)(eq - s > 64 ? 64 : eq - s), s,
-			 thresholds_name(0), thresholds_name(THRESHOLD_COUNTERS - 1));
+			 "checks (%s ... %s) or %s", (int)(eq - s > 64 ? 64 : eq - s), s,
+			 thresholds_name(0), thresholds_name(THRESHOLD_COUNTERS - 1),
+			 THRESHOLD_WAIT_NAME);
 		return -EINVAL;
 	}
 	v = eq + 1;
@@ -94,7 +123,7 @@ static bool blank(const char *s, size_t len)
 int thresholds_parse(const char *text, size_t len, struct thresholds *t,
 		     char *why, size_t cap)
 {
-	struct thresholds n = { 0 };
+	struct thresholds n = THRESHOLDS_INIT;
 	unsigned line = 0;
 
 	while (len) {

@@ -24,6 +24,8 @@ enum prom_group {
 	PROM_ERRORS,    /* the 12 error counters */
 	PROM_XMIT_WAIT, /* umadfs_port_transmit_wait_total */
 	PROM_DATA,      /* the data and packet counters */
+	PROM_DETAILS,   /* the detail counters and the wait per VL: not in
+			 * the default (all), named on its own */
 	PROM_GROUPS
 };
 
@@ -35,7 +37,7 @@ unsigned promlines_families(void);
 enum prom_group promlines_group(unsigned f);
 
 /* The most bytes one unit writes. */
-#define PROMLINES_UNIT_MAX 1024u
+#define PROMLINES_UNIT_MAX 4096u /* a port's 15 VLs' lines */
 
 /* A place in the text: the next unit of family `family`, its header while
  * !started, else its item `item` (a problem, a node, or with `port` a

@@ -30,6 +30,7 @@ enum fab_problem_kind {
 	PROBLEM_ROUTE_LOOP,
 	PROBLEM_ROUTE_DEAD_END,
 	PROBLEM_SWEEP_FAILED,
+	PROBLEM_PORT_CONGESTED, /* found holds its keys */
 	PROBLEM_KIND_COUNT
 };
 

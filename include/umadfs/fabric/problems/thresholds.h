@@ -17,9 +17,21 @@
 
 enum { THRESHOLD_COUNTERS = PMACOUNTERS_CHECKED };
 
+/* umadfs's own names, beside ibqueryerrors' (which ignores them):
+ * PortXmitWaitPerSecond, port_congested's threshold, in PortXmitWait
+ * ticks a second (rates.h), from 1 to THRESHOLD_WAIT_MAX; by default 10%
+ * of the time at the tick assumed (8 ns: 125,000,000 ticks a second). */
+#define THRESHOLD_WAIT_NAME "PortXmitWaitPerSecond"
+#define THRESHOLD_WAIT_DEFAULT 12500000u
+#define THRESHOLD_WAIT_MAX 1000000000u
+#define THRESHOLD_TICK_NS 8
+
 struct thresholds {
 	uint64_t value[THRESHOLD_COUNTERS];
+	uint64_t wait_per_second; /* PortXmitWaitPerSecond */
 };
+
+#define THRESHOLDS_INIT { .wait_per_second = THRESHOLD_WAIT_DEFAULT }
 
 /* Counter i (0 to THRESHOLD_COUNTERS - 1): its name (SymbolErrorCounter
  * ... PortXmitWait) and its libibmad PortCounters field. */
@@ -27,7 +39,7 @@ const char *thresholds_name(unsigned i);
 int thresholds_field(unsigned i);
 /* i of the counter of PortCounters field f, or -1. */
 int thresholds_index(int field);
-/* text[0..len) into *t (all 0 first): 0, or -EINVAL with "line L: reason"
+/* text[0..len) into *t (THRESHOLDS_INIT first): 0, or -EINVAL with "line L: reason"
  * in why (*t then unchanged). */
 int thresholds_parse(const char *text, size_t len, struct thresholds *t,
 		     char *why, size_t cap);

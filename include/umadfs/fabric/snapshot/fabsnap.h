@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "umadfs/mad/pmadetails.h"
+
 struct fab_nodedir;
 struct fab_metrics_index;
 
@@ -45,6 +47,19 @@ struct fab_port {
 	uint8_t ext_speed_enabled, ext_speed_supported;
 	uint8_t basic[FAB_PC_LEN];   /* PortCounters data (PortSelect...) */
 	uint8_t ext[FAB_PCX_LEN];     /* PortCountersExtended data */
+	uint8_t oper_vls;    /* PortInfo OperationalVLs (the code) */
+	/* The detail counters (pmadetails.h), a bit each of PMADET_*: those
+	 * answered, in this sweep or kept from the one before (sweepdet.c);
+	 * those the PMA refused (asked again only in the rotation); the
+	 * attributes' data as answered. */
+	uint8_t det_has, det_refused;
+	uint8_t rcv_det[PMADET_RCV_LEN];   /* PortRcvErrorDetails data */
+	uint8_t xmit_det[PMADET_XMIT_LEN]; /* PortXmitDiscardDetails data */
+	uint8_t vl_wait[PMADET_VL_LEN];   /* PortVLXmitWaitCounters data */
+	/* The snapshot before's counters of this port (rates.c): the data
+	 * and packet counters each way and PortXmitWait, as counted. */
+	bool has_rate_base;
+	uint64_t rate_base[5];
 };
 
 /* A switch's LinearForwardingTable as a sweep read it: port[lid] for lid
@@ -97,7 +112,7 @@ struct fab_sm {
 
 /* The texts made from a snapshot (formatted once, on first use). */
 enum fab_text { FAB_TEXT_SWEEP, FAB_TEXT_TOPOLOGY, FAB_TEXT_LINKS,
-		FAB_TEXT_PROBLEMS, FAB_TEXT_COUNT };
+		FAB_TEXT_PROBLEMS, FAB_TEXT_RATES, FAB_TEXT_COUNT };
 
 struct fab_problem; /* problem.h */
 
@@ -105,6 +120,7 @@ struct fab_stats {
 	unsigned nodes, switches, cas, routers, links, ports;
 	uint64_t mads, timeouts, unreachable;
 	unsigned lfts_read;     /* switches whose table the sweep read */
+	unsigned detail_mads;   /* the detail counters' Gets (sweepdet.c) */
 };
 
 struct fab_snap {
@@ -118,6 +134,9 @@ struct fab_snap {
 				 * widths are what ran, not what should) */
 	char error[128];        /* why not ok */
 	unsigned refreshes;     /* refreshes since the sweep it came from */
+	uint32_t sweeps;        /* sweeps since mount (the details' rotation) */
+	int64_t rate_base_ms;   /* mono_ms of the snapshot the ports' rate
+				 * bases are from (0: none, rates.c) */
 	/* When the view last saw a change that makes an SM reroute
 	 * (CLOCK_MONOTONIC, 0: none since mount): a port's PortState, an
 	 * endport's LID or LMC, a node come or gone, the master SM another or
@@ -156,6 +175,12 @@ struct fab_snap {
 };
 
 struct fab_snap *fabsnap_new(void);
+/* Port p's detail data of attribute a (enum pmadetails_attr), or NULL
+ * when it has none. */
+const uint8_t *fabsnap_details(const struct fab_port *p, unsigned a);
+/* Where port p keeps attribute a's data, and its length. */
+uint8_t *fabsnap_details_room(struct fab_port *p, unsigned a);
+size_t fabsnap_details_len(unsigned a);
 void fabsnap_get(struct fab_snap *s);
 void fabsnap_put(struct fab_snap *s);
 /* A table of LIDs 0..top, every entry 255, one reference; NULL on ENOMEM. */
