@@ -2,7 +2,7 @@
  * PortRcvErrorDetails, PortXmitDiscardDetails and PortVLXmitWaitCounters
  * asked - those whose summary counter (port_rcv_errors,
  * port_xmit_discards, port_xmit_wait) moved since the snapshot before,
- * those not answered before (the first sweep's), and a slice of all the
+ * those never answered whose summary is not 0, and a slice of all the
  * ports in turn, every port once in DETAILS_ROTATION sweeps - and the
  * others' kept from the snapshot before (docs/files.md, "What a sweep
  * asks"). */
@@ -35,10 +35,11 @@ static bool summary(const struct fab_node *n, const struct fab_port *fp,
 	       pmacounters_value(c, fp->basic, NULL, n->pma_capmask, v);
 }
 
-/* Whether attribute a of fp is asked outside the rotation: never
- * answered before (a port new to the view: the first sweep asks them
- * all), or its summary moved since wp (was's port); not when the PMA
- * refused it before. */
+/* Whether attribute a of fp is asked outside the rotation: its summary
+ * moved since wp (was's port), or, never answered before (a port new to
+ * the view), is not 0 (the rest wait for their turn: on a healthy
+ * fabric the first sweep asks next to none); not when the PMA refused
+ * it before. */
 static bool moved(const struct fab_node *n, const struct fab_port *fp,
 		  const struct fab_node *was, const struct fab_port *wp, unsigned a)
 {
@@ -48,7 +49,7 @@ static bool moved(const struct fab_node *n, const struct fab_port *fp,
 	if (wp && wp->det_refused & 1u << a)
 		return false;
 	if (!wp || !(wp->det_has & 1u << a))
-		return true;
+		return summary(n, fp, c, &now) && now != 0;
 	if (!summary(n, fp, c, &now) || !summary(was, wp, c, &then))
 		return false;
 	return now != then;
