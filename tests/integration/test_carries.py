@@ -277,3 +277,87 @@ def test_admin_dry_run_fat_tree(tmp_path, make_fabric, mount):
     leaf = min(g for g, desc in sws.items() if desc.startswith("leaf"))
     spine = min(g for g, desc in sws.items() if desc.startswith("spine"))
     check_dry_runs(f, m, "H0002", [(leaf, 1), (leaf, 5), (leaf, 6), (spine, 2)])
+
+
+# link_flapping: a short window from the thresholds file.
+FLAP_WINDOW_S = 70
+
+
+def flap_mount(f, mount, tmp_path, window_s=FLAP_WINDOW_S):
+    th = tmp_path / "thresholds"
+    th.write_text("# link_flapping\nLinkFlapCount=3\nLinkFlapWindowSeconds=%d\n" % window_s)
+    m = mount("Hca1", fabric=f, options=("fabric_thresholds=%s" % th,))
+    tm.sweep(m)
+    return m
+
+
+def flapping(m):
+    return {(int(p["guid"], 16), int(p["port"])): p for p in tm.problems(m, "link_flapping")}
+
+
+def link_downs(m, guid, port):
+    """The view's own link_down lines of a port in events.log."""
+    return sum(1 for ln in open(m.path("fabric", "events.log")).read().splitlines()
+               if " event=link_down guid=0x%016x port=%d " % (guid, port) in ln)
+
+
+@pytest.mark.watchdog(240)
+def test_link_flapping_by_events(make_fabric, mount, tmp_path):
+    """Three Unlink/ReLink of one cable (Switch1[7] - Switch2[7]) within
+    the window raise link_flapping on both its ends, as many flaps as
+    events.log's link_down lines; raised through a quiet minute inside the
+    window, cleared once the window has passed since the last flap; in
+    metrics.prom meanwhile."""
+    f = tm.quiet_fabric(make_fabric)    # Active, then no SM
+    m = flap_mount(f, mount, tmp_path)
+    for i in range(3):
+        assert not flapping(m), i
+        f.command('Unlink "Switch1"[7]')
+        tm.sweep(m)
+        last = time.monotonic()
+        if i < 2:
+            f.command('ReLink "Switch1"')
+            tm.sweep(m)
+    got = flapping(m)
+    assert set(got) == {(SW1, 7), (SW2, 7)}, tm.problems(m)
+    for (guid, port), p in got.items():
+        assert p["severity"] == "error" and p["seen_by"] == "events", p
+        assert int(p["flaps"]) == link_downs(m, guid, port) == 3, p
+        assert p["window_s"] == str(FLAP_WINDOW_S)
+    prom = open(m.path("fabric", "metrics.prom")).read()
+    assert re.search(r'^umadfs_problem\{kind="link_flapping",severity="error",'
+                     r'guid="0x%016x",[^}]*port="7"[^}]*\} 1$' % SW1, prom, re.M), prom
+    f.command('ReLink "Switch1"')
+    # Quiet: a minute inside the window, still raised.
+    while time.monotonic() < last + 60:
+        time.sleep(5)
+        tm.sweep(m)
+        assert set(flapping(m)) == {(SW1, 7), (SW2, 7)}, time.monotonic() - last
+    time.sleep(max(0.0, last + FLAP_WINDOW_S + 1 - time.monotonic()))
+    tm.sweep(m)
+    assert not flapping(m), tm.problems(m, "link_flapping")
+    assert "link_flapping" not in open(m.path("fabric", "metrics.prom")).read()
+
+
+@pytest.mark.watchdog(120)
+def test_link_flapping_by_counter(make_fabric, mount, tmp_path):
+    """ibsim leaves LinkDownedCounter alone on Unlink: PerformanceSet
+    raises it on one port by 3 between two sweeps, as perfquery reads it;
+    link_flapping names that port alone, counted by the counter.  Up by 2
+    it is not raised."""
+    f = tm.quiet_fabric(make_fabric)    # Active, then no SM
+    m = flap_mount(f, mount, tmp_path, window_s=20)
+    lid = tm.lid_of(f, "Hca1", "0,1")            # Switch1
+    before = tm.perfquery(f, "Hca1", str(lid), "8")["LinkDownedCounter"]
+    tm.perf_set(f, "Switch1", 2, "PortCounters", {"LinkDownedCounter": before + 2})
+    tm.perf_set(f, "Switch1", 8, "PortCounters", {"LinkDownedCounter": before + 3})
+    tm.sweep(m)
+    rise = tm.perfquery(f, "Hca1", str(lid), "8")["LinkDownedCounter"] - before
+    assert rise == 3
+    got = flapping(m)
+    assert list(got) == [(SW1, 8)], tm.problems(m)
+    assert got[(SW1, 8)]["seen_by"] == "LinkDownedCounter"
+    assert int(got[(SW1, 8)]["flaps"]) == rise
+    time.sleep(21)
+    tm.sweep(m)
+    assert not flapping(m)

@@ -2,8 +2,8 @@
  * snapshot, from its own contents, the snapshot before it, the expected
  * topology and the error thresholds, without MADs, on the sweep thread;
  * here the judgement and the checks of nodes, ports, counters and the SM
- * (links: linkcheck.c; forwarding tables: routecheck.c; one problem and
- * the list: problem.c). */
+ * (links: linkcheck.c; forwarding tables: routecheck.c; flapping links:
+ * flapcheck.c; one problem and the list: problem.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -25,8 +25,9 @@
 #define SM_STALL_MS 60000 /* ActCount unmoved this long: sm_stalled */
 
 /* Set by problems_configure() before the sweep thread starts, then only
- * read. */
-static struct thresholds thr;
+ * read; without a file, the counters' 0 and the flaps' defaults. */
+static struct thresholds thr = { .flap_count = THRESHOLDS_FLAP_COUNT,
+				 .flap_window_s = THRESHOLDS_FLAP_WINDOW_S };
 
 int problems_configure(const char *path)
 {
@@ -434,6 +435,7 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		bool sm_missing = judge_sm(&j);
 
 		judge_nodes(&j, sm_missing);
+		flapcheck_judge(&j, thr.flap_count, thr.flap_window_s);
 		judge_lids(&j);
 		judge_descs(&j);
 		judge_guids(&j);
@@ -451,4 +453,9 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 	snap->problems = j.list;
 	snap->nproblems = j.n;
 	snap->routes_broken = routes_broken(&j);
+}
+
+void problems_forget(void)
+{
+	flapcheck_forget();
 }
