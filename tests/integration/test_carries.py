@@ -267,6 +267,8 @@ def test_admin_dry_run_two_switch(fabric, mount):
     assert admin(off, SW1, 2)[1] == {"disable_isolated": 4}
 
 
+@pytest.mark.load
+@pytest.mark.watchdog(300)
 def test_admin_dry_run_fat_tree(tmp_path, make_fabric, mount):
     """A leaf's HCA port and uplinks, a spine's downlink, on a 4-leaf tree:
     every pair of its 22 endports traced."""
