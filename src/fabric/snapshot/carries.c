@@ -97,6 +97,8 @@ struct cut {
 	uint8_t *memo;    /* per node: MEMO_*, 0 while walked */
 	uint32_t cur;     /* the destination now (1, 2, ...) */
 	unsigned *weight; /* per node: endports whose routes start at it */
+	size_t *starts;   /* the nodes of weight, nstarts of them */
+	size_t nstarts;
 };
 
 static size_t idx(const struct cut *c, const struct fab_node *n)
@@ -187,9 +189,12 @@ static void count_dest(struct cut *c, const struct fab_node *n, unsigned p,
 	const struct fab_node *self = first_switch(c, n, p);
 
 	c->cur++;
-	for (size_t i = 0; i < c->s->nnodes; i++)
-		if (c->weight[i] && crosses(c, &c->s->nodes[i], lid))
+	for (size_t k = 0; k < c->nstarts; k++) {
+		size_t i = c->starts[k];
+
+		if (crosses(c, &c->s->nodes[i], lid))
 			out->pairs += c->weight[i];
+	}
 	if (self && n->type != FAB_SWITCH && crosses(c, self, lid))
 		out->pairs--; /* its own weight: not a route */
 	/* The link's CA ends (weighted nowhere) send everything across. */
@@ -205,7 +210,9 @@ static void count_dest(struct cut *c, const struct fab_node *n, unsigned p,
 		out->host++;
 }
 
-/* Each endport's weight at the switch its routes start from. */
+/* Each endport's weight at the switch its routes start from; the
+ * switches with one listed in starts (a destination's walks start at
+ * them alone). */
 static void weigh(struct cut *c)
 {
 	for (size_t i = 0; i < c->s->nnodes; i++) {
@@ -214,8 +221,8 @@ static void weigh(struct cut *c)
 		for (unsigned p = routes_first_endport(n); p <= routes_last_endport(n); p++) {
 			const struct fab_node *w = has_lid(n, p) ? first_switch(c, n, p) : NULL;
 
-			if (w)
-				c->weight[idx(c, w)]++;
+			if (w && !c->weight[idx(c, w)]++)
+				c->starts[c->nstarts++] = idx(c, w);
 		}
 	}
 }
@@ -288,7 +295,8 @@ static int count_cut(struct cut *c, struct carries_cut *out)
 	c->dest = calloc(s->nnodes, sizeof(*c->dest));
 	c->memo = calloc(s->nnodes, sizeof(*c->memo));
 	c->weight = calloc(s->nnodes, sizeof(*c->weight));
-	if (!c->dest || !c->memo || !c->weight)
+	c->starts = malloc((s->nnodes + 1) * sizeof(*c->starts));
+	if (!c->dest || !c->memo || !c->weight || !c->starts)
 		return -ENOMEM;
 	weigh(c);
 	host_end(s, &hn, &hp);
@@ -320,5 +328,6 @@ int carries_cut(const struct fab_snap *s, const struct fab_node *n,
 	free(c.dest);
 	free(c.memo);
 	free(c.weight);
+	free(c.starts);
 	return r;
 }
