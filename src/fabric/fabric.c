@@ -302,4 +302,5 @@ void fabric_stop(void)
 	fabevents_close();
 	expectedfile_close();
 	expected_close();
+	problems_forget();
 }

@@ -2,7 +2,7 @@
 the same simulator, and ibsim's console setting what they then read.
 Shared by the test modules (a test module is never imported as a
 library): `tool`, `lid_of`, `perfquery`, `perf_set`, `active_fabric`,
-`quiet_fabric`, `fat_tree`, `series` and the PerfMgt counters' names and
+`quiet_fabric`, `fat_tree`, `series`, `tracert_hops` and the PerfMgt counters' names and
 test values."""
 
 import os
@@ -67,6 +67,24 @@ def fat_tree(tmp_path, make_fabric, leaves, spines, hcas_per_leaf):
     f.start_opensm("H0001")
     f.wait_active("H0002", timeout=30)
     return f
+
+
+def tracert_hops(text):
+    """ibtracert's output as its path, [[node GUID, in, out]] (a hop's port
+    GUID made its node's by the To line at the end; None: no port)."""
+    hops = []
+    for ln in text.splitlines():
+        mm = re.match(r"From \w+ \{0x([0-9a-f]+)\}", ln)
+        if mm:
+            hops.append([int(mm.group(1), 16), None, None])
+        mm = re.match(r"\[(\d+)\] -> \w+ port \{0x([0-9a-f]+)\}\[(\d+)\]", ln)
+        if mm:
+            hops[-1][2] = int(mm.group(1))
+            hops.append([int(mm.group(2), 16), int(mm.group(3)), None])
+        mm = re.match(r"To \w+ \{0x([0-9a-f]+)\}", ln)
+        if mm:
+            hops[-1][0] = int(mm.group(1), 16)
+    return hops
 
 
 def quiet_fabric(make_fabric):

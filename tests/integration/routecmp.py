@@ -5,7 +5,7 @@ switch's `lft` against `ibroute`, `routes/SRC/DST` against `ibtracert`."""
 import os
 import re
 
-from diags import KV, tool
+from diags import KV, tool, tracert_hops
 
 
 def switches(m):
@@ -49,16 +49,5 @@ def ibtracert(f, host, src, dst, *opts):
     """ibtracert's path as [(node guid, in, out)] (a hop's port GUID made its
     node's by the To line at the end), its exit status and output."""
     r = tool(f, host, "ibtracert", *opts, str(src), str(dst), check=False)
-    hops = []
-    for ln in r.stdout.splitlines():
-        mm = re.match(r"From \w+ \{0x([0-9a-f]+)\}", ln)
-        if mm:
-            hops.append([int(mm.group(1), 16), None, None])
-        mm = re.match(r"\[(\d+)\] -> \w+ port \{0x([0-9a-f]+)\}\[(\d+)\]", ln)
-        if mm:
-            hops[-1][2] = int(mm.group(1))
-            hops.append([int(mm.group(2), 16), int(mm.group(3)), None])
-        mm = re.match(r"To \w+ \{0x([0-9a-f]+)\}", ln)
-        if mm:
-            hops[-1][0] = int(mm.group(1), 16)
+    hops = tracert_hops(r.stdout)
     return [tuple(h) for h in hops], r.returncode, r.stdout + r.stderr

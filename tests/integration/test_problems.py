@@ -168,6 +168,9 @@ def test_port_not_active_when_the_sm_leaves_it(make_fabric, mount):
      "line 1: PortXmitWaitPerSecond: 2000000000 is out of range"),
     ("PortXmitWaitPerSecond=lots\n",
      "line 1: PortXmitWaitPerSecond: 'lots' is not a number"),
+    ("LinkFlapCount=3\nLinkFlapWindowSeconds=0\n",
+     "line 2: LinkFlapWindowSeconds: 0 is out of range (1 to 604800)"),
+    ("# flaps\nLinkFlapCount=17\n", "line 2: LinkFlapCount: 17 is out of range (1 to 16)"),
     (None, "No such file or directory"),
 ])
 def test_bad_threshold_file_fails_the_mount(tmp_path, text, msg):

@@ -1,7 +1,8 @@
 /* Routing on snapshots made by hand: names, paths (a ring of three
  * switches, an LMC range), and the routing problems the judge finds -
  * a loop of three, a dead end, a table broken wholesale counted in one
- * line, and a port the missing SM has yet to bring up. */
+ * line, and a port the missing SM has yet to bring up; what a port
+ * carries, and the cut of a disable against every pair's traced path. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "snapbuild.h"
 #include "umadfs/fabric/problems/problem.h"
 #include "umadfs/fabric/problems/problems.h"
+#include "umadfs/fabric/snapshot/carries.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/routes.h"
 #include "umadfs/mad/ibcodes.h"
@@ -309,6 +311,113 @@ static void test_ranges(void)
 	fabsnap_put(s);
 }
 
+/* Whether traced route r crosses the link of n's port p (a hop entering
+ * or leaving by either end; not the port a dead end stopped at). */
+static bool uses(const struct fab_snap *s, const struct route *r,
+		 const struct fab_node *n, unsigned p)
+{
+	const struct fab_node *peer = NULL;
+	const struct fab_port *pp = fabsnap_peer(s, &n->ports[p], &peer);
+
+	for (unsigned i = 0; i < r->nhops; i++) {
+		const struct route_hop *h = &r->hop[i];
+		bool last = i + 1 == r->nhops && r->result == ROUTE_DEAD_END;
+
+		for (int e = 0; e < 2; e++) {
+			const struct fab_node *x = e ? peer : n;
+			int xp = e ? (int)n->ports[p].peer_port : (int)p;
+
+			if (x == h->node && (h->in == xp || (!last && h->out == xp)) &&
+			    (e == 0 || pp))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* carries_cut of each port against routes_trace of every pair. */
+static void check_cuts(const struct fab_snap *s)
+{
+	struct route_end ends[16];
+	unsigned ne = 0, host = 0;
+	static struct route r;
+
+	for (size_t i = 0; i < s->nnodes; i++) {
+		const struct fab_node *n = &s->nodes[i];
+
+		for (unsigned p = routes_first_endport(n); p <= routes_last_endport(n); p++) {
+			if (n->guid == s->local_guid && n->ports[p].port_guid == s->local_port_guid)
+				host = ne;
+			ends[ne++] = (struct route_end){ n, p, n->ports[p].lid };
+		}
+	}
+	for (size_t i = 0; i < s->nnodes; i++) {
+		const struct fab_node *n = &s->nodes[i];
+
+		for (unsigned p = 1; p <= n->nports; p++) {
+			struct carries_cut cut;
+			uint64_t pairs = 0;
+			unsigned from_host = 0;
+
+			CHECK_INT(carries_cut(s, n, p, &cut), 0);
+			for (unsigned a = 0; a < ne && n->ports[p].peer_guid; a++) {
+				for (unsigned b = 0; b < ne; b++) {
+					if (a == b)
+						continue;
+					routes_trace(s, &ends[a], &ends[b], &r);
+					pairs += uses(s, &r, n, p);
+					from_host += a == host && uses(s, &r, n, p);
+				}
+			}
+			if (cut.pairs != pairs || cut.host != from_host)
+				fprintf(stderr, "0x%llx port %u: pairs %llu host %u, traced %llu %u\n",
+					(unsigned long long)n->guid, p,
+					(unsigned long long)cut.pairs, cut.host,
+					(unsigned long long)pairs, from_host);
+			CHECK(cut.pairs == pairs && cut.host == from_host && cut.routed);
+		}
+	}
+}
+
+static void test_carries(void)
+{
+	struct fab_snap *s = ring();
+	struct carries_cut cut;
+	struct carried *c;
+	size_t n;
+	struct fab_node *s1 = fabsnap_find(s, S1), *s3 = fabsnap_find(s, S3);
+	static const unsigned out1[] = { 2, 3, 20, 30, 31 }, in3[] = { 1, 2, 3, 20, 30, 31 };
+
+	s->local_guid = CA_A;
+	s->local_port_guid = CA_A + 1;
+	/* S1's port 1 (to S2) sends all but S1's and A's LIDs, C's LMC
+	 * range a line each; S2 sends nothing back into it. */
+	CHECK_INT(carries_endports(s, s1, 1, &c, &n), 0);
+	CHECK_INT((int)n, 5);
+	for (size_t i = 0; i < n && n == 5; i++)
+		CHECK(c[i].lid == out1[i] && !c[i].in);
+	CHECK(n == 5 && c[3].node->guid == CA_C && c[3].port == 1 && c[0].port == 0);
+	free(c);
+	/* Its port 3: A out of it, everything A sends into it. */
+	CHECK_INT(carries_endports(s, s1, 3, &c, &n), 0);
+	CHECK_INT((int)n, 7);
+	CHECK(n == 7 && c[0].lid == 10 && !c[0].in);
+	for (size_t i = 1; i < n && n == 7; i++)
+		CHECK(c[i].lid == in3[i - 1] && c[i].in);
+	free(c);
+	check_cuts(s);
+	/* A ring link: nothing isolated; A's own: the 5 others, from A. */
+	CHECK(carries_cut(s, s1, 1, &cut) == 0 && cut.isolated == 0 && cut.host == 4);
+	CHECK(carries_cut(s, s1, 3, &cut) == 0 && cut.isolated == 5 && cut.host == 5);
+	CHECK(carries_cut(s, s3, 3, &cut) == 0 && cut.isolated == 1);
+	CHECK(carries_cut(s, s1, 4, &cut) == 0 && !cut.host && !cut.pairs && !cut.isolated);
+	/* A loop for LID 20 (S1 -> S3 -> S1), a dead end for 10 at S2. */
+	s1->lft->port[20] = 2;
+	fabsnap_find(s, S2)->lft->port[10] = 5;
+	check_cuts(s);
+	fabsnap_put(s);
+}
+
 int main(void)
 {
 	test_names();
@@ -316,5 +425,6 @@ int main(void)
 	test_problems();
 	test_routes_carried();
 	test_ranges();
+	test_carries();
 	return check_failures ? 1 : 0;
 }

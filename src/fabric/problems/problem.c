@@ -38,6 +38,7 @@ static const struct {
 	[PROBLEM_ROUTE_DEAD_END] = { "route_dead_end", SEVERITY_ERROR },
 	[PROBLEM_SWEEP_FAILED] = { "sweep_failed", SEVERITY_ERROR },
 	[PROBLEM_PORT_CONGESTED] = { "port_congested", SEVERITY_WARNING },
+	[PROBLEM_LINK_FLAPPING] = { "link_flapping", SEVERITY_ERROR },
 };
 
 const char *problem_kind_name(unsigned kind)
@@ -238,6 +239,11 @@ static void kind_keys(const struct fab_problem *p, char *buf, size_t cap, size_t
 		break;
 	case PROBLEM_DUPLICATE_NODE_DESC:
 		keyf(buf, cap, o, " count=%" PRIu64, p->n.count);
+		break;
+	case PROBLEM_LINK_FLAPPING:
+		keyf(buf, cap, o, " flaps=%" PRIu64 " window_s=%" PRIu64 " since_s=%"
+		     PRIu64 " seen_by=%s", p->n.flap.flaps, p->n.flap.window_s,
+		     p->n.flap.since_s, p->basis);
 		break;
 	case PROBLEM_SM_MISSING:
 		keyf(buf, cap, o, " sm_lid=%u", p->lid);

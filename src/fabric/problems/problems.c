@@ -3,7 +3,8 @@
  * topology and the error thresholds, without MADs, on the sweep thread;
  * here the judgement and the checks of nodes, ports, counters and the SM
  * (links: linkcheck.c; forwarding tables: routecheck.c; congestion:
- * congestion.c; one problem and the list: problem.c). */
+ * congestion.c; flapping links: flapcheck.c; one problem and the list:
+ * problem.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -25,7 +26,7 @@
 #define SM_STALL_MS 60000 /* ActCount unmoved this long: sm_stalled */
 
 /* Set by problems_configure() before the sweep thread starts, then only
- * read. */
+ * read; without a file, THRESHOLDS_INIT's defaults. */
 static struct thresholds thr = THRESHOLDS_INIT;
 
 int problems_configure(const char *path)
@@ -435,6 +436,7 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 
 		judge_nodes(&j, sm_missing);
 		congestion_judge(&j, thr.wait_per_second);
+		flapcheck_judge(&j, thr.flap_count, thr.flap_window_s);
 		judge_lids(&j);
 		judge_descs(&j);
 		judge_guids(&j);
@@ -452,4 +454,9 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 	snap->problems = j.list;
 	snap->nproblems = j.n;
 	snap->routes_broken = routes_broken(&j);
+}
+
+void problems_forget(void)
+{
+	flapcheck_forget();
 }

@@ -1,7 +1,8 @@
 /* The problems tier's own: the list a judgement makes (problem.c), shared
  * by the judgement and its node, port, counter and SM checks
- * (problems.c), the link checks (linkcheck.c) and the forwarding-table
- * checks (routecheck.c), which problems.c calls in turn. */
+ * (problems.c), the link checks (linkcheck.c), the forwarding-table
+ * checks (routecheck.c) and the flapping links (flapcheck.c), which
+ * problems.c calls in turn. */
 #ifndef UMADFS_PROBLEMS_PRIV_H
 #define UMADFS_PROBLEMS_PRIV_H
 
@@ -47,6 +48,12 @@ void linkcheck_expected(struct problem_list *l);
  * route_dead_end (not, with sm_missing, into a port that is LinkUp but
  * Init or Armed: the SM's to bring up, as port_not_active). */
 void routecheck_routes(struct problem_list *l, bool sm_missing);
+/* flapcheck.c: link_flapping, from the flaps since l->last (remembered
+ * across judgements): count of them within window_s seconds.  The sweep
+ * thread (problems_judge()) alone. */
+void flapcheck_judge(struct problem_list *l, uint64_t count, uint64_t window_s);
+/* Forgets every port's flaps (problems_forget()). */
+void flapcheck_forget(void);
 
 /* congestion.c: port_congested, PortXmitWait ticks a second over
  * threshold between the last two sweeps. */

@@ -59,6 +59,7 @@ struct discover {
 	int64_t now_ms;      /* CLOCK_MONOTONIC at the start */
 	struct discover_routes routes; /* this sweep's */
 	bool lft_all;        /* every table is read (sweeplft.c) */
+	unsigned det_new;    /* ports never answered whose details this sweep asks (sweepdet.c) */
 	struct req *reqs;
 	uint32_t nreqs, free_head;
 	size_t cap;

@@ -2,10 +2,10 @@
  * PortRcvErrorDetails, PortXmitDiscardDetails and PortVLXmitWaitCounters
  * asked - those whose summary counter (port_rcv_errors,
  * port_xmit_discards, port_xmit_wait) moved since the snapshot before,
- * those never answered whose summary is not 0, and a slice of all the
- * ports in turn, every port once in DETAILS_ROTATION sweeps - and the
- * others' kept from the snapshot before (docs/files.md, "What a sweep
- * asks"). */
+ * those never answered (whose summary is not 0, and the others up to
+ * DETAILS_NEW_MAX ports a sweep), and a slice of all the ports in turn,
+ * every port once in DETAILS_ROTATION sweeps - and the others' kept from
+ * the snapshot before (docs/files.md, "What a sweep asks"). */
 #include <errno.h>
 #include <string.h>
 
@@ -16,6 +16,12 @@
 
 /* Every port's details are asked at least once in this many sweeps. */
 #define DETAILS_ROTATION 32
+/* Ports never answered whose summary counters are 0 that one sweep asks
+ * the details of (3 Gets each): a fabric of up to this many ports has
+ * them all after its first sweep; a larger one after a sweep more for
+ * each this many (16k HCAs: 40,000 ports, 10 sweeps), the first sweep
+ * not half as long again. */
+#define DETAILS_NEW_MAX 4096
 
 /* Whether port p of n is in this sweep's slice of the rotation: its turn
  * spread by GUID and port number. */
@@ -36,12 +42,12 @@ static bool summary(const struct fab_node *n, const struct fab_port *fp,
 }
 
 /* Whether attribute a of fp is asked outside the rotation: its summary
- * moved since wp (was's port), or, never answered before (a port new to
- * the view), is not 0 (the rest wait for their turn: on a healthy
- * fabric the first sweep asks next to none); not when the PMA refused
- * it before. */
+ * moved since wp (was's port); never answered before (a port new to the
+ * view), when it is not 0, or when *fresh (the port is among this
+ * sweep's DETAILS_NEW_MAX); not when the PMA refused it before. */
 static bool moved(const struct fab_node *n, const struct fab_port *fp,
-		  const struct fab_node *was, const struct fab_port *wp, unsigned a)
+		  const struct fab_node *was, const struct fab_port *wp, unsigned a,
+		  bool fresh)
 {
 	unsigned c = pmadetails_summary((enum pmadetails_attr)a);
 	uint64_t now, then;
@@ -49,7 +55,7 @@ static bool moved(const struct fab_node *n, const struct fab_port *fp,
 	if (wp && wp->det_refused & 1u << a)
 		return false;
 	if (!wp || !(wp->det_has & 1u << a))
-		return summary(n, fp, c, &now) && now != 0;
+		return fresh || (summary(n, fp, c, &now) && now != 0);
 	if (!summary(n, fp, c, &now) || !summary(was, wp, c, &then))
 		return false;
 	return now != then;
@@ -76,15 +82,20 @@ int sweepdet_port(struct discover *d, uint32_t ni, unsigned p)
 	struct fab_port *fp = &n->ports[p];
 	const struct fab_node *was = d->ns[ni].was;
 	const struct fab_port *wp = was && p <= was->nports ? &was->ports[p] : NULL;
-	bool rotate;
+	bool rotate, fresh = false;
 
 	if (!p || !fp->has_counters)
 		return 0;
 	rotate = in_rotation(d, n, p);
+	if (!rotate && (!wp || (wp->det_has | wp->det_refused) != (1u << PMADET_ATTRS) - 1) &&
+	    d->det_new < DETAILS_NEW_MAX) {
+		fresh = true;
+		d->det_new++;
+	}
 	for (unsigned a = 0; a < PMADET_ATTRS; a++) {
 		struct req *r;
 
-		if (!rotate && !moved(n, fp, was, wp, a)) {
+		if (!rotate && !moved(n, fp, was, wp, a, fresh)) {
 			keep(fp, wp, a);
 			continue;
 		}

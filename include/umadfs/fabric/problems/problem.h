@@ -31,6 +31,7 @@ enum fab_problem_kind {
 	PROBLEM_ROUTE_DEAD_END,
 	PROBLEM_SWEEP_FAILED,
 	PROBLEM_PORT_CONGESTED, /* found holds its keys */
+	PROBLEM_LINK_FLAPPING,  /* flapcheck.c's */
 	PROBLEM_KIND_COUNT
 };
 
@@ -64,13 +65,19 @@ struct fab_problem {
 			uint64_t act_count; /* the master's, unmoved */
 			uint64_t seconds;   /* for this long */
 		} sm;
+		struct {                /* link_flapping */
+			uint64_t flaps;     /* downs within the window, at most */
+			uint64_t window_s;
+			uint64_t since_s;   /* since the last */
+		} flap;
 		uint64_t count;         /* duplicate_node_desc: nodes of the
 					 * description; the route kinds: LIDs */
 	} n;
 	char node_desc[FAB_DESC_LEN + 1];
 	char peer_desc[FAB_DESC_LEN + 1];
 	char expected[64], found[128]; /* as the kind words them */
-	const char *basis; /* link_degraded: expected, enabled or fabric */
+	const char *basis; /* link_degraded: expected, enabled or fabric;
+			    * link_flapping: events or LinkDownedCounter */
 };
 
 /* The kind's name (counter_over_threshold ...) and severity's. */

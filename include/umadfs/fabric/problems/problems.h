@@ -14,5 +14,9 @@ int problems_configure(const char *thresholds_path);
  * NULL) and expected (or NULL): sets snap->problems.  The sweep thread. */
 void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		    const struct fab_snap *expected);
+/* Forgets what the judgements remember across snapshots (the flaps of
+ * link_flapping): at stop, once the sweep thread is gone; between the
+ * unit tests' fabrics. */
+void problems_forget(void);
 
 #endif
