@@ -225,12 +225,12 @@ int fabtext_sweep(const struct fab_snap *s, char *buf, size_t cap)
 		     "via %s\nnodes %u\nswitches %u\ncas %u\nrouters %u\nlinks %u\n"
 		     "ports %u\nmads %" PRIu64 "\nlfts_read %u\ntimeouts %" PRIu64 "\n"
 		     "unreachable %" PRIu64 "\nproblems %zu\nproblems_us %u\n"
-		     "ok %d\nerror %s\nrefreshes %u\n", when,
+		     "routing_us %u\nok %d\nerror %s\nrefreshes %u\n", when,
 		     clock_now_ms() - s->mono_ms,
 		     s->duration_ms, s->via, st->nodes, st->switches, st->cas,
 		     st->routers, st->links, st->ports, st->mads, st->lfts_read,
 		     st->timeouts,
-		     st->unreachable, s->nproblems, s->problems_us, s->ok, s->error,
+		     st->unreachable, s->nproblems, s->problems_us, s->routing_us, s->ok, s->error,
 		     s->refreshes);
 	return n < 0 || (size_t)n >= cap ? -ENOSPC : n;
 }
@@ -259,6 +259,8 @@ static char *format(const struct fab_snap *snap, enum fab_text which,
 		format_links(&t, snap);
 	else if (which == FAB_TEXT_PROBLEMS)
 		format_problems(&t, snap);
+	else if (which == FAB_TEXT_ROUTING && snap->routing)
+		put_mem(&t, snap->routing->text, snap->routing->len);
 	put(&t, "%s", ""); /* an empty text is still made */
 	if (t.failed) {
 		if (t.buf)

@@ -46,5 +46,8 @@ void linkcheck_expected(struct problem_list *l);
  * route_dead_end (not, with sm_missing, into a port that is LinkUp but
  * Init or Armed: the SM's to bring up, as port_not_active). */
 void routecheck_routes(struct problem_list *l, bool sm_missing);
+/* routequal.c: the routing as a whole: credit_loop, and the snapshot's
+ * routing (fabric/routing); nothing without a switch's table. */
+void routequal_judge(struct problem_list *l);
 
 #endif

@@ -29,6 +29,7 @@ enum fab_problem_kind {
 	PROBLEM_ROUTE_MISSING,  /* routecheck.c's: found holds their keys */
 	PROBLEM_ROUTE_LOOP,
 	PROBLEM_ROUTE_DEAD_END,
+	PROBLEM_CREDIT_LOOP,    /* routequal.c's: found holds the cycle */
 	PROBLEM_SWEEP_FAILED,
 	PROBLEM_KIND_COUNT
 };
