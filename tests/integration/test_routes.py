@@ -38,13 +38,7 @@ def switches(m):
     return out
 
 
-def lft(m, guid):
-    """A switch's lft file as {LID: port}, checking its order and form."""
-    text = open(m.path("fabric", "nodes", "0x%016x" % guid, "lft")).read()
-    pairs = [tuple(map(int, ln.split(" "))) for ln in text.splitlines()]
-    assert [p[0] for p in pairs] == sorted({p[0] for p in pairs}), text
-    assert all(p[1] != 255 for p in pairs)
-    return dict(pairs)
+lft = tm.lft
 
 
 def ibroute(f, host, lid):
@@ -174,16 +168,7 @@ def set_entry(m, sw_guid, sw_lid, changes, answered=True):
     own send, its entries as lft shows them with changes ({LID: port})
     applied; the answer's status must be 0 (answered=False: a table without
     this host's LID loses the answer on its way back, a timeout)."""
-    block = [255] * 64
-    for lid, port in lft(m, sw_guid).items():
-        if lid < 64:
-            block[lid] = port
-    for lid, port in changes.items():
-        block[lid] = port
-    with mf.Recv(m) as rx:
-        mf.write_send(m, "class=smi method=set attr=0x0019 attrmod=0 lid=%d data=%s\n"
-                      % (sw_lid, bytes(block).hex()))
-        ans = rx.line(timeout=10)
+    ans = tm.set_lft_block0(m, sw_guid, sw_lid, changes)
     if answered:
         assert ans["method"] == "getresp" and int(ans["status"], 16) == 0, ans
     else:

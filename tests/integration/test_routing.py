@@ -53,11 +53,12 @@ def ibdmchk(d):
     loop = re.search(r"Found credit loop on: (\S+) VL: (\d+)\n((?:  - BT .*\n)*)", out)
     res["loop"] = None
     if loop:
-        names = [loop.group(1)] + re.findall(r"BT credit loop through: (\S+) VL", loop.group(3))
-        ports = [(int(g, 16), int(p)) for g, p in
-                 (re.match(r"S([0-9a-fA-F]{16})/U1/P(\d+)$", n).groups()
-                  for n in names if n.startswith("S"))]
-        res["loop"] = set(ports)
+        # The backtrace goes on past the cycle, to where its search began.
+        bt = re.findall(r"BT credit loop through: (\S+) VL", loop.group(3))
+        names = [loop.group(1)] + bt[:bt.index(loop.group(1))]
+        res["loop"] = {(int(g, 16), int(p)) for g, p in
+                       (re.match(r"S([0-9a-fA-F]{16})/U1/P(\d+)$", n).groups()
+                        for n in names)}
     assert ("-E- credit loops in routing" in out) == bool(loop), out
     return res
 
@@ -126,6 +127,16 @@ def test_ring_credit_loop(tmp_path, make_fabric, mount):
     assert all(p["severity"] == "error" and p["vl"] == "0" for p in loops), loops
     assert {(int(p["guid"], 16), int(p["port"])) for p in loops} == \
         {min(c) for c in cycles(r)}, (loops, r)
+    # A sweep that reads no table keeps the verdict unjudged.
+    deadline = time.monotonic() + 30
+    while True:
+        sweep(m)
+        kv = dict(ln.split(" ", 1) for ln in open(m.path("fabric", "sweep")).read().splitlines()
+                  if " " in ln)
+        if kv["lfts_read"] == "0":
+            break
+        assert time.monotonic() < deadline, kv
+    assert kv["routing_us"] == "0" and routing(m) == r and problems(m, "credit_loop") == loops
     check_far(r, chk)
 
 
@@ -140,9 +151,9 @@ def check_far(r, chk):
     assert int(r["switch_ports"][0]) == len(chk["ports"]), (r, chk["ports"])
 
 
-def test_fat_tree_updn(tmp_path, make_fabric, mount):
-    """The bench's quick fat tree routed by updn: no credit loop, by
-    ibdmchk and by the mount; the histograms equal."""
+def updn_tree(tmp_path, make_fabric):
+    """The bench's quick fat tree (4 leaves, 2 spines, 4 HCAs a leaf),
+    routed by opensm's updn on H0001, dumping -> (fabric, dump dir)."""
     need("ibdmchk")
     net = tmp_path / "fat.net"
     subprocess.run(["python3", tm.GEN, "--leaves", "4", "--spines", "2",
@@ -150,6 +161,13 @@ def test_fat_tree_updn(tmp_path, make_fabric, mount):
     f = make_fabric(str(net))
     d = opensm_dumping(f, "H0001", tmp_path, engine="updn")
     f.wait_active("H0002", timeout=30)
+    return f, d
+
+
+def test_fat_tree_updn(tmp_path, make_fabric, mount):
+    """The bench's quick fat tree routed by updn: no credit loop, by
+    ibdmchk and by the mount; the histograms equal."""
+    f, d = updn_tree(tmp_path, make_fabric)
     m = mount("H0002", fabric=f)
     chk = settled(f, m, d)
     r = routing(m)
@@ -157,3 +175,103 @@ def test_fat_tree_updn(tmp_path, make_fabric, mount):
     check_far(r, chk)
     assert chk["loop"] is None and r["credit_loops"] == ["0"], (r, chk["text"])
     assert "credit_loop" not in r and not problems(m, "credit_loop")
+
+
+def fat_tree_map(m):
+    """The view's fat tree: ({leaf: {spine: port}}, {spine: {leaf: port}},
+    {CA LID: its leaf}, {switch: LID})."""
+    links = re.findall(r"^guid=(\S+) port=(\d+) .*?peer_guid=(\S+) peer_port=(\d+) ",
+                       open(m.path("fabric", "links")).read(), re.M)
+    sws = {}
+    for g in os.listdir(m.path("fabric", "nodes")):
+        if open(m.path("fabric", "nodes", g, "node_type")).read().startswith("2"):
+            sws[int(g, 16)] = int(open(m.path("fabric", "nodes", g, "ports", "0", "lid")).read(), 16)
+    ends = {}   # switch -> {peer: port}
+    cas = {}
+    for a, pa, b, pb in links:
+        a, b, pa, pb = int(a, 16), int(b, 16), int(pa), int(pb)
+        for x, px, y, py in ((a, pa, b, pb), (b, pb, a, pa)):
+            if x in sws:
+                ends.setdefault(x, {})[y] = px
+            elif y in sws:
+                lid = int(open(m.path("fabric", "nodes", "0x%016x" % x, "ports",
+                                      str(px), "lid")).read(), 16)
+                cas[lid] = y
+    leaves = {s for s in sws if any(c == s for c in cas.values())}
+    up = {l: {s: p for s, p in ends[l].items() if s in sws} for l in leaves}
+    down = {s: {l: p for l, p in ends[s].items() if l in leaves}
+            for s in sws if s not in leaves}
+    return up, down, cas, sws
+
+
+def closing_sets(m):
+    """Entries that, set in turn, close a credit loop, each route still
+    arriving: the leaves send X up to spine A and Z up to B; A sends X
+    down to leaf La, which sends it up to B (on to X's leaf); B sends Z
+    down to Lb, which sends it up to A.  Then A/La -> La/B (Z from La)
+    -> B/Lb -> Lb/A (X from Lb) -> A/La -> [(switch, LID, port, was)]."""
+    up, down, cas, sws = fat_tree_map(m)
+    t = {s: tm.lft(m, s) for s in sws}
+    spine_of = {l: {p: s for s, p in up[l].items()} for l in up}
+    for la in sorted(up):
+        for lb in sorted(up):
+            for x in sorted(cas):
+                for z in sorted(cas):
+                    if la == lb or {cas[x], cas[z]} & {la, lb}:
+                        continue
+                    a, b = spine_of[la].get(t[la][x]), spine_of[la].get(t[la][z])
+                    if not a or not b or a == b or t[lb][x] != up[lb][a]:
+                        continue
+                    sets = [(a, x, down[a][la]), (la, x, up[la][b]),
+                            (b, z, down[b][lb]), (lb, z, up[lb][a])]
+                    return [(sw, lid, port, t[sw][lid]) for sw, lid, port in sets], sws
+    raise AssertionError("no entries close a loop: %r" % t)
+
+
+def dump_with(d, sets, out):
+    """opensm's dump in d copied into out with the entries of sets changed,
+    for ibdmchk."""
+    out.mkdir()
+    text = (d / "opensm.fdbs").read_text()
+    for sw, lid, port, _ in sets:
+        head = "dump_ucast_routes: Switch 0x%016x\n" % sw
+        a = text.index(head)
+        b = text.find("dump_ucast_routes", a + 1)
+        b = len(text) if b < 0 else b
+        block, n = re.subn(r"^(0x%04X : )\d{3}" % lid, r"\g<1>%03d" % port, text[a:b],
+                           flags=re.M | re.I)
+        assert n == 1, block
+        text = text[:a] + block + text[b:]
+    (out / "opensm.fdbs").write_text(text)
+    for name in ("opensm-subnet.lst", "opensm.mcfdbs"):
+        (out / name).write_text((d / name).read_text())
+    return out
+
+
+def test_set_closes_a_loop(tmp_path, make_fabric, mount):
+    """Entries set in turn through the mount's own send (closing_sets())
+    turn the updn tree's routes down and up again: after each, the mount
+    and ibdmchk, on opensm's dump with the same entries, agree whether
+    there is a credit loop; after the last there is one, on the ports
+    ibdmchk names; put back, it is gone (and problem_cleared)."""
+    f, d = updn_tree(tmp_path, make_fabric)
+    # Every sweep reads every table: the Sets are behind the SM's back.
+    m = mount("H0002", fabric=f, options=("fabric_routes_max_age=0",))
+    assert settled(f, m, d)["loop"] is None
+    sets, sws = closing_sets(m)
+    for i, (sw, lid, port, _) in enumerate(sets):
+        ans = tm.set_lft_block0(m, sw, sws[sw], {lid: port})
+        assert ans["method"] == "getresp" and int(ans["status"], 16) == 0, ans
+        sweep(m)
+        assert tm.lft(m, sw)[lid] == port
+        chk = ibdmchk(dump_with(d, sets[:i + 1], tmp_path / ("dump%d" % i)))
+        r = routing(m)
+        assert (chk["loop"] is not None) == (r["credit_loops"] != ["0"]), (r, chk["text"])
+    assert chk["loop"] and chk["loop"] in cycles(r), (r, chk["loop"])
+    assert problems(m, "credit_loop"), r
+    for sw, lid, _, was in sets:
+        tm.set_lft_block0(m, sw, sws[sw], {lid: was})
+    sweep(m)
+    assert routing(m)["credit_loops"] == ["0"] and not problems(m, "credit_loop")
+    events = open(m.path("fabric", "events.log")).read()
+    assert "event=problem_cleared problem=credit_loop" in events
