@@ -275,3 +275,46 @@ def test_set_closes_a_loop(tmp_path, make_fabric, mount):
     assert routing(m)["credit_loops"] == ["0"] and not problems(m, "credit_loop")
     events = open(m.path("fabric", "events.log")).read()
     assert "event=problem_cleared problem=credit_loop" in events
+
+
+def lft_balance(f, host, tmp_path):
+    """check_lft_balance on dump_lfts and ibnetdiscover --cache of the
+    fabric now -> the GUIDs of the switches it calls unbalanced."""
+    cache, lfts = tmp_path / "ibnd.cache", tmp_path / "lfts.txt"
+    if cache.exists():
+        cache.unlink()
+    tm.tool(f, host, "ibnetdiscover", "--cache", str(cache))
+    lfts.write_text(tm.tool(f, host, "dump_lfts").stdout)
+    # (It runs iblinkinfo --load-cache, which opens a port all the same.)
+    out = tm.tool(f, host, "check_lft_balance", "-l", str(lfts), "-i", str(cache)).stdout
+    return {int(g, 16) for g in re.findall(r"^Unbalanced Switch Port Usage: .*, (0x[0-9a-f]+)$",
+                                            out, re.M)}, out
+
+
+def unbalanced(m):
+    return {int(p["guid"], 16) for p in problems(m, "route_unbalanced")}
+
+
+def test_unbalanced_as_check_lft_balance(tmp_path, make_fabric, mount):
+    """route_unbalanced names the switches check_lft_balance names: none
+    on the updn tree; a leaf whose entry for one CA's LID is moved to its
+    other uplink (7 LIDs up one, 5 up the other); none again once put
+    back."""
+    need("ibdmchk", "check_lft_balance")
+    f, d = updn_tree(tmp_path, make_fabric)
+    m = mount("H0002", fabric=f, options=("fabric_routes_max_age=0",))
+    settled(f, m, d)
+    theirs, out = lft_balance(f, "H0002", tmp_path)
+    assert unbalanced(m) == theirs == set(), out
+    up, _, cas, sws = fat_tree_map(m)
+    leaf = sorted(up)[0]
+    ports = sorted(up[leaf].values())
+    t = tm.lft(m, leaf)
+    lid = next(x for x in sorted(cas) if cas[x] != leaf and t[x] == ports[0])
+    for port in (ports[1], ports[0]):
+        ans = tm.set_lft_block0(m, leaf, sws[leaf], {lid: port})
+        assert ans["method"] == "getresp" and int(ans["status"], 16) == 0, ans
+        sweep(m)
+        theirs, out = lft_balance(f, "H0002", tmp_path)
+        assert unbalanced(m) == theirs == ({leaf} if port == ports[1] else set()), \
+            (problems(m, "route_unbalanced"), out)

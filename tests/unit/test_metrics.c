@@ -211,8 +211,10 @@ static const struct {
 	{ "two-switch-full.txt", 49667, 0x71e9ababd90dfd11ull },
 	{ "two-switch-group.txt", 59994, 0x85ede82be6905117ull },
 	{ "dual-port-hca.txt", 37840, 0xe350dab11dfe7049ull },
-	{ "fat-tree.txt", 117706, 0x990c600b9d282aafull },
-	{ "fat-tree-1k", 7845176, 0x15fe4959e1c46e19ull },
+	/* The random tables of the trees make route_unbalanced (and
+	 * credit_loop) problems since issue 33: their umadfs_problem lines. */
+	{ "fat-tree.txt", 118059, 0x6d8c96e27bd4adc1ull },
+	{ "fat-tree-1k", 7849180, 0x1b23a78cf7c7889bull },
 };
 
 static struct fab_snap *fabric(const char *name)

@@ -330,6 +330,7 @@ static bool carried(const struct problem_list *j, const struct fab_problem *was)
 	case PROBLEM_ROUTE_LOOP:
 	case PROBLEM_ROUTE_DEAD_END:
 	case PROBLEM_CREDIT_LOOP:
+	case PROBLEM_ROUTE_UNBALANCED:
 		return true;
 	case PROBLEM_COUNTER_RISING:
 		n = fabsnap_find(j->snap, was->guid);
@@ -401,7 +402,8 @@ static void carry_routes(struct problem_list *j, const struct fab_snap *prev)
 		struct fab_problem *pr;
 
 		if (kind != PROBLEM_ROUTE_MISSING && kind != PROBLEM_ROUTE_LOOP &&
-		    kind != PROBLEM_ROUTE_DEAD_END && kind != PROBLEM_CREDIT_LOOP)
+		    kind != PROBLEM_ROUTE_DEAD_END && kind != PROBLEM_CREDIT_LOOP &&
+		    kind != PROBLEM_ROUTE_UNBALANCED)
 			continue;
 		pr = problem_add(j, kind, NULL, -1);
 		if (pr)

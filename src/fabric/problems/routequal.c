@@ -21,6 +21,8 @@
 #include "routequal_priv.h"
 
 #define PORTS_FAR 4 /* ports farthest from the mean, listed */
+#define BALANCE_SLACK 1 /* route_unbalanced: more LIDs than this between
+			 * a switch's ports (check_lft_balance's) */
 
 /* Channel c's port beyond: the switch there, or the CA port. */
 static void channel_beyond(struct rq *q, size_t c, const struct fab_node *n,
@@ -64,7 +66,8 @@ static int build_switches(struct rq *q)
 	q->end = malloc((q->nch + 1) * sizeof(*q->end));
 	q->ebase = malloc((q->nch + 1) * sizeof(*q->ebase));
 	q->dlids = calloc(q->nch + 1, sizeof(*q->dlids));
-	if (!q->peer || !q->end || !q->ebase || !q->dlids)
+	q->calids = calloc(q->nch + 1, sizeof(*q->calids));
+	if (!q->peer || !q->end || !q->ebase || !q->dlids || !q->calids)
 		return -ENOMEM;
 	for (uint32_t k = 0; k < q->nsw; k++) {
 		const struct fab_node *n = &s->nodes[q->sw[k]];
@@ -158,6 +161,7 @@ static void entries(struct rq *q, unsigned lid)
 		q->next[k] = RQ_NONE;
 		if (!e || e > n->nports)
 			continue;
+		q->calids[c]++;
 		if (q->peer[c] != RQ_NONE)
 			q->next[k] = q->peer[c];
 		else if (q->end[c] && routes_has_lid(q->end[c], lid))
@@ -354,6 +358,7 @@ static void rq_free(struct rq *q)
 	free(q->ebase);
 	free(q->edges);
 	free(q->dlids);
+	free(q->calids);
 	free(q->ca);
 	free(q->cas);
 	free(q->firstca);
@@ -362,6 +367,39 @@ static void rq_free(struct rq *q)
 	free(q->hops);
 	free(q->dist);
 	free(q->queue);
+}
+
+/* Switch k's ports as check_lft_balance weighs them: the CA LIDs its
+ * table sends out of each port, leaving out a port to a CA that carries
+ * just that CA's LIDs, and an idle port that is not Active.  Unbalanced:
+ * the most exceed the fewest by more than one (BALANCE_SLACK). */
+static void balance_switch(struct rq *q, uint32_t k)
+{
+	const struct fab_node *n = &q->s->nodes[q->sw[k]];
+	unsigned lo = 0, hi = 0;
+	uint32_t min = UINT32_MAX, max = 0;
+	struct fab_problem *p;
+
+	for (unsigned port = 1; port <= n->nports; port++) {
+		size_t c = q->first[k] + port;
+		uint32_t v = q->calids[c];
+		bool up = q->peer[c] != RQ_NONE || q->end[c];
+
+		if ((!v && !up) ||
+		    (q->end[c] && v == 1u << (q->end[c]->lmc & 7)))
+			continue;
+		if (v < min)
+			min = v, lo = port;
+		if (v > max)
+			max = v, hi = port;
+	}
+	if (min == UINT32_MAX || max <= min + BALANCE_SLACK)
+		return;
+	p = problem_add(q->list, PROBLEM_ROUTE_UNBALANCED, n, -1);
+	if (p)
+		snprintf(p->found, sizeof(p->found),
+			 "min_lids=%" PRIu32 " min_port=%u max_lids=%" PRIu32 " max_port=%u",
+			 min, lo, max, hi);
 }
 
 /* The snapshot's fab_routing: q's numbers and t's text. */
@@ -403,6 +441,8 @@ void routequal_judge(struct problem_list *list)
 		rq_put(&t, "vls 1\n");
 		r = creditloop_find(&q, &t);
 	}
+	for (uint32_t k = 0; r == 0 && k < q.nsw; k++)
+		balance_switch(&q, k);
 	if (r == 0)
 		r = routing_block(&q, &t);
 	if (r < 0)

@@ -33,6 +33,8 @@ struct rq {
 	size_t *ebase;       /* per channel: its dependencies' first bit */
 	uint64_t *edges;     /* bit ebase[c] + p: channel c -> peer's port p */
 	uint32_t *dlids;     /* per channel: the DLIDs routed out of it */
+	uint32_t *calids;    /* per channel: the CA LIDs its switch's table
+			      * sends out of it (check_lft_balance's count) */
 	struct rq_ca *ca;    /* sorted by switch */
 	size_t nca;
 	uint32_t *cas;       /* per switch: the CA ports on it */
