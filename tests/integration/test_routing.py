@@ -137,7 +137,20 @@ def test_ring_credit_loop(tmp_path, make_fabric, mount):
             break
         assert time.monotonic() < deadline, kv
     assert kv["routing_us"] == "0" and routing(m) == r and problems(m, "credit_loop") == loops
+    check_metrics(m, r)
     check_far(r, chk)
+
+
+def check_metrics(m, r):
+    """metrics.prom's umadfs_credit_loops and umadfs_route_pairs say what
+    fabric/routing says."""
+    prom = open(m.path("fabric", "metrics.prom")).read()
+    assert re.findall(r"^umadfs_credit_loops (\d+)$", prom, re.M) == r["credit_loops"]
+    pairs = {}
+    for by, h, n in re.findall(r'^umadfs_route_pairs\{by="(\w+)",hops="(\d+)"\} (\d+)$',
+                               prom, re.M):
+        pairs.setdefault(by, {})[int(h)] = int(n)
+    assert pairs == {"lft": hist(r, "hops_lft"), "min": hist(r, "hops_min")}, prom
 
 
 def check_far(r, chk):
@@ -174,6 +187,7 @@ def test_fat_tree_updn(tmp_path, make_fabric, mount):
     check_against(r, chk)
     check_far(r, chk)
     assert chk["loop"] is None and r["credit_loops"] == ["0"], (r, chk["text"])
+    check_metrics(m, r)
     assert "credit_loop" not in r and not problems(m, "credit_loop")
 
 
