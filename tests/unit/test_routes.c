@@ -1,7 +1,8 @@
 /* Routing on snapshots made by hand: names, paths (a ring of three
  * switches, an LMC range), and the routing problems the judge finds -
  * a loop of three, a dead end, a table broken wholesale counted in one
- * line, and a port the missing SM has yet to bring up. */
+ * line, and a port the missing SM has yet to bring up - and the routing
+ * as a whole: the one-way ring's credit loop. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,6 +286,44 @@ static void test_routes_carried(void)
 	fabsnap_put(s);
 }
 
+/* The routing as a whole (routequal.c): the one-way ring's routes depend
+ * on each switch's port 1 in turn, a credit loop; S3/1 carries A's and
+ * B's LIDs, the others three (C has two: LMC 1); the way back (ports 2)
+ * idle.  S3 sending B's LID back by port 2 breaks the loop (and makes C
+ * to B a hop shorter). */
+static void test_routing_quality(void)
+{
+	struct fab_snap *s = ring();
+	const struct fab_problem *p = NULL;
+
+	problems_judge(NULL, s, NULL);
+	for (size_t i = 0; i < s->nproblems; i++)
+		if (s->problems[i].kind == PROBLEM_CREDIT_LOOP)
+			p = &s->problems[i];
+	CHECK(p && p->guid == S1 && p->port == 1);
+	CHECK_STR(p ? p->found : "", "vl=0 ports=3 cycle=0x0000000000000011/1,"
+		  "0x0000000000000012/1,0x0000000000000013/1");
+	CHECK(s->routing != NULL);
+	CHECK_STR(s->routing ? s->routing->text : "",
+		  "pairs 6\npairs_unrouted 0\nhops_lft 3 3\nhops_lft 4 3\nhops_min 3 6\n"
+		  "worst_hops 4\nworst_pair 0x00000000000000b0/1 0x00000000000000a0/1\n"
+		  "switch_ports 3\nidle_ports 3\ndlids_mean 2.67\ndlids 2 1\ndlids 3 2\n"
+		  "port_far 0x0000000000000013/1 2\nport_far 0x0000000000000011/1 3\n"
+		  "port_far 0x0000000000000012/1 3\nvls 1\n"
+		  "credit_loop vl=0 ports=3 cycle=0x0000000000000011/1,"
+		  "0x0000000000000012/1,0x0000000000000013/1\ncredit_loops 1\n");
+	fabsnap_put(s);
+
+	s = ring();
+	fabsnap_find(s, S3)->lft->port[20] = 2;
+	problems_judge(NULL, s, NULL);
+	for (size_t i = 0; i < s->nproblems; i++)
+		CHECK(s->problems[i].kind != PROBLEM_CREDIT_LOOP);
+	CHECK(s->routing && s->routing->credit_loops == 0 &&
+	      s->routing->hops_lft[3] == 4 && s->routing->hops_lft[4] == 2);
+	fabsnap_put(s);
+}
+
 /* Many LIDs broken apart: their ranges cut to fit the line. */
 static void test_ranges(void)
 {
@@ -315,6 +354,7 @@ int main(void)
 	test_paths();
 	test_problems();
 	test_routes_carried();
+	test_routing_quality();
 	test_ranges();
 	return check_failures ? 1 : 0;
 }
