@@ -267,12 +267,20 @@ def test_set_closes_a_loop(tmp_path, make_fabric, mount):
     turn the updn tree's routes down and up again: after each, the mount
     and ibdmchk, on opensm's dump with the same entries, agree whether
     there is a credit loop; after the last there is one, on the ports
-    ibdmchk names; put back, it is gone (and problem_cleared)."""
+    ibdmchk names; put back, it is gone (and problem_cleared).  Each
+    step's routes are longer than the minimum (ibdmchk's histograms,
+    equal to fabric/routing's): route_not_minimal names the spines whose
+    entry sends a LID down to a leaf not its own."""
     f, d = updn_tree(tmp_path, make_fabric)
     # Every sweep reads every table: the Sets are behind the SM's back.
     m = mount("H0002", fabric=f, options=("fabric_routes_max_age=0",))
+    # A routing engine that does not claim minimal paths.
+    off = mount("H0003", fabric=f, options=("fabric_routes_max_age=0",
+                                            "fabric_routes_minimal=off"))
     assert settled(f, m, d)["loop"] is None
+    assert not problems(m, "route_not_minimal")
     sets, sws = closing_sets(m)
+    up = fat_tree_map(m)[0]
     for i, (sw, lid, port, _) in enumerate(sets):
         ans = tm.set_lft_block0(m, sw, sws[sw], {lid: port})
         assert ans["method"] == "getresp" and int(ans["status"], 16) == 0, ans
@@ -281,12 +289,23 @@ def test_set_closes_a_loop(tmp_path, make_fabric, mount):
         chk = ibdmchk(dump_with(d, sets[:i + 1], tmp_path / ("dump%d" % i)))
         r = routing(m)
         assert (chk["loop"] is not None) == (r["credit_loops"] != ["0"]), (r, chk["text"])
+        check_against(r, chk)
+        # A spine's entry alone loops (the leaf sends the LID back up);
+        # with the leaf's the routes arrive, longer than the minimum by
+        # ibdmchk's two histograms, and the spine is named.
+        if i % 2:
+            assert max(chk["lft"]) > max(chk["min"]), chk["text"]
+            assert {int(p["guid"], 16) for p in problems(m, "route_not_minimal")} == \
+                {sw for sw, _, _, _ in sets[:i + 1] if sw not in up}
+            sweep(off)
+            assert routing(off) == r and not problems(off, "route_not_minimal")
     assert chk["loop"] and chk["loop"] in cycles(r), (r, chk["loop"])
     assert problems(m, "credit_loop"), r
     for sw, lid, _, was in sets:
         tm.set_lft_block0(m, sw, sws[sw], {lid: was})
     sweep(m)
     assert routing(m)["credit_loops"] == ["0"] and not problems(m, "credit_loop")
+    assert not problems(m, "route_not_minimal")
     events = open(m.path("fabric", "events.log")).read()
     assert "event=problem_cleared problem=credit_loop" in events
 

@@ -38,6 +38,7 @@ static const struct {
 	[PROBLEM_ROUTE_DEAD_END] = { "route_dead_end", SEVERITY_ERROR },
 	[PROBLEM_CREDIT_LOOP] = { "credit_loop", SEVERITY_ERROR },
 	[PROBLEM_ROUTE_UNBALANCED] = { "route_unbalanced", SEVERITY_WARNING },
+	[PROBLEM_ROUTE_NOT_MINIMAL] = { "route_not_minimal", SEVERITY_WARNING },
 	[PROBLEM_SWEEP_FAILED] = { "sweep_failed", SEVERITY_ERROR },
 };
 
@@ -256,6 +257,7 @@ static void kind_keys(const struct fab_problem *p, char *buf, size_t cap, size_t
 	case PROBLEM_ROUTE_DEAD_END:
 	case PROBLEM_CREDIT_LOOP:
 	case PROBLEM_ROUTE_UNBALANCED:
+	case PROBLEM_ROUTE_NOT_MINIMAL:
 		keyf(buf, cap, o, " %s", p->found);
 		break;
 	case PROBLEM_SWEEP_FAILED:

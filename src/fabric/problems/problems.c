@@ -25,9 +25,15 @@
 
 #define SM_STALL_MS 60000 /* ActCount unmoved this long: sm_stalled */
 
-/* Set by problems_configure() before the sweep thread starts, then only
- * read. */
+/* Set by problems_configure() and problems_routes_minimal() before the
+ * sweep thread starts, then only read. */
 static struct thresholds thr;
+static bool routes_minimal = true;
+
+void problems_routes_minimal(bool on)
+{
+	routes_minimal = on;
+}
 
 int problems_configure(const char *path)
 {
@@ -331,6 +337,7 @@ static bool carried(const struct problem_list *j, const struct fab_problem *was)
 	case PROBLEM_ROUTE_DEAD_END:
 	case PROBLEM_CREDIT_LOOP:
 	case PROBLEM_ROUTE_UNBALANCED:
+	case PROBLEM_ROUTE_NOT_MINIMAL:
 		return true;
 	case PROBLEM_COUNTER_RISING:
 		n = fabsnap_find(j->snap, was->guid);
@@ -403,7 +410,7 @@ static void carry_routes(struct problem_list *j, const struct fab_snap *prev)
 
 		if (kind != PROBLEM_ROUTE_MISSING && kind != PROBLEM_ROUTE_LOOP &&
 		    kind != PROBLEM_ROUTE_DEAD_END && kind != PROBLEM_CREDIT_LOOP &&
-		    kind != PROBLEM_ROUTE_UNBALANCED)
+		    kind != PROBLEM_ROUTE_UNBALANCED && kind != PROBLEM_ROUTE_NOT_MINIMAL)
 			continue;
 		pr = problem_add(j, kind, NULL, -1);
 		if (pr)
@@ -455,6 +462,7 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		.expected = expected,
 		/* A given text's widths, not the first sweep's (the default). */
 		.expected_speeds = expected && !expected->from_sweep,
+		.routes_minimal = routes_minimal,
 	};
 
 	pthread_once(&checked_once, find_checked);

@@ -17,6 +17,7 @@ struct problem_list {
 	const struct fab_snap *last;     /* the snapshot before, if ok */
 	const struct fab_snap *expected; /* or NULL */
 	bool expected_speeds;            /* expected was given as a text */
+	bool routes_minimal;             /* route_not_minimal is judged */
 	struct fab_problem *list;
 	size_t n, cap;
 	bool nomem;

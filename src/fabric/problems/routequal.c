@@ -99,7 +99,9 @@ static int build_cas(struct rq *q)
 
 	q->cas = calloc(q->nsw + 1, sizeof(*q->cas));
 	q->firstca = malloc((q->nsw + 1) * sizeof(*q->firstca));
-	if (!q->cas || !q->firstca)
+	q->longer = calloc(q->nsw + 1, sizeof(*q->longer));
+	q->longer_lid = calloc(q->nsw + 1, sizeof(*q->longer_lid));
+	if (!q->cas || !q->firstca || !q->longer || !q->longer_lid)
 		return -ENOMEM;
 	for (size_t i = 0; i < q->s->nnodes; i++) {
 		const struct fab_node *n = &q->s->nodes[i];
@@ -238,6 +240,8 @@ static void route_lid(struct rq *q, size_t d, unsigned lid, bool base)
 		q->dlids[c]++;
 		bit = q->ebase[c] + q->ent[q->peer[c]];
 		q->edges[bit / 64] |= 1ull << (bit % 64);
+		if (q->dist[q->peer[c]] >= q->dist[k] && !q->longer[k]++)
+			q->longer_lid[k] = (uint16_t)lid;
 	}
 }
 
@@ -362,6 +366,8 @@ static void rq_free(struct rq *q)
 	free(q->ca);
 	free(q->cas);
 	free(q->firstca);
+	free(q->longer);
+	free(q->longer_lid);
 	free(q->ent);
 	free(q->next);
 	free(q->hops);
@@ -400,6 +406,20 @@ static void balance_switch(struct rq *q, uint32_t k)
 		snprintf(p->found, sizeof(p->found),
 			 "min_lids=%" PRIu32 " min_port=%u max_lids=%" PRIu32 " max_port=%u",
 			 min, lo, max, hi);
+}
+
+/* Switch k sends LIDs of CAs' routes to a switch no nearer to them than
+ * itself (with fabric_routes_minimal=on): route_not_minimal. */
+static void minimal_switch(struct rq *q, uint32_t k)
+{
+	struct fab_problem *p;
+
+	if (!q->list->routes_minimal || !q->longer[k])
+		return;
+	p = problem_add(q->list, PROBLEM_ROUTE_NOT_MINIMAL, &q->s->nodes[q->sw[k]], -1);
+	if (p)
+		snprintf(p->found, sizeof(p->found), "lids=%" PRIu32 " lid=%u",
+			 q->longer[k], q->longer_lid[k]);
 }
 
 /* The snapshot's fab_routing: q's numbers and t's text. */
@@ -441,8 +461,10 @@ void routequal_judge(struct problem_list *list)
 		rq_put(&t, "vls 1\n");
 		r = creditloop_find(&q, &t);
 	}
-	for (uint32_t k = 0; r == 0 && k < q.nsw; k++)
+	for (uint32_t k = 0; r == 0 && k < q.nsw; k++) {
 		balance_switch(&q, k);
+		minimal_switch(&q, k);
+	}
 	if (r == 0)
 		r = routing_block(&q, &t);
 	if (r < 0)

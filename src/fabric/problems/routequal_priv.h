@@ -35,6 +35,9 @@ struct rq {
 	uint32_t *dlids;     /* per channel: the DLIDs routed out of it */
 	uint32_t *calids;    /* per channel: the CA LIDs its switch's table
 			      * sends out of it (check_lft_balance's count) */
+	uint32_t *longer;    /* per switch: LIDs a CA's route takes from it to
+			      * a switch no nearer (route_not_minimal) */
+	uint16_t *longer_lid; /* per switch: the first of them */
 	struct rq_ca *ca;    /* sorted by switch */
 	size_t nca;
 	uint32_t *cas;       /* per switch: the CA ports on it */

@@ -31,6 +31,7 @@ enum fab_problem_kind {
 	PROBLEM_ROUTE_DEAD_END,
 	PROBLEM_CREDIT_LOOP,    /* routequal.c's: found holds the cycle */
 	PROBLEM_ROUTE_UNBALANCED, /* and its numbers */
+	PROBLEM_ROUTE_NOT_MINIMAL,
 	PROBLEM_SWEEP_FAILED,
 	PROBLEM_KIND_COUNT
 };
