@@ -336,6 +336,10 @@ def test_routes_off(fabric, mount):
     assert not os.path.exists(off.path("fabric", "nodes", g, "lft"))
     assert not os.path.exists(off.path("fabric", "nodes", g, "ports", "7", "routed_lids"))
     assert "umadfs_port_routed_lids" not in open(off.path("fabric", "metrics.prom")).read()
+    # No table, no judgement of the routing.
+    assert open(off.path("fabric", "routing")).read() == ""
+    assert "umadfs_credit_loops" not in open(off.path("fabric", "metrics.prom")).read()
+    assert open(on.path("fabric", "routing")).read().startswith("pairs ")
 
 
 # -- when a sweep reads the tables (docs/files.md, "What a sweep asks") --
