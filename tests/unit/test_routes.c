@@ -180,7 +180,9 @@ static void test_paths(void)
 }
 
 /* The route problems of s as "kind guid port keys" lines. */
-static void route_problems(struct fab_snap *s, char *buf, size_t cap)
+/* The lines of the problems of kinds first..last after a judgement. */
+static void kind_lines(struct fab_snap *s, unsigned first, unsigned last,
+		       char *buf, size_t cap)
 {
 	size_t o = 0;
 
@@ -190,11 +192,16 @@ static void route_problems(struct fab_snap *s, char *buf, size_t cap)
 		const struct fab_problem *p = &s->problems[i];
 		char keys[1024];
 
-		if (p->kind < PROBLEM_ROUTE_MISSING || p->kind > PROBLEM_ROUTE_DEAD_END)
+		if (p->kind < first || p->kind > last)
 			continue;
 		problem_keys(p, keys, sizeof(keys));
 		o += (size_t)snprintf(buf + o, cap - o, "%s\n", keys);
 	}
+}
+
+static void route_problems(struct fab_snap *s, char *buf, size_t cap)
+{
+	kind_lines(s, PROBLEM_ROUTE_MISSING, PROBLEM_ROUTE_DEAD_END, buf, cap);
 }
 
 static void test_problems(void)
@@ -286,6 +293,15 @@ static void test_routes_carried(void)
 	fabsnap_put(s);
 }
 
+/* The lines of route_unbalanced and route_not_minimal after a judgement. */
+static const char *quality_problems(struct fab_snap *s)
+{
+	static char buf[4096];
+
+	kind_lines(s, PROBLEM_ROUTE_UNBALANCED, PROBLEM_ROUTE_NOT_MINIMAL, buf, sizeof(buf));
+	return buf;
+}
+
 /* The routing as a whole (routequal.c): the one-way ring's routes depend
  * on each switch's port 1 in turn, a credit loop; S3/1 carries A's and
  * B's LIDs, the others three (C has two: LMC 1); the way back (ports 2)
@@ -312,6 +328,26 @@ static void test_routing_quality(void)
 		  "port_far 0x0000000000000012/1 3\nvls 1\n"
 		  "credit_loop vl=0 ports=3 cycle=0x0000000000000011/1,"
 		  "0x0000000000000012/1,0x0000000000000013/1\ncredit_loops 1\n");
+	fabsnap_put(s);
+
+	/* The one-way ring goes the long way to the switch behind (each
+	 * switch's port 2 is an Active link back), and sends 2-3 LIDs out
+	 * of port 1, none out of port 2: on every switch route_not_minimal
+	 * and route_unbalanced; the former not with fabric_routes_minimal=off. */
+	s = ring();
+	CHECK_STR(quality_problems(s),
+		  "problem=route_unbalanced severity=warning guid=0x0000000000000011 node_desc=\"sw1\" min_lids=0 min_port=2 max_lids=3 max_port=1\n"
+		  "problem=route_not_minimal severity=warning guid=0x0000000000000011 node_desc=\"sw1\" lids=2 lid=30\n"
+		  "problem=route_unbalanced severity=warning guid=0x0000000000000012 node_desc=\"sw2\" min_lids=0 min_port=2 max_lids=3 max_port=1\n"
+		  "problem=route_not_minimal severity=warning guid=0x0000000000000012 node_desc=\"sw2\" lids=1 lid=10\n"
+		  "problem=route_unbalanced severity=warning guid=0x0000000000000013 node_desc=\"sw3\" min_lids=0 min_port=2 max_lids=2 max_port=1\n"
+		  "problem=route_not_minimal severity=warning guid=0x0000000000000013 node_desc=\"sw3\" lids=1 lid=20\n");
+	free(s->problems);
+	free(s->routing);
+	s->routing = NULL;
+	problems_routes_minimal(false);
+	CHECK(!strstr(quality_problems(s), "route_not_minimal"));
+	problems_routes_minimal(true);
 	fabsnap_put(s);
 
 	s = ring();
