@@ -122,6 +122,8 @@ def test_ring_credit_loop(tmp_path, make_fabric, mount):
     check_against(r, chk)
     assert chk["loop"], chk["text"]
     assert chk["loop"] in cycles(r), (r, chk["loop"])
+    # minhop's routes are the shortest: none longer than the minimum.
+    assert chk["lft"] == chk["min"] and not problems(m, "route_not_minimal")
     loops = problems(m, "credit_loop")
     assert len(loops) == int(r["credit_loops"][0]) >= 1, loops
     assert all(p["severity"] == "error" and p["vl"] == "0" for p in loops), loops
@@ -189,6 +191,7 @@ def test_fat_tree_updn(tmp_path, make_fabric, mount):
     assert chk["loop"] is None and r["credit_loops"] == ["0"], (r, chk["text"])
     check_metrics(m, r)
     assert "credit_loop" not in r and not problems(m, "credit_loop")
+    assert not problems(m, "route_not_minimal") and not problems(m, "route_unbalanced")
 
 
 def fat_tree_map(m):
