@@ -2,8 +2,8 @@
 the same simulator, and ibsim's console setting what they then read.
 Shared by the test modules (a test module is never imported as a
 library): `tool`, `lid_of`, `perfquery`, `perf_set`, `active_fabric`,
-`quiet_fabric`, `fat_tree`, `series`, `tracert_hops` and the PerfMgt counters' names and
-test values."""
+`quiet_fabric`, `fat_tree`, `series`, `tracert_hops`, `lft`, `set_lft_block0`
+and the PerfMgt counters' names and test values."""
 
 import os
 import re
@@ -12,6 +12,7 @@ import sys
 
 import simfabric as sim
 import madtext as mt
+import madfiles as mf
 
 HOSTS = ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2")    # two-switch.net
 GEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench",
@@ -169,3 +170,28 @@ def problems(m, kind=None):
         if kind is None or d["problem"] == kind:
             out.append(d)
     return out
+
+
+def lft(m, guid):
+    """A switch's lft file as {LID: port}, checking its order and form."""
+    text = open(m.path("fabric", "nodes", "0x%016x" % guid, "lft")).read()
+    pairs = [tuple(map(int, ln.split(" "))) for ln in text.splitlines()]
+    assert [p[0] for p in pairs] == sorted({p[0] for p in pairs}), text
+    assert all(p[1] != 255 for p in pairs)
+    return dict(pairs)
+
+
+def set_lft_block0(m, sw_guid, sw_lid, changes):
+    """A LinearForwardingTable Set of block 0 of a switch through the
+    mount's own send: its entries as lft shows them, changes ({LID: port})
+    applied -> the answer's parsed line."""
+    block = [255] * 64
+    for lid, port in lft(m, sw_guid).items():
+        if lid < 64:
+            block[lid] = port
+    for lid, port in changes.items():
+        block[lid] = port
+    with mf.Recv(m) as rx:
+        mf.write_send(m, "class=smi method=set attr=0x0019 attrmod=0 lid=%d data=%s\n"
+                      % (sw_lid, bytes(block).hex()))
+        return rx.line(timeout=10)

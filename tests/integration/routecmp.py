@@ -5,7 +5,7 @@ switch's `lft` against `ibroute`, `routes/SRC/DST` against `ibtracert`."""
 import os
 import re
 
-from diags import KV, tool, tracert_hops
+from diags import KV, lft, tool, tracert_hops  # noqa: F401 (lft: for its users)
 
 
 def switches(m):
@@ -16,15 +16,6 @@ def switches(m):
         if open(os.path.join(nodes, g, "node_type")).read().startswith("2"):
             out[int(g, 16)] = int(open(os.path.join(nodes, g, "ports", "0", "lid")).read(), 16)
     return out
-
-
-def lft(m, guid):
-    """A switch's lft file as {LID: port}, checking its order and form."""
-    text = open(m.path("fabric", "nodes", "0x%016x" % guid, "lft")).read()
-    pairs = [tuple(map(int, ln.split(" "))) for ln in text.splitlines()]
-    assert [p[0] for p in pairs] == sorted({p[0] for p in pairs}), text
-    assert all(p[1] != 255 for p in pairs)
-    return dict(pairs)
 
 
 def ibroute(f, host, lid):

@@ -26,7 +26,10 @@ sweep, problems, KV = tm.sweep, tm.problems, tm.KV
 
 
 def route_problems(m):
-    return [p for p in problems(m) if p["problem"].startswith("route_")]
+    """The forwarding tables' own problems (route_unbalanced, a judgement
+    of the routing as a whole, is test_routing.py's)."""
+    return [p for p in problems(m)
+            if p["problem"] in ("route_missing", "route_loop", "route_dead_end")]
 
 
 def endpoints(f, host):
@@ -119,16 +122,7 @@ def set_entry(m, sw_guid, sw_lid, changes, answered=True):
     own send, its entries as lft shows them with changes ({LID: port})
     applied; the answer's status must be 0 (answered=False: a table without
     this host's LID loses the answer on its way back, a timeout)."""
-    block = [255] * 64
-    for lid, port in lft(m, sw_guid).items():
-        if lid < 64:
-            block[lid] = port
-    for lid, port in changes.items():
-        block[lid] = port
-    with mf.Recv(m) as rx:
-        mf.write_send(m, "class=smi method=set attr=0x0019 attrmod=0 lid=%d data=%s\n"
-                      % (sw_lid, bytes(block).hex()))
-        ans = rx.line(timeout=10)
+    ans = tm.set_lft_block0(m, sw_guid, sw_lid, changes)
     if answered:
         assert ans["method"] == "getresp" and int(ans["status"], 16) == 0, ans
     else:
@@ -295,6 +289,10 @@ def test_routes_off(fabric, mount):
     assert not os.path.exists(off.path("fabric", "nodes", g, "lft"))
     assert not os.path.exists(off.path("fabric", "nodes", g, "ports", "7", "routed_lids"))
     assert "umadfs_port_routed_lids" not in open(off.path("fabric", "metrics.prom")).read()
+    # No table, no judgement of the routing.
+    assert open(off.path("fabric", "routing")).read() == ""
+    assert "umadfs_credit_loops" not in open(off.path("fabric", "metrics.prom")).read()
+    assert open(on.path("fabric", "routing")).read().startswith("pairs ")
 
 
 # -- when a sweep reads the tables (docs/files.md, "What a sweep asks") --

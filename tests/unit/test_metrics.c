@@ -207,12 +207,15 @@ static const struct {
 	size_t len;
 	uint64_t sum;
 } want[] = {
-	{ "two-switch.txt", 59157, 0x04249aa78a1da3a5ull },
-	{ "two-switch-full.txt", 49667, 0x71e9ababd90dfd11ull },
-	{ "two-switch-group.txt", 59994, 0x85ede82be6905117ull },
-	{ "dual-port-hca.txt", 37840, 0xe350dab11dfe7049ull },
-	{ "fat-tree.txt", 117706, 0x990c600b9d282aafull },
-	{ "fat-tree-1k", 7845176, 0x15fe4959e1c46e19ull },
+	{ "two-switch.txt", 59590, 0xf72b1c63a8d48dd2ull },
+	{ "two-switch-full.txt", 50060, 0xa194a692f254dea6ull },
+	{ "two-switch-group.txt", 60347, 0xace5663406e801abull },
+	{ "dual-port-hca.txt", 38193, 0xd8b70a9dc4ac1f40ull },
+	/* Since issue 33: the group routing (umadfs_credit_loops,
+	 * umadfs_route_pairs) in every text, and the trees' random tables
+	 * make route_unbalanced and credit_loop lines of umadfs_problem. */
+	{ "fat-tree.txt", 118494, 0x2394177d7d4ddfb6ull },
+	{ "fat-tree-1k", 7849624, 0x39e2ba3f7833b95bull },
 };
 
 static struct fab_snap *fabric(const char *name)
@@ -349,6 +352,7 @@ static void test_groups(void)
 		{ "port_state", "port_physical_state", "port_rate_bytes_per_second", NULL },
 		{ "link_info", NULL },
 		{ "port_routed_lids", NULL },
+		{ "credit_loops", "route_pairs", NULL },
 		{ "port_symbol_error_total", "port_link_error_recovery_total",
 		  "port_link_downed_total", "port_errors_received_total",
 		  "port_receive_remote_physical_errors_total",

@@ -2,7 +2,8 @@
  * switches, an LMC range), and the routing problems the judge finds -
  * a loop of three, a dead end, a table broken wholesale counted in one
  * line, and a port the missing SM has yet to bring up; what a port
- * carries, and the cut of a disable against every pair's traced path. */
+ * carries, and the cut of a disable against every pair's traced path;
+ * and the routing as a whole: the one-way ring's credit loop. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,7 +182,9 @@ static void test_paths(void)
 }
 
 /* The route problems of s as "kind guid port keys" lines. */
-static void route_problems(struct fab_snap *s, char *buf, size_t cap)
+/* The lines of the problems of kinds first..last after a judgement. */
+static void kind_lines(struct fab_snap *s, unsigned first, unsigned last,
+		       char *buf, size_t cap)
 {
 	size_t o = 0;
 
@@ -191,11 +194,16 @@ static void route_problems(struct fab_snap *s, char *buf, size_t cap)
 		const struct fab_problem *p = &s->problems[i];
 		char keys[1024];
 
-		if (p->kind < PROBLEM_ROUTE_MISSING || p->kind > PROBLEM_ROUTE_DEAD_END)
+		if (p->kind < first || p->kind > last)
 			continue;
 		problem_keys(p, keys, sizeof(keys));
 		o += (size_t)snprintf(buf + o, cap - o, "%s\n", keys);
 	}
+}
+
+static void route_problems(struct fab_snap *s, char *buf, size_t cap)
+{
+	kind_lines(s, PROBLEM_ROUTE_MISSING, PROBLEM_ROUTE_DEAD_END, buf, cap);
 }
 
 static void test_problems(void)
@@ -284,6 +292,73 @@ static void test_routes_carried(void)
 	problems_judge(prev, s, NULL);
 	CHECK_INT(loops(s), 0);
 	fabsnap_put(prev);
+	fabsnap_put(s);
+}
+
+/* The lines of route_unbalanced and route_not_minimal after a judgement. */
+static const char *quality_problems(struct fab_snap *s)
+{
+	static char buf[4096];
+
+	kind_lines(s, PROBLEM_ROUTE_UNBALANCED, PROBLEM_ROUTE_NOT_MINIMAL, buf, sizeof(buf));
+	return buf;
+}
+
+/* The routing as a whole (routequal.c): the one-way ring's routes depend
+ * on each switch's port 1 in turn, a credit loop; S3/1 carries A's and
+ * B's LIDs, the others three (C has two: LMC 1); the way back (ports 2)
+ * idle.  S3 sending B's LID back by port 2 breaks the loop (and makes C
+ * to B a hop shorter). */
+static void test_routing_quality(void)
+{
+	struct fab_snap *s = ring();
+	const struct fab_problem *p = NULL;
+
+	problems_judge(NULL, s, NULL);
+	for (size_t i = 0; i < s->nproblems; i++)
+		if (s->problems[i].kind == PROBLEM_CREDIT_LOOP)
+			p = &s->problems[i];
+	CHECK(p && p->guid == S1 && p->port == 1);
+	CHECK_STR(p ? p->found : "", "vl=0 ports=3 cycle=0x0000000000000011/1,"
+		  "0x0000000000000012/1,0x0000000000000013/1");
+	CHECK(s->routing != NULL);
+	CHECK_STR(s->routing ? s->routing->text : "",
+		  "pairs 6\npairs_unrouted 0\nhops_lft 3 3\nhops_lft 4 3\nhops_min 3 6\n"
+		  "worst_hops 4\nworst_pair 0x00000000000000b0/1 0x00000000000000a0/1\n"
+		  "switch_ports 3\nidle_ports 3\ndlids_mean 2.67\ndlids 2 1\ndlids 3 2\n"
+		  "port_far 0x0000000000000013/1 2\nport_far 0x0000000000000011/1 3\n"
+		  "port_far 0x0000000000000012/1 3\nvls 1\n"
+		  "credit_loop vl=0 ports=3 cycle=0x0000000000000011/1,"
+		  "0x0000000000000012/1,0x0000000000000013/1\ncredit_loops 1\n");
+	fabsnap_put(s);
+
+	/* The one-way ring goes the long way to the switch behind (each
+	 * switch's port 2 is an Active link back), and sends 2-3 LIDs out
+	 * of port 1, none out of port 2: on every switch route_not_minimal
+	 * and route_unbalanced; the former not with fabric_routes_minimal=off. */
+	s = ring();
+	CHECK_STR(quality_problems(s),
+		  "problem=route_unbalanced severity=warning guid=0x0000000000000011 node_desc=\"sw1\" min_lids=0 min_port=2 max_lids=3 max_port=1\n"
+		  "problem=route_not_minimal severity=warning guid=0x0000000000000011 node_desc=\"sw1\" lids=2 lid=30\n"
+		  "problem=route_unbalanced severity=warning guid=0x0000000000000012 node_desc=\"sw2\" min_lids=0 min_port=2 max_lids=3 max_port=1\n"
+		  "problem=route_not_minimal severity=warning guid=0x0000000000000012 node_desc=\"sw2\" lids=1 lid=10\n"
+		  "problem=route_unbalanced severity=warning guid=0x0000000000000013 node_desc=\"sw3\" min_lids=0 min_port=2 max_lids=2 max_port=1\n"
+		  "problem=route_not_minimal severity=warning guid=0x0000000000000013 node_desc=\"sw3\" lids=1 lid=20\n");
+	free(s->problems);
+	free(s->routing);
+	s->routing = NULL;
+	problems_routes_minimal(false);
+	CHECK(!strstr(quality_problems(s), "route_not_minimal"));
+	problems_routes_minimal(true);
+	fabsnap_put(s);
+
+	s = ring();
+	fabsnap_find(s, S3)->lft->port[20] = 2;
+	problems_judge(NULL, s, NULL);
+	for (size_t i = 0; i < s->nproblems; i++)
+		CHECK(s->problems[i].kind != PROBLEM_CREDIT_LOOP);
+	CHECK(s->routing && s->routing->credit_loops == 0 &&
+	      s->routing->hops_lft[3] == 4 && s->routing->hops_lft[4] == 2);
 	fabsnap_put(s);
 }
 
@@ -424,6 +499,7 @@ int main(void)
 	test_paths();
 	test_problems();
 	test_routes_carried();
+	test_routing_quality();
 	test_ranges();
 	test_carries();
 	return check_failures ? 1 : 0;

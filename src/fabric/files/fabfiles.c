@@ -54,6 +54,7 @@ static time_t snap_mtime(struct node *n)
 /* Top files. */
 enum { FILE_TOPOLOGY = FAB_TEXT_TOPOLOGY, FILE_LINKS = FAB_TEXT_LINKS,
        FILE_PROBLEMS = FAB_TEXT_PROBLEMS, FILE_RATES = FAB_TEXT_RATES,
+       FILE_ROUTING = FAB_TEXT_ROUTING,
        FILE_METRICS = FAB_TEXT_COUNT };
 
 /* An open of a big file: its snapshot's text, or metrics.prom's cursor. */
@@ -748,7 +749,9 @@ int fabfiles_add(struct node *root, const gid_t *group, struct node **out)
 	    !tree_add(fabric, "metrics.prom", S_IFREG | 0444, &big_ops, NULL,
 		      FILE_METRICS) ||
 	    !tree_add(fabric, "problems", S_IFREG | 0444, &big_ops, NULL,
-		      FILE_PROBLEMS))
+		      FILE_PROBLEMS) ||
+	    !tree_add(fabric, "routing", S_IFREG | 0444, &big_ops, NULL,
+		      FILE_ROUTING))
 		return -ENOMEM;
 	nodes_dir = tree_add(fabric, "nodes", S_IFDIR | 0555, NULL, NULL, 0);
 	class = tree_add(fabric, "class", S_IFDIR | 0555, NULL, NULL, 0);

@@ -297,13 +297,13 @@ int fabtext_sweep(const struct fab_snap *s, char *buf, size_t cap)
 		     "ports %u\nmads %" PRIu64 "\nlfts_read %u\ndetail_mads %u\n"
 		     "timeouts %" PRIu64 "\n"
 		     "unreachable %" PRIu64 "\nproblems %zu\nproblems_us %u\n"
-		     "ok %d\nerror %s\nrefreshes %u\n", when,
+		     "routing_us %u\nok %d\nerror %s\nrefreshes %u\n", when,
 		     clock_now_ms() - s->mono_ms,
 		     s->duration_ms, s->via, st->nodes, st->switches, st->cas,
 		     st->routers, st->links, st->ports, st->mads, st->lfts_read,
 		     st->detail_mads,
 		     st->timeouts,
-		     st->unreachable, s->nproblems, s->problems_us, s->ok, s->error,
+		     st->unreachable, s->nproblems, s->problems_us, s->routing_us, s->ok, s->error,
 		     s->refreshes);
 	return n < 0 || (size_t)n >= cap ? -ENOSPC : n;
 }
@@ -334,6 +334,8 @@ static char *format(const struct fab_snap *snap, enum fab_text which,
 		format_problems(&t, snap);
 	else if (which == FAB_TEXT_RATES)
 		format_rates(&t, snap);
+	else if (which == FAB_TEXT_ROUTING && snap->routing)
+		put_mem(&t, snap->routing->text, snap->routing->len);
 	put(&t, "%s", ""); /* an empty text is still made */
 	if (t.failed) {
 		if (t.buf)

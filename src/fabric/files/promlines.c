@@ -15,8 +15,8 @@
 #include "umadfs/mad/pmadetails.h"
 
 static const char *const group_names[PROM_GROUPS] = {
-	"sweep", "problems", "nodes", "state", "links", "routes", "errors",
-	"xmit_wait", "data", "details",
+	"sweep", "problems", "nodes", "state", "links", "routes", "routing",
+	"errors", "xmit_wait", "data", "details",
 };
 
 const char *promlines_group_name(unsigned group)
@@ -71,10 +71,11 @@ static const char *const prom_details[] = {
 
 /* The families in the text's order: the sweep's rows, the problems and
  * their count, the nodes, the ports' state, physical state and rate,
- * their links, their routed LIDs, their counters, then their detail
+ * their links, their routed LIDs, the routing's credit loops and hop
+ * histograms (fabric/routing), then their counters, then their detail
  * counters and the wait per VL. */
 enum { F_SWEEP = 0, F_PROBLEM = NSWEEP, F_PROBLEMS, F_NODE_UP, F_STATE,
-       F_PHYS, F_RATE, F_LINK, F_ROUTED, F_COUNTER,
+       F_PHYS, F_RATE, F_LINK, F_ROUTED, F_CREDIT_LOOPS, F_ROUTE_PAIRS, F_COUNTER,
        F_DETAIL = F_COUNTER + NCOUNTERS, F_VL_WAIT = F_DETAIL + NDETAILS,
        F_COUNT };
 
@@ -100,6 +101,8 @@ static enum prom_group group_of(unsigned f)
 		return PROM_LINKS;
 	if (f == F_ROUTED)
 		return PROM_ROUTES;
+	if (f == F_CREDIT_LOOPS || f == F_ROUTE_PAIRS)
+		return PROM_ROUTING;
 	if (f >= F_DETAIL)
 		return PROM_DETAILS;
 	c = pmacounters_index(prom_counters[f - F_COUNTER].sysfs);
@@ -131,7 +134,7 @@ static void families_init(void)
 		int len = 0;
 
 		families[f].group = group_of(f);
-		if (f >= F_STATE && f < F_COUNTER)
+		if (f >= F_STATE && f <= F_ROUTED)
 			len = snprintf(families[f].name, sizeof(families[f].name), "%s",
 				       names[f - F_STATE]);
 		else if (f >= F_COUNTER && f < F_DETAIL)
@@ -367,6 +370,17 @@ static void header(struct out *o, const struct fab_snap *s, unsigned f)
 		if (routed_any(s))
 			family_header(o, "port_routed_lids", "gauge", "LIDs the switch"
 				      " forwards out of this port (its forwarding table).");
+	} else if (f == F_CREDIT_LOOPS) {
+		if (s->routing) {
+			family_header(o, "credit_loops", "gauge", "Cycles of the routes'"
+				      " channel dependencies (credit_loop problems).");
+			out_printf(o, "umadfs_credit_loops %u\n", s->routing->credit_loops);
+		}
+	} else if (f == F_ROUTE_PAIRS) {
+		if (s->routing)
+			family_header(o, "route_pairs", "gauge", "CA-to-CA port pairs by the"
+				      " hops of their route: by=\"lft\" as the tables route"
+				      " them, by=\"min\" the shortest.");
 	} else if (f < F_DETAIL) {
 		family_header(o, families[f].name, "counter",
 			      "Port counter (sysfs name in ports/N/counters/).");
@@ -526,6 +540,25 @@ static void settle_port(const struct fab_snap *s, struct prom_pos *pos)
 	}
 }
 
+/* umadfs_route_pairs item *pos: a bucket of fabric/routing's hops_lft,
+ * then hops_min (nothing for an empty one). */
+static bool route_pairs_line(struct out *o, const struct fab_snap *s,
+			     struct prom_pos *pos)
+{
+	unsigned h = pos->item % FAB_ROUTE_HOPS;
+	bool min = pos->item >= FAB_ROUTE_HOPS;
+	uint64_t v;
+
+	if (!s->routing || pos->item >= 2 * FAB_ROUTE_HOPS)
+		return false;
+	v = min ? s->routing->hops_min[h] : s->routing->hops_lft[h];
+	if (v)
+		out_printf(o, "umadfs_route_pairs{by=\"%s\",hops=\"%u\"} %" PRIu64 "\n",
+			   min ? "min" : "lft", h, v);
+	pos->item++;
+	return true;
+}
+
 /* Item *pos of family f into o and *pos to the next: false at the end. */
 static bool item(struct out *o, const struct fab_snap *s, struct prom_pos *pos,
 		 struct prom_cache *c)
@@ -542,7 +575,9 @@ static bool item(struct out *o, const struct fab_snap *s, struct prom_pos *pos,
 		pos->item++;
 		return true;
 	}
-	if (f < F_STATE || pos->item >= s->nnodes)
+	if (f == F_ROUTE_PAIRS)
+		return route_pairs_line(o, s, pos);
+	if (f < F_STATE || f == F_CREDIT_LOOPS || pos->item >= s->nnodes)
 		return false;
 	if (s->nodes[pos->item].ports[pos->port].has_info)
 		port_line(o, s, pos->item, pos->port, f, c);

@@ -19,6 +19,7 @@ struct problem_list {
 	const struct fab_snap *last;     /* the snapshot before, if ok */
 	const struct fab_snap *expected; /* or NULL */
 	bool expected_speeds;            /* expected was given as a text */
+	bool routes_minimal;             /* route_not_minimal is judged */
 	struct fab_problem *list;
 	size_t n, cap;
 	bool nomem;
@@ -58,5 +59,9 @@ void flapcheck_forget(void);
 /* congestion.c: port_congested, PortXmitWait ticks a second over
  * threshold between the last two sweeps. */
 void congestion_judge(struct problem_list *l, uint64_t threshold);
+
+/* routequal.c: the routing as a whole: credit_loop, and the snapshot's
+ * routing (fabric/routing); nothing without a switch's table. */
+void routequal_judge(struct problem_list *l);
 
 #endif

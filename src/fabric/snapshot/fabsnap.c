@@ -44,6 +44,7 @@ void fabsnap_put(struct fab_snap *s)
 	pthread_mutex_destroy(&s->text_lock);
 	free(s->metrics);
 	free(s->problems);
+	free(s->routing);
 	free(s->sms);
 	free(s->nodes);
 	free(s->hash);

@@ -21,6 +21,7 @@ enum prom_group {
 	PROM_STATE,     /* umadfs_port_state, _physical_state, _rate_... */
 	PROM_LINKS,     /* umadfs_link_info */
 	PROM_ROUTES,    /* umadfs_port_routed_lids */
+	PROM_ROUTING,   /* umadfs_credit_loops, umadfs_route_pairs (fabric/routing) */
 	PROM_ERRORS,    /* the 12 error counters */
 	PROM_XMIT_WAIT, /* umadfs_port_transmit_wait_total */
 	PROM_DATA,      /* the data and packet counters */

@@ -29,6 +29,9 @@ enum fab_problem_kind {
 	PROBLEM_ROUTE_MISSING,  /* routecheck.c's: found holds their keys */
 	PROBLEM_ROUTE_LOOP,
 	PROBLEM_ROUTE_DEAD_END,
+	PROBLEM_CREDIT_LOOP,    /* routequal.c's: found holds the cycle */
+	PROBLEM_ROUTE_UNBALANCED, /* and its numbers */
+	PROBLEM_ROUTE_NOT_MINIMAL,
 	PROBLEM_SWEEP_FAILED,
 	PROBLEM_PORT_CONGESTED, /* found holds its keys */
 	PROBLEM_LINK_FLAPPING,  /* flapcheck.c's */

@@ -112,9 +112,25 @@ struct fab_sm {
 
 /* The texts made from a snapshot (formatted once, on first use). */
 enum fab_text { FAB_TEXT_SWEEP, FAB_TEXT_TOPOLOGY, FAB_TEXT_LINKS,
-		FAB_TEXT_PROBLEMS, FAB_TEXT_RATES, FAB_TEXT_COUNT };
+		FAB_TEXT_PROBLEMS, FAB_TEXT_RATES, FAB_TEXT_ROUTING, FAB_TEXT_COUNT };
 
 struct fab_problem; /* problem.h */
+
+#define FAB_ROUTE_HOPS 66  /* hop counts 0..65 of a CA-to-CA route */
+
+/* What the routing check (problems/routequal.c) made of a snapshot's
+ * forwarding tables: numbers for metrics.prom and fabric/routing's text.
+ * One malloc'd block, written before the snapshot is swapped in, then
+ * read only. */
+struct fab_routing {
+	unsigned credit_loops;  /* cyclic components of the dependency graph */
+	uint64_t pairs;         /* CA port to CA port, by base LID */
+	uint64_t unrouted;      /* of them, routes that do not arrive */
+	uint64_t hops_lft[FAB_ROUTE_HOPS]; /* pairs by hops, as the tables route */
+	uint64_t hops_min[FAB_ROUTE_HOPS]; /* and by the topology's minimum */
+	size_t len;             /* of text */
+	char text[];            /* fabric/routing's, NUL-terminated */
+};
 
 struct fab_stats {
 	unsigned nodes, switches, cas, routers, links, ports;
@@ -155,6 +171,9 @@ struct fab_snap {
 	struct fab_problem *problems; /* errors first, then by GUID, port */
 	size_t nproblems;
 	unsigned problems_us;    /* how long judging them took */
+	struct fab_routing *routing; /* NULL: no table judged */
+	unsigned routing_us;     /* of problems_us, the routing check's (0:
+				  * carried from the snapshot before) */
 	bool routes_broken;      /* a route_* problem among them: the next
 				  * sweep reads every table (discover.c) */
 	int64_t sm_act_since_ms; /* mono_ms when the master's ActCount last
