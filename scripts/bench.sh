@@ -6,6 +6,8 @@
 #   scripts/bench.sh --quick    # 38-node fabric, 1 repetition, 0.5 s a row
 #   scripts/bench.sh --reps 9 --seconds 3 --rows 1,2,5
 #   scripts/bench.sh --fabric large --reps 3   # fabric/ on 3,984 nodes
+#   scripts/bench.sh --fabric huge --reps 3    # 16,266 nodes (~25 min)
+#   scripts/bench.sh --growth SMALL.csv LARGE.csv   # how each cost grew
 #
 # Installs what is missing, builds (optimized, warning-free), then runs
 # tests/bench/bench.py with the arguments given: it prints the table and
@@ -15,6 +17,11 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+if [[ ${1:-} == --growth ]]; then
+	shift
+	exec /usr/bin/python3 "$UMADFS_REPO/tests/bench/growth.py" "$@"
+fi
 
 ensure_packages
 ensure_fuse_dev

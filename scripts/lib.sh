@@ -33,6 +33,8 @@ UMADFS_TEST_PACKAGES=(
 	strace
 	# fabric/ read by Prometheus's tools (tests/integration/test_fabric.py)
 	prometheus prometheus-node-exporter
+	# credit loops and hop histograms against ibdmchk (test_routing.py)
+	ibutils
 	# the memcheck pass of scripts/test.sh
 	valgrind
 )

@@ -37,7 +37,7 @@ static bool routes_off; /* fabric_routes=off: likewise */
 struct fabric_opts {
 	char *interval, *interval_min, *port, *off, *expected, *thresholds;
 	char *routes, *traps, *admin_group, *light, *metrics;
-	char *routes_settle, *routes_max_age;
+	char *routes_settle, *routes_max_age, *routes_minimal;
 };
 
 #define FABRIC_OPT(t, p) { t, offsetof(struct fabric_opts, p), 1 }
@@ -52,6 +52,7 @@ static const struct fuse_opt fabric_opts[] = {
 	FABRIC_OPT("fabric_routes=%s", routes),
 	FABRIC_OPT("fabric_routes_settle=%s", routes_settle),
 	FABRIC_OPT("fabric_routes_max_age=%s", routes_max_age),
+	FABRIC_OPT("fabric_routes_minimal=%s", routes_minimal),
 	FABRIC_OPT("fabric_traps=%s", traps),
 	FABRIC_OPT("fabric_admin_group=%s", admin_group),
 	FABRIC_OPT("fabric_light_sweep=%s", light),
@@ -132,18 +133,21 @@ static int check_sweeps(const struct fabric_opts *o)
 }
 
 /* The forwarding tables' options: whether sweeps read them, how long
- * after a change they are read again, how long one is kept at most. */
+ * after a change they are read again, how long one is kept at most,
+ * whether the routing engine claims minimal paths. */
 static int check_routes(const struct fabric_opts *o)
 {
 	uint64_t settle = DISCOVER_ROUTES_SETTLE_MS, max_age = DISCOVER_ROUTES_MAX_AGE_MS;
-	bool routes = true;
+	bool routes = true, minimal = true;
 
 	if (parse_on_off("fabric_routes", o->routes, &routes) < 0 ||
+	    parse_on_off("fabric_routes_minimal", o->routes_minimal, &minimal) < 0 ||
 	    parse_ms("fabric_routes_settle", o->routes_settle, &settle) < 0 ||
 	    parse_ms("fabric_routes_max_age", o->routes_max_age, &max_age) < 0)
 		return -EINVAL;
 	routes_off = !routes;
 	discover_set_routes(routes, (unsigned)settle, (unsigned)max_age);
+	problems_routes_minimal(minimal);
 	return 0;
 }
 
@@ -205,6 +209,7 @@ int fabric_parse_options(struct fuse_args *args)
 	free(o.routes);
 	free(o.routes_settle);
 	free(o.routes_max_age);
+	free(o.routes_minimal);
 	free(o.traps);
 	free(o.admin_group);
 	free(o.light);
@@ -306,4 +311,5 @@ void fabric_stop(void)
 	fabevents_close();
 	expectedfile_close();
 	expected_close();
+	problems_forget();
 }

@@ -89,6 +89,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -96,6 +97,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 import simfabric as sim  # noqa: E402
+import routecmp  # noqa: E402
 
 PY = "/usr/bin/python3"
 NODEINFO_LINE = "dr=0 method=get attr=NodeInfo"
@@ -192,6 +194,13 @@ class Bench:
             if leaf and up:
                 self.uplinks.append((leaf.group(1), int(up.group(1))))
         self.hcas = hcas
+        # Every linked port as (node, port): both ends of each link line.
+        self.linked_ports = []
+        for block in re.split(r"\n(?=Switch|Hca)", text):
+            head = re.match(r'(?:Switch|Hca)\s+\d+\s+"([^"]+)"', block)
+            if head:
+                self.linked_ports += [(head.group(1), int(p)) for p in
+                                      re.findall(r'^\[(\d+)\]\s+"', block, re.M)]
         self.direct_host = hcas[1] if self.a.direct_host == "other" else hcas[0]
         self.fabric = sim.Fabric(str(net), workdir=self.tmp / "fabric",
                                  ibsim_args=ibsim_args)
@@ -206,8 +215,12 @@ class Bench:
             # opensm's log says no "SUBNET UP" at its default verbosity:
             # the last HCA's port Active is its sweep done.
             self.fabric.wait_active(hcas[-2], timeout=settle)
+        # fabric_routes_settle: its default, 2 s with --quick (the
+        # reroute check waits it out; the small tree's SM reroutes in less)
+        self.settle_s = 2 if self.quick else 120
         self.mount = sim.Mount(self.fabric, self.host, self.tmp / "mnt",
-                               workdir=self.tmp)
+                               workdir=self.tmp, options=(
+                                   "fabric_routes_settle=%d" % (1000 * self.settle_s),))
         self.mount.start(timeout=30)
         if 9 in self.rows_asked:
             self.mount_off = sim.Mount(self.fabric, self.host, self.tmp / "mnt-off",
@@ -499,6 +512,11 @@ class Bench:
             raise RuntimeError("node_exporter: the textfile collector failed")
         self.record(rep, 10, "daemon_vmhwm_scrape_kib", self.rss()["VmHWM"])
         self.record(rep, 10, "textfile_scrape_s", got[0])
+        # The daemon's peak through row 9's sweep, the read and the scrape.
+        self.record(rep, 10, "daemon_peak_kib", max(
+            self.rows[(10, k)][-1] for k in ("daemon_vmhwm_sweep_kib", "daemon_vmhwm_read_kib",
+                                             "daemon_vmhwm_scrape_kib")
+            if self.rows.get((10, k))))
 
     def sweep_off(self, rep):
         """Row 9's sweep of the second mount (fabric_routes=off), a
@@ -521,6 +539,9 @@ class Bench:
                 dt, kv = self.first_sweep[id(self.mount)]
                 self.record(rep, 9, "fabric_first_sweep_s", dt)
                 self.record(rep, 9, "fabric_mads_first", int(kv["mads"]))
+                # The routing check runs on a sweep that read the tables:
+                # the first (the timed ones below keep its verdict).
+                self.record(rep, 9, "routing_ms", int(kv.get("routing_us", 0)) / 1000)
             # The sweep without tables first in every other repetition:
             # the first sweep of a repetition runs slower.
             if rep % 2 == 0:
@@ -537,13 +558,16 @@ class Bench:
             if int(kv["timeouts"]):     # (the raw numbers are all > 0)
                 self.record(rep, 9, "fabric_timeouts", int(kv["timeouts"]))
             if 8 not in rows:
-                _, c = self.ibnetdiscover()
+                dt, c = self.ibnetdiscover()
+                self.record(rep, 8, "ibnetdiscover_s", dt)
                 for k in ("nodes", "links", "switches", "cas"):
                     self.record(rep, 8, "ibnetdiscover_" + k, c[k])
             self.record(rep, 9, "ibqueryerrors_s", self.ibqueryerrors())
             self.record(rep, 9, "daemon_vmrss_kib", self.rss()["VmRSS"])
             if rep % 2 == 1:
                 self.sweep_off(rep)
+            self.reads_during_sweep(rep)
+            self.sweep_moving(rep)
         if 10 in rows:
             # The daemon's peak RSS through row 9's sweep, then from here:
             # what the read costs it.
@@ -571,6 +595,76 @@ class Bench:
             dt = self.sysfs_scrape()
             if dt is not None:
                 self.record(rep, 11, "node_exporter_scrape_s", dt)
+
+    def reads_during_sweep(self, rep):
+        """Row 9: fabric/'s reads while a sweep runs (links, problems, a
+        port's counter), each a whole open-read-close, in a loop until the
+        sweep ends: the slowest (a sweep never blocks readers), against
+        the same reads with no sweep running."""
+        fdir = self.mount.mountpoint / "fabric"
+        if not hasattr(self, "read_paths"):
+            node = fdir / "nodes" / sorted(os.listdir(fdir / "nodes"))[0]
+            self.read_paths = [fdir / "links", fdir / "problems",
+                               node / "ports" / "1" / "counters" / "symbol_error"]
+
+        def timed_reads():
+            took = []
+            for path in self.read_paths:
+                t0 = time.monotonic()
+                path.read_bytes()
+                took.append(time.monotonic() - t0)
+            return took
+        idle = max(timed_reads())
+        sweeper = threading.Thread(target=self.fabric_sweep)
+        sweeper.start()
+        took = []
+        while sweeper.is_alive():
+            took += timed_reads()
+        sweeper.join()
+        self.record(rep, 9, "read_during_sweep_max_ms", 1e3 * max(took or [0]))
+        self.record(rep, 9, "read_idle_max_ms", 1e3 * idle)
+        self.record(rep, 9, "reads_during_sweep", len(took))
+
+    def sweep_moving(self, rep):
+        """Row 9: a repeated sweep after 5% of the linked ports' PortXmitWait
+        moved (ibsim's PerformanceSet, random ports), its MADs and its
+        detail Gets (issue 31: the details are asked where their summary
+        moved); the next sweep finds nothing moving again."""
+        rng = random.Random(900 + rep)
+        ports = rng.sample(self.linked_ports, max(1, len(self.linked_ports) // 20))
+        for node, port in ports:
+            self.fabric.command('PerformanceSet "%s"[%d] PortCounters.PortXmitWait=%d'
+                                % (node, port, 1000 * rep + rng.randrange(1, 1000)))
+        _, kv = self.fabric_sweep()
+        self.record(rep, 9, "moving_ports", len(ports))
+        self.record(rep, 9, "fabric_mads_moving", int(kv["mads"]))
+        self.record(rep, 9, "detail_mads_moving", int(kv["detail_mads"]))
+
+    def reroute_check(self):
+        """After row 14's cables (the SM rerouted at each): once
+        fabric_routes_settle (120 s, the default; 2 s --quick) has passed since
+        the last, a sweep reads every table; every switch's lft then equals
+        ibroute's, and routes/SRC/DST ibtracert's path for 1,000 random
+        pairs of endports (100 with --quick)."""
+        time.sleep(max(0.0, self.last_cable + self.settle_s + 2 - time.monotonic()))
+        _, kv = self.fabric_sweep()
+        self.record(1, 13, "reroute_lfts_read", int(kv["lfts_read"]))
+        f, host, m = self.fabric, self.direct_host, self.mount
+        sws = routecmp.switches(m)
+        same = sum(routecmp.lft(m, g) == routecmp.ibroute(f, host, lid)
+                   for g, lid in sws.items())
+        # (the raw numbers are all > 0: the ones alike are recorded)
+        self.record(1, 13, "reroute_switches", len(sws))
+        self.record(1, 13, "reroute_lft_same", same)
+        rng = random.Random(13)
+        n, alike = 100 if self.quick else 1000, 0
+        for _ in range(n):
+            a, b = rng.choice(self.route_lids), rng.choice(self.route_lids)
+            ours, res = routecmp.route(m, a, b)
+            theirs, rc, _ = routecmp.ibtracert(f, host, a, b)
+            alike += rc == 0 and res["result"] == "ok" and ours == theirs
+        self.record(1, 13, "reroute_pairs", n)
+        self.record(1, 13, "reroute_routes_same", alike)
 
     def wait_routed(self, timeout=300):
         """Until the SM has set every switch's table: sweeps until no
@@ -672,6 +766,7 @@ class Bench:
             pass
         t0 = time.monotonic()
         self.fabric.command(command)
+        self.last_cable = t0
         buf, end = b"", t0 + timeout
         while ("event=%s " % event).encode() not in buf:
             left = end - time.monotonic()
@@ -771,13 +866,17 @@ class Bench:
                 "" if large else ok(r <= 1.15)))
             L.append("%-4s   MADs with the tables %d, without %d" % (
                 "", self.med(9, "fabric_mads"), self.med(9, "fabric_mads_noroutes")))
+        mv = self.med(9, "fabric_mads_moving")
+        if mv is not None:
+            L.append("%-4s   MADs with %d ports' PortXmitWait moved (5%%): %d (%d detail Gets)" % (
+                "", self.med(9, "moving_ports"), mv, self.med(9, "detail_mads_moving")))
             if large:
                 rss = max(self.rows[(9, "daemon_vmrss_kib")]) / 1024
                 L.append("%-4s %-58s %12s %10s %10s %5s" % (
                     "", "the sweep with the tables, and the daemon's RSS", "%.3f s"
                     % sw, "%.1f MiB" % rss, "0.7 s, 80 MiB", ok(sw <= 0.7 and rss <= 80)))
 
-    def routes_table(self, L):
+    def routes_table(self, L, ok):
         cat = self.med(13, "route_cat_ms")
         if cat is not None:
             tr = self.med(13, "ibtracert_ms")
@@ -790,40 +889,77 @@ class Bench:
                     "", "ibtracert SRC DST, the same pairs (median ms)", "%.2f ms" % tr))
             L.append("%-4s   %d of %d paths result=ok" % (
                 "", min(self.rows[(13, "route_ok")]), n))
+            if self.a.fabric == "huge":
+                L.append("%-4s %-58s %12s %10s %10s %5s" % (
+                    "", "  the same, target on the 16k tree", "%.2f ms" % cat, "",
+                    "<= 2 ms", ok(cat <= 2)))
+        sws = self.med(13, "reroute_switches")
+        if sws is not None:
+            pairs = self.med(13, "reroute_pairs")
+            lfts = sws - self.rows.get((13, "reroute_lft_same"), [0])[0]
+            routes = pairs - self.rows.get((13, "reroute_routes_same"), [0])[0]
+            L.append("%-4s %-58s %12s %10s %10s %5s" % (
+                "", "  after row 14's reroutes and the settling: tables read",
+                "%d of %d" % (self.med(13, "reroute_lfts_read"), sws),
+                "", "all", ok(self.med(13, "reroute_lfts_read") == sws)))
+            L.append("%-4s %-58s %12s %10s %10s %5s" % (
+                "", "  lft unlike ibroute; routes unlike ibtracert (%d pairs)" % pairs,
+                "%d switches" % lfts, "%d pairs" % routes, "0, 0",
+                ok(lfts == 0 and routes == 0)))
 
     def fabric_table(self, L, ok):
         sw = self.med(9, "fabric_sweep_s")
         if sw is None:
             return
-        large = self.a.fabric == "large"
+        large, huge = self.a.fabric == "large", self.a.fabric == "huge"
         r = self.ratio((9, "ibqueryerrors_s"), (9, "fabric_sweep_s"))
         same = all(self.rows.get((9, "fabric_" + k)) ==
                    self.rows.get((8, "ibnetdiscover_" + k))
                    for k in ("nodes", "links", "switches", "cas"))
-        limit = 0.6 if large else 0.15
-        # Faster than ibqueryerrors in every repetition, not only the median.
+        limit = 1.0 if huge else 0.6 if large else 0.15
+        # Faster than ibqueryerrors in every repetition, not only the median:
+        # 3x on the 1k tree, 6x on the 16k one (issue 30).
+        times = 6 if huge else 3
         worst = min(i / s for i, s in zip(self.rows[(9, "ibqueryerrors_s")],
                                           self.rows[(9, "fabric_sweep_s")]))
         L.append("%-4s %-58s %12s %10s %10s %5s" % (
             9, "fabric/: echo 1 > sweep, repeated, every counter (wall s)",
             "%.3f s" % sw, "%.1fx" % r, "<= %.2f s" % limit,
-            ok(sw <= limit and (large or worst >= 3) and same)))
+            ok(sw <= limit and (large or worst >= times) and same)))
         L.append("%-4s %-58s %12s %10s %10s" % (
             "", "ibqueryerrors, whole process (wall s; ratio: it / sweep)",
             "%.3f s" % self.med(9, "ibqueryerrors_s"), "%.1fx min" % worst,
-            "" if large else ">= 3x"))
+            "" if large else ">= %dx" % times))
         first = self.med(9, "fabric_first_sweep_s")
         if first is not None:
-            L.append("%-4s %-58s %12s" % (
-                "", "  the first sweep, asking everything (rep 1)", "%.3f s" % first))
+            disc = self.med(8, "ibnetdiscover_s")
+            L.append("%-4s %-58s %12s %10s %10s %5s" % (
+                "", "  the first sweep, everything (rep 1; ibnetdiscover)",
+                "%.3f s" % first, "%.3f s" % disc if disc else "",
+                "< ibnetd." if huge else "", ok(disc and first < disc) if huge else ""))
             mf, ms = self.med(9, "fabric_mads_first"), self.med(9, "fabric_mads")
             L.append("%-4s %-58s %12s %10s %10s %5s" % (
                 "", "  MADs: first sweep %d, repeated %d" % (mf, ms), "",
                 "%.3f" % (ms / mf), "<= 0.80", ok(ms / mf <= 0.8)))
         pj = self.med(9, "problems_ms")
+        pl = 80 if huge else 20
         L.append("%-4s %-58s %12s %10s %10s %5s" % (
             "", "  fabric/problems judged (sweep's problems_us, ms)",
-            "%.1f ms" % pj, "", "<= 20 ms", ok(pj <= 20)))
+            "%.1f ms" % pj, "", "<= %d ms" % pl, ok(pj <= pl)))
+        rd = self.rows.get((9, "read_during_sweep_max_ms"))
+        if rd:
+            L.append("%-4s %-58s %12s %10s %10s %5s" % (
+                "", "  reads of links, problems, a counter in a sweep (max; idle)",
+                "%.1f ms" % max(rd), "%.1f ms" % max(self.rows[(9, "read_idle_max_ms")]),
+                "<= 50 ms", ok(max(rd) <= 50)))
+        rq = self.med(9, "routing_ms")
+        if rq is not None:
+            target = {"default": 50, "large": 250}.get(self.a.fabric)
+            target = None if self.quick else target
+            L.append("%-4s %-58s %12s %10s %10s %5s" % (
+                "", "  fabric/routing judged (first sweep's routing_us, ms)",
+                "%.1f ms" % rq, "", "<= %d ms" % target if target else "",
+                ok(rq <= target) if target else ""))
         L.append("%-4s   counts: %d nodes (%d switches, %d CAs), %d links, %d ports, "
                  "%d MADs, %d timeouts in all; vs ibnetdiscover: %s" % (
                      "", self.med(9, "fabric_nodes"), self.med(9, "fabric_switches"),
@@ -835,7 +971,7 @@ class Bench:
         rss = max(self.rows[(9, "daemon_vmrss_kib")]) / 1024
         L.append("%-4s %-58s %12s %10s %10s %5s" % (
             "", "daemon RSS after the sweeps (VmRSS)", "%.1f MiB" % rss, "",
-            "<= 64 MiB" if large else "", ok(rss <= 64) if large else ""))
+            "<= 48 MiB" if large else "", ok(rss <= 48) if large else ""))
         self.fabric_counts_agree = same
         self.metrics_lines(L, ok)
         ne = self.med(11, "node_exporter_scrape_s")
@@ -875,14 +1011,16 @@ class Bench:
                 "", "  node_exporter's textfile collector on it: a scrape, RSS",
                 "%.1f ms" % (1e3 * scrape),
                 "%.1f MiB" % (max(self.rows[(10, "daemon_vmhwm_scrape_kib")]) / 1024)))
-        sweep = self.rows.get((10, "daemon_vmhwm_sweep_kib"))
-        if peak and sweep:
-            top = max(max(peak), max(sweep)) / 1024
+        allp = self.rows.get((10, "daemon_peak_kib"))
+        if allp and (9, "daemon_vmrss_before_kib") in self.rows:
+            # 32 MiB per 4k nodes (issue 30): 128 on the 16k tree, 48 on the 4k.
+            cap = {"huge": 128, "large": 48}.get(self.a.fabric)
+            top = max(allp) / 1024
             L.append("%-4s %-58s %12s %10s %10s %5s" % (
-                "", "  daemon RSS through a sweep and the read (peak; before)",
+                "", "  daemon RSS through sweep, read, scrape (peak; before)",
                 "%.1f MiB" % top,
                 "%.1f MiB" % (max(self.rows[(9, "daemon_vmrss_before_kib")]) / 1024),
-                "<= 128 MiB" if huge else "", ok(top <= 128) if huge else ""))
+                "<= %d MiB" % cap if cap else "", ok(top <= cap) if cap else ""))
 
     def cpu_line(self, L, row, direct):
         a, b = self.med(row, "cpu_us_per_mad"), self.med(direct, "cpu_us_per_mad")
@@ -989,7 +1127,7 @@ class Bench:
                         self.med(8, "ibnetdiscover_links"),
                         "identical" if same else "DIFFERENT"))
         self.fabric_table(L, ok)
-        self.routes_table(L)
+        self.routes_table(L, ok)
         self.traps_table(L, ok)
         self.staleness_table(L, ok)
         peak = max(self.rows.get((0, "daemon_vmhwm_kib"), [0]))
@@ -1063,6 +1201,8 @@ def main(argv):
             b.traps_row(rep)
         for rep in range(1, a.reps + 1) if 15 in rows else ():
             b.staleness_row(rep)
+        if {13, 14} <= rows:
+            b.reroute_check()
     finally:
         ok = b.stop() and ok
     table = b.table()

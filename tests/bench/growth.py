@@ -20,7 +20,7 @@ TARGET = 4.4
 METRICS = [
     ((9, "fabric_sweep_s"), "repeated sweep (s)"),
     ((9, "fabric_mads"), "repeated sweep's MADs"),
-    ((9, "daemon_vmhwm_kib"), "daemon peak RSS through sweeps and a scrape (KiB)"),
+    ((10, "daemon_peak_kib"), "daemon peak RSS through a sweep, a read, a scrape (KiB)"),
     ((9, "problems_ms"), "problems judged (ms)"),
     ((10, "metrics_bytes"), "metrics.prom's bytes"),
     ((9, "fabric_nodes"), "nodes (for scale)"),

@@ -16,6 +16,9 @@ linked.  Each group's series (docs/files.md names its families):
   state      3 P         state, physical state, rate
   links      2 links     umadfs_link_info, each end of each link
   routes     switch ports, port 0 included (every switch has its table)
+  routing    5           umadfs_credit_loops, umadfs_route_pairs by lft and
+                         min at 2 and 4 hops (a CA to a CA of its leaf, of
+                         another leaf)
   errors     12 P        the error counters
   xmit_wait  P
   data       8 P         data, packets, unicast and multicast packets
@@ -47,6 +50,7 @@ FAMILIES = {
               "umadfs_port_rate_bytes_per_second"),
     "links": ("umadfs_link_info",),
     "routes": ("umadfs_port_routed_lids",),
+    "routing": ("umadfs_credit_loops", "umadfs_route_pairs"),
     "errors": tuple("umadfs_port_%s_total" % n for n in _ERRORS),
     "xmit_wait": ("umadfs_port_transmit_wait_total",),
     "data": tuple("umadfs_port_%s_total" % n for n in _DATA),
@@ -65,7 +69,8 @@ def series(leaves, spines, per_leaf, problems=0):
     links = hcas + leaves * spines
     out = {"sweep": 9, "problems": 2 + problems,
            "nodes": leaves + spines + hcas, "state": 3 * ports,
-           "links": 2 * links, "routes": switch_ports, "errors": 12 * ports,
+           "links": 2 * links, "routes": switch_ports, "routing": 5,
+           "errors": 12 * ports,
            "xmit_wait": ports, "data": 8 * ports}
     out["all"] = sum(out.values())
     return out

@@ -34,6 +34,8 @@ PACKAGE_OF = {
     "dpkg-deb": "dpkg",
     "dpkg-buildpackage": "dpkg-dev",
     "strace": "strace",
+    "ibdmchk": "ibutils",
+    "check_lft_balance": "infiniband-diags",
 }
 
 

@@ -2,8 +2,8 @@
 the same simulator, and ibsim's console setting what they then read.
 Shared by the test modules (a test module is never imported as a
 library): `tool`, `lid_of`, `perfquery`, `perf_set`, `active_fabric`,
-`quiet_fabric`, `fat_tree`, `series` and the PerfMgt counters' names and
-test values."""
+`quiet_fabric`, `fat_tree`, `series`, `tracert_hops`, `lft`, `set_lft_block0`
+and the PerfMgt counters' names and test values."""
 
 import os
 import re
@@ -12,6 +12,7 @@ import sys
 
 import simfabric as sim
 import madtext as mt
+import madfiles as mf
 
 HOSTS = ("Hca1", "Hca2", "Hca3", "Switch1", "Switch2")    # two-switch.net
 GEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench",
@@ -67,6 +68,24 @@ def fat_tree(tmp_path, make_fabric, leaves, spines, hcas_per_leaf):
     f.start_opensm("H0001")
     f.wait_active("H0002", timeout=30)
     return f
+
+
+def tracert_hops(text):
+    """ibtracert's output as its path, [[node GUID, in, out]] (a hop's port
+    GUID made its node's by the To line at the end; None: no port)."""
+    hops = []
+    for ln in text.splitlines():
+        mm = re.match(r"From \w+ \{0x([0-9a-f]+)\}", ln)
+        if mm:
+            hops.append([int(mm.group(1), 16), None, None])
+        mm = re.match(r"\[(\d+)\] -> \w+ port \{0x([0-9a-f]+)\}\[(\d+)\]", ln)
+        if mm:
+            hops[-1][2] = int(mm.group(1))
+            hops.append([int(mm.group(2), 16), int(mm.group(3)), None])
+        mm = re.match(r"To \w+ \{0x([0-9a-f]+)\}", ln)
+        if mm:
+            hops[-1][0] = int(mm.group(1), 16)
+    return hops
 
 
 def quiet_fabric(make_fabric):
@@ -151,3 +170,28 @@ def problems(m, kind=None):
         if kind is None or d["problem"] == kind:
             out.append(d)
     return out
+
+
+def lft(m, guid):
+    """A switch's lft file as {LID: port}, checking its order and form."""
+    text = open(m.path("fabric", "nodes", "0x%016x" % guid, "lft")).read()
+    pairs = [tuple(map(int, ln.split(" "))) for ln in text.splitlines()]
+    assert [p[0] for p in pairs] == sorted({p[0] for p in pairs}), text
+    assert all(p[1] != 255 for p in pairs)
+    return dict(pairs)
+
+
+def set_lft_block0(m, sw_guid, sw_lid, changes):
+    """A LinearForwardingTable Set of block 0 of a switch through the
+    mount's own send: its entries as lft shows them, changes ({LID: port})
+    applied -> the answer's parsed line."""
+    block = [255] * 64
+    for lid, port in lft(m, sw_guid).items():
+        if lid < 64:
+            block[lid] = port
+    for lid, port in changes.items():
+        block[lid] = port
+    with mf.Recv(m) as rx:
+        mf.write_send(m, "class=smi method=set attr=0x0019 attrmod=0 lid=%d data=%s\n"
+                      % (sw_lid, bytes(block).hex()))
+        return rx.line(timeout=10)

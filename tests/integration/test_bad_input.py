@@ -272,6 +272,8 @@ def run_daemon(args, timeout=10):
      "umadfs: mad_group_smi needs mad_group=GROUP"),
     (["-o", "fabric_traps=maybe", "MNT"], 2,
      "umadfs: fabric_traps=maybe: expected off or on"),
+    (["-o", "fabric_routes_minimal=yes", "MNT"], 2,
+     "umadfs: fabric_routes_minimal=yes: expected off or on"),
     (["-o", "fabric_light_sweep=500", "MNT"], 2,
      "umadfs: fabric_light_sweep=500: below 1000 ms (a light sweep runs every "
      "1000 ms); 0 turns light sweeps off"),
@@ -279,7 +281,7 @@ def run_daemon(args, timeout=10):
      "umadfs: fabric_light_sweep=soon: expected milliseconds from 0 to 86400000"),
     (["-o", "fabric_metrics=state+bogus", "MNT"], 2,
      "umadfs: fabric_metrics=state+bogus: 'bogus' is not one of sweep, problems, "
-     "nodes, state, links, routes, errors, xmit_wait, data, all (joined by +)"),
+     "nodes, state, links, routes, routing, errors, xmit_wait, data, details, all (joined by +)"),
     (["-o", "fabric_metrics=", "MNT"], 2,
      "umadfs: fabric_metrics=: '' is not one of sweep, problems, nodes, state"),
     (["-o", "fabric_metrics=state,errors", "MNT"], 2,
@@ -293,7 +295,8 @@ def run_daemon(args, timeout=10):
         "queue_len-too-big", "queue_len-not-a-number", "queue_len-negative",
         "queue_len-zero", "queue_len-wraps", "mad_group-unknown",
         "mad_group-bad-number", "mad_group-empty", "mad_group-without-allow_other",
-        "mad_group_smi-alone", "fabric_traps-bogus", "fabric_light_sweep-short",
+        "mad_group_smi-alone", "fabric_traps-bogus", "fabric_routes_minimal-bogus",
+        "fabric_light_sweep-short",
         "fabric_light_sweep-bogus", "fabric_metrics-bogus", "fabric_metrics-empty",
         "fabric_metrics-comma", "fabric_admin_group-unknown",
         "fabric_admin_group-without-allow_other"])

@@ -127,7 +127,8 @@ def test_guide_markup():
     text = GUIDE.read_text()
     for what in ("cat $P/state", "read -r line < $P/recv", "attr=PortInfo",
                  "class=sa", "select", "mkdir $P/agents/ping", "ibping",
-                 "runuser -u nobody"):
+                 "runuser -u nobody", "/rates", "sort -t= -k2 -gr",
+                 "grep port_congested", "port_xmit_wait_vl0"):
         assert any(what in b.code for b in runnable), what
     assert "allow_other" in text and "default_permissions" in text
 
@@ -492,3 +493,43 @@ def test_vendor_responder_answers_ibping(fabric, mount):
     assert proc.returncode == 0, (out, err)
     assert "answered 7, channel removed" in out, out
     assert os.listdir(pdir / "agents") == []
+
+
+# ---------------------------------------------------------------------------
+# "Is the routing any good": the ring's commands on the ring
+
+
+def ring_block():
+    """The guide's block after "The same commands there" and the lines of
+    the ```output block that follows it."""
+    text = GUIDE.read_text()
+    at = text.index("same commands there:")
+    line = text[:at].count("\n") + 1
+    block = next(b for b in parse_guide(text) if b.lineno > line)
+    out = text[at:].split("```output\n", 1)[1].split("```", 1)[0]
+    return block, out.splitlines()
+
+
+def test_guide_ring_routing(make_fabric, mount):
+    """On tests/topologies/ring5.net under opensm's minhop the ring's
+    commands print the guide's output, line for line (test_routing.py
+    holds the same verdict to ibdmchk's)."""
+    b, want = ring_block()
+    f = make_fabric("ring5.net")
+    f.start_opensm("Hca5")
+    for h in ("Hca1", "Hca2", "Hca3", "Hca4", "Hca5"):
+        f.wait_active(h, timeout=30)
+    m = mount("Hca1", fabric=f)
+    env = dict(os.environ, MNT=str(m.mountpoint), CA="ibsim0", P=str(m.path(PORT)))
+    env.pop("LD_PRELOAD", None)
+    deadline = time.monotonic() + 30
+    while True:
+        with open(m.path("fabric", "sweep"), "w") as s:
+            s.write("1\n")
+        cp = subprocess.run(_argv(b), cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True, timeout=BLOCK_TIMEOUT)
+        assert cp.returncode == 0, (cp.stdout, cp.stderr)
+        if cp.stdout.splitlines() == want or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert cp.stdout.splitlines() == want, cp.stdout

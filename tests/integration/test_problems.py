@@ -162,6 +162,15 @@ def test_port_not_active_when_the_sm_leaves_it(make_fabric, mount):
     ("PortRcvErrors=ten\n", "line 1: PortRcvErrors: 'ten' is not a number"),
     ("# ok\nVL15Dropped=010\n", "line 2: VL15Dropped: '010' has a leading 0"),
     ("LinkDownedCounter\n", "line 1: expected Name=value"),
+    ("# congestion\nPortXmitWaitPerSecond=0\n",
+     "line 2: PortXmitWaitPerSecond: 0 is out of range (1 to 1000000000"),
+    ("PortXmitWaitPerSecond=2000000000\n",
+     "line 1: PortXmitWaitPerSecond: 2000000000 is out of range"),
+    ("PortXmitWaitPerSecond=lots\n",
+     "line 1: PortXmitWaitPerSecond: 'lots' is not a number"),
+    ("LinkFlapCount=3\nLinkFlapWindowSeconds=0\n",
+     "line 2: LinkFlapWindowSeconds: 0 is out of range (1 to 604800)"),
+    ("# flaps\nLinkFlapCount=17\n", "line 2: LinkFlapCount: 17 is out of range (1 to 16)"),
     (None, "No such file or directory"),
 ])
 def test_bad_threshold_file_fails_the_mount(tmp_path, text, msg):

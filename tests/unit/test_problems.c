@@ -332,7 +332,7 @@ static void test_failed(void)
 
 static void test_thresholds(void)
 {
-	struct thresholds t = { { 0 } };
+	struct thresholds t = THRESHOLDS_INIT;
 	char why[200];
 	static const char good[] = "# comment\nSymbolErrorCounter=10\n\n"
 		"PortXmitWait=0x100\n   \nLinkDownedCounter=3 \n";
@@ -353,7 +353,15 @@ static void test_thresholds(void)
 	}
 	CHECK_INT(thresholds_parse(good, sizeof(good) - 1, &t, why, sizeof(why)), 0);
 	CHECK(t.value[0] == 10 && t.value[2] == 3 && t.value[12] == 0x100 &&
-	      t.value[1] == 0);
+	      t.value[1] == 0 && t.wait_per_second == THRESHOLD_WAIT_DEFAULT);
+	CHECK_INT(thresholds_parse("PortXmitWaitPerSecond=5000 \n", 27, &t, why,
+				   sizeof(why)), 0);
+	CHECK(t.wait_per_second == 5000 && t.value[0] == 0);
+	CHECK_INT(thresholds_parse("#\nPortXmitWaitPerSecond=0\n", 26, &t, why,
+				   sizeof(why)), -EINVAL);
+	CHECK(strstr(why, "line 2: PortXmitWaitPerSecond: 0 is out of range") == why);
+	CHECK(t.wait_per_second == 5000); /* unchanged */
+	CHECK_INT(thresholds_parse(good, sizeof(good) - 1, &t, why, sizeof(why)), 0);
 	CHECK_INT(thresholds_parse("SymbolErrorCounter=1\nSymbolErrors=3\n", 35, &t,
 				   why, sizeof(why)), -EINVAL);
 	CHECK(strstr(why, "line 2: 'SymbolErrors' is not a counter") == why);
@@ -367,18 +375,97 @@ static void test_thresholds(void)
 	CHECK_INT(thresholds_parse("VL15Dropped\n", 12, &t, why, sizeof(why)), -EINVAL);
 	CHECK(strstr(why, "line 1: expected Name=value") == why);
 	CHECK_INT(thresholds_load("/nonexistent/x", &t, why, sizeof(why)), -ENOENT);
+	/* umadfs's own names: defaults, values, bounds. */
+	CHECK_INT(thresholds_parse("", 0, &t, why, sizeof(why)), 0);
+	CHECK(t.flap_count == THRESHOLDS_FLAP_COUNT &&
+	      t.flap_window_s == THRESHOLDS_FLAP_WINDOW_S);
+	CHECK_INT(thresholds_parse("LinkFlapCount=5\nLinkFlapWindowSeconds=60\n", 40,
+				   &t, why, sizeof(why)), 0);
+	CHECK(t.flap_count == 5 && t.flap_window_s == 60);
+	CHECK_INT(thresholds_parse("LinkFlapCount=0\n", 16, &t, why, sizeof(why)), -EINVAL);
+	CHECK_STR(why, "line 1: LinkFlapCount: 0 is out of range (1 to 16)");
+	CHECK_INT(thresholds_parse("#\nLinkFlapWindowSeconds=604801\n", 31, &t, why,
+				   sizeof(why)), -EINVAL);
+	CHECK_STR(why, "line 2: LinkFlapWindowSeconds: 604801 is out of range (1 to 604800)");
+	CHECK(t.flap_count == 5); /* unchanged */
+}
+
+/* The star at t: hca1's link down or not, hca0's LinkDownedCounter. */
+static struct fab_snap *flap_star(int64_t t, bool down, unsigned downed)
+{
+	struct fab_snap *s = star(2, 10, t);
+
+	if (down) {
+		s->nodes[0].ports[2].peer_guid = 0;
+		s->nodes[2].ports[1].peer_guid = 0;
+	}
+	mad_set_field(s->nodes[1].ports[1].basic, 0, IB_PC_LINK_DOWNED_F, downed);
+	return s;
+}
+
+/* Judges a snapshot made at t after *prev (dropped), which it becomes. */
+static void judge_next(struct fab_snap **prev, int64_t t, bool down, unsigned downed)
+{
+	struct fab_snap *s = flap_star(t, down, downed);
+
+	problems_judge(*prev, s, NULL);
+	fabsnap_put(*prev);
+	*prev = s;
+}
+
+/* link_flapping: three downs of hca1's link in the view (both its ends),
+ * sticky for the window (3600 s by default) after the last; hca0's
+ * LinkDownedCounter up 3 at once; two downs are none. */
+static void test_flapping(void)
+{
+	const int64_t window = THRESHOLDS_FLAP_WINDOW_S * 1000;
+	struct fab_snap *s = flap_star(0, false, 0);
+	char line[1024];
+
+	problems_judge(NULL, s, NULL);
+	for (int i = 0; i < 2; i++) {
+		judge_next(&s, 1000 + 2000 * i, true, 0);
+		judge_next(&s, 2000 + 2000 * i, false, 0);
+	}
+	CHECK_INT((int)count(s, PROBLEM_LINK_FLAPPING), 0);
+	judge_next(&s, 5000, true, 0);
+	CHECK_INT((int)count(s, PROBLEM_LINK_FLAPPING), 2);
+	problem_keys(first(s, PROBLEM_LINK_FLAPPING), line, sizeof(line));
+	CHECK_STR(line, "problem=link_flapping severity=error guid=0x0000000000000100"
+		  " port=2 node_desc=\"sw\" flaps=3 window_s=3600 since_s=0 seen_by=events");
+	judge_next(&s, 6000, false, 0);
+	judge_next(&s, 5000 + window - 1000, false, 0); /* quiet, in the window */
+	CHECK_INT((int)count(s, PROBLEM_LINK_FLAPPING), 2);
+	problem_keys(first(s, PROBLEM_LINK_FLAPPING), line, sizeof(line));
+	CHECK(strstr(line, " flaps=1 window_s=3600 since_s=3599 seen_by=events") != NULL);
+	judge_next(&s, 5000 + window, false, 0);
+	CHECK_INT((int)count(s, PROBLEM_LINK_FLAPPING), 0);
+	/* The counter: three at once. */
+	judge_next(&s, 6000 + window, false, 3);
+	CHECK_INT((int)count(s, PROBLEM_LINK_FLAPPING), 1);
+	problem_keys(first(s, PROBLEM_LINK_FLAPPING), line, sizeof(line));
+	CHECK_STR(line, "problem=link_flapping severity=error guid=0x0000000000000200"
+		  " port=1 node_desc=\"hca0\" flaps=3 window_s=3600 since_s=0"
+		  " seen_by=LinkDownedCounter");
+	fabsnap_put(s);
 }
 
 int main(void)
 {
+	/* Each test's fabric its own: the flaps one remembers are not the
+	 * next one's (problems_forget()). */
 	test_problemsy();
 	test_sm();
 	test_ports();
 	test_counters();
+	problems_forget();
 	test_refresh_carries();
+	problems_forget();
 	test_speeds();
 	test_expected();
 	test_failed();
 	test_thresholds();
+	test_flapping();
+	problems_forget();
 	return check_failures ? 1 : 0;
 }

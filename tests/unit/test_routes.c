@@ -1,7 +1,9 @@
 /* Routing on snapshots made by hand: names, paths (a ring of three
  * switches, an LMC range), and the routing problems the judge finds -
  * a loop of three, a dead end, a table broken wholesale counted in one
- * line, and a port the missing SM has yet to bring up. */
+ * line, and a port the missing SM has yet to bring up; what a port
+ * carries, and the cut of a disable against every pair's traced path;
+ * and the routing as a whole: the one-way ring's credit loop. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "snapbuild.h"
 #include "umadfs/fabric/problems/problem.h"
 #include "umadfs/fabric/problems/problems.h"
+#include "umadfs/fabric/snapshot/carries.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/routes.h"
 #include "umadfs/mad/ibcodes.h"
@@ -179,7 +182,9 @@ static void test_paths(void)
 }
 
 /* The route problems of s as "kind guid port keys" lines. */
-static void route_problems(struct fab_snap *s, char *buf, size_t cap)
+/* The lines of the problems of kinds first..last after a judgement. */
+static void kind_lines(struct fab_snap *s, unsigned first, unsigned last,
+		       char *buf, size_t cap)
 {
 	size_t o = 0;
 
@@ -189,11 +194,16 @@ static void route_problems(struct fab_snap *s, char *buf, size_t cap)
 		const struct fab_problem *p = &s->problems[i];
 		char keys[1024];
 
-		if (p->kind < PROBLEM_ROUTE_MISSING || p->kind > PROBLEM_ROUTE_DEAD_END)
+		if (p->kind < first || p->kind > last)
 			continue;
 		problem_keys(p, keys, sizeof(keys));
 		o += (size_t)snprintf(buf + o, cap - o, "%s\n", keys);
 	}
+}
+
+static void route_problems(struct fab_snap *s, char *buf, size_t cap)
+{
+	kind_lines(s, PROBLEM_ROUTE_MISSING, PROBLEM_ROUTE_DEAD_END, buf, cap);
 }
 
 static void test_problems(void)
@@ -285,6 +295,73 @@ static void test_routes_carried(void)
 	fabsnap_put(s);
 }
 
+/* The lines of route_unbalanced and route_not_minimal after a judgement. */
+static const char *quality_problems(struct fab_snap *s)
+{
+	static char buf[4096];
+
+	kind_lines(s, PROBLEM_ROUTE_UNBALANCED, PROBLEM_ROUTE_NOT_MINIMAL, buf, sizeof(buf));
+	return buf;
+}
+
+/* The routing as a whole (routequal.c): the one-way ring's routes depend
+ * on each switch's port 1 in turn, a credit loop; S3/1 carries A's and
+ * B's LIDs, the others three (C has two: LMC 1); the way back (ports 2)
+ * idle.  S3 sending B's LID back by port 2 breaks the loop (and makes C
+ * to B a hop shorter). */
+static void test_routing_quality(void)
+{
+	struct fab_snap *s = ring();
+	const struct fab_problem *p = NULL;
+
+	problems_judge(NULL, s, NULL);
+	for (size_t i = 0; i < s->nproblems; i++)
+		if (s->problems[i].kind == PROBLEM_CREDIT_LOOP)
+			p = &s->problems[i];
+	CHECK(p && p->guid == S1 && p->port == 1);
+	CHECK_STR(p ? p->found : "", "vl=0 ports=3 cycle=0x0000000000000011/1,"
+		  "0x0000000000000012/1,0x0000000000000013/1");
+	CHECK(s->routing != NULL);
+	CHECK_STR(s->routing ? s->routing->text : "",
+		  "pairs 6\npairs_unrouted 0\nhops_lft 3 3\nhops_lft 4 3\nhops_min 3 6\n"
+		  "worst_hops 4\nworst_pair 0x00000000000000b0/1 0x00000000000000a0/1\n"
+		  "switch_ports 3\nidle_ports 3\ndlids_mean 2.67\ndlids 2 1\ndlids 3 2\n"
+		  "port_far 0x0000000000000013/1 2\nport_far 0x0000000000000011/1 3\n"
+		  "port_far 0x0000000000000012/1 3\nvls 1\n"
+		  "credit_loop vl=0 ports=3 cycle=0x0000000000000011/1,"
+		  "0x0000000000000012/1,0x0000000000000013/1\ncredit_loops 1\n");
+	fabsnap_put(s);
+
+	/* The one-way ring goes the long way to the switch behind (each
+	 * switch's port 2 is an Active link back), and sends 2-3 LIDs out
+	 * of port 1, none out of port 2: on every switch route_not_minimal
+	 * and route_unbalanced; the former not with fabric_routes_minimal=off. */
+	s = ring();
+	CHECK_STR(quality_problems(s),
+		  "problem=route_unbalanced severity=warning guid=0x0000000000000011 node_desc=\"sw1\" min_lids=0 min_port=2 max_lids=3 max_port=1\n"
+		  "problem=route_not_minimal severity=warning guid=0x0000000000000011 node_desc=\"sw1\" lids=2 lid=30\n"
+		  "problem=route_unbalanced severity=warning guid=0x0000000000000012 node_desc=\"sw2\" min_lids=0 min_port=2 max_lids=3 max_port=1\n"
+		  "problem=route_not_minimal severity=warning guid=0x0000000000000012 node_desc=\"sw2\" lids=1 lid=10\n"
+		  "problem=route_unbalanced severity=warning guid=0x0000000000000013 node_desc=\"sw3\" min_lids=0 min_port=2 max_lids=2 max_port=1\n"
+		  "problem=route_not_minimal severity=warning guid=0x0000000000000013 node_desc=\"sw3\" lids=1 lid=20\n");
+	free(s->problems);
+	free(s->routing);
+	s->routing = NULL;
+	problems_routes_minimal(false);
+	CHECK(!strstr(quality_problems(s), "route_not_minimal"));
+	problems_routes_minimal(true);
+	fabsnap_put(s);
+
+	s = ring();
+	fabsnap_find(s, S3)->lft->port[20] = 2;
+	problems_judge(NULL, s, NULL);
+	for (size_t i = 0; i < s->nproblems; i++)
+		CHECK(s->problems[i].kind != PROBLEM_CREDIT_LOOP);
+	CHECK(s->routing && s->routing->credit_loops == 0 &&
+	      s->routing->hops_lft[3] == 4 && s->routing->hops_lft[4] == 2);
+	fabsnap_put(s);
+}
+
 /* Many LIDs broken apart: their ranges cut to fit the line. */
 static void test_ranges(void)
 {
@@ -309,12 +386,121 @@ static void test_ranges(void)
 	fabsnap_put(s);
 }
 
+/* Whether traced route r crosses the link of n's port p (a hop entering
+ * or leaving by either end; not the port a dead end stopped at). */
+static bool uses(const struct fab_snap *s, const struct route *r,
+		 const struct fab_node *n, unsigned p)
+{
+	const struct fab_node *peer = NULL;
+	const struct fab_port *pp = fabsnap_peer(s, &n->ports[p], &peer);
+
+	for (unsigned i = 0; i < r->nhops; i++) {
+		const struct route_hop *h = &r->hop[i];
+		bool last = i + 1 == r->nhops && r->result == ROUTE_DEAD_END;
+
+		for (int e = 0; e < 2; e++) {
+			const struct fab_node *x = e ? peer : n;
+			int xp = e ? (int)n->ports[p].peer_port : (int)p;
+
+			if (x == h->node && (h->in == xp || (!last && h->out == xp)) &&
+			    (e == 0 || pp))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* carries_cut of each port against routes_trace of every pair. */
+static void check_cuts(const struct fab_snap *s)
+{
+	struct route_end ends[16];
+	unsigned ne = 0, host = 0;
+	static struct route r;
+
+	for (size_t i = 0; i < s->nnodes; i++) {
+		const struct fab_node *n = &s->nodes[i];
+
+		for (unsigned p = routes_first_endport(n); p <= routes_last_endport(n); p++) {
+			if (n->guid == s->local_guid && n->ports[p].port_guid == s->local_port_guid)
+				host = ne;
+			ends[ne++] = (struct route_end){ n, p, n->ports[p].lid };
+		}
+	}
+	for (size_t i = 0; i < s->nnodes; i++) {
+		const struct fab_node *n = &s->nodes[i];
+
+		for (unsigned p = 1; p <= n->nports; p++) {
+			struct carries_cut cut;
+			uint64_t pairs = 0;
+			unsigned from_host = 0;
+
+			CHECK_INT(carries_cut(s, n, p, &cut), 0);
+			for (unsigned a = 0; a < ne && n->ports[p].peer_guid; a++) {
+				for (unsigned b = 0; b < ne; b++) {
+					if (a == b)
+						continue;
+					routes_trace(s, &ends[a], &ends[b], &r);
+					pairs += uses(s, &r, n, p);
+					from_host += a == host && uses(s, &r, n, p);
+				}
+			}
+			if (cut.pairs != pairs || cut.host != from_host)
+				fprintf(stderr, "0x%llx port %u: pairs %llu host %u, traced %llu %u\n",
+					(unsigned long long)n->guid, p,
+					(unsigned long long)cut.pairs, cut.host,
+					(unsigned long long)pairs, from_host);
+			CHECK(cut.pairs == pairs && cut.host == from_host && cut.routed);
+		}
+	}
+}
+
+static void test_carries(void)
+{
+	struct fab_snap *s = ring();
+	struct carries_cut cut;
+	struct carried *c;
+	size_t n;
+	struct fab_node *s1 = fabsnap_find(s, S1), *s3 = fabsnap_find(s, S3);
+	static const unsigned out1[] = { 2, 3, 20, 30, 31 }, in3[] = { 1, 2, 3, 20, 30, 31 };
+
+	s->local_guid = CA_A;
+	s->local_port_guid = CA_A + 1;
+	/* S1's port 1 (to S2) sends all but S1's and A's LIDs, C's LMC
+	 * range a line each; S2 sends nothing back into it. */
+	CHECK_INT(carries_endports(s, s1, 1, &c, &n), 0);
+	CHECK_INT((int)n, 5);
+	for (size_t i = 0; i < n && n == 5; i++)
+		CHECK(c[i].lid == out1[i] && !c[i].in);
+	CHECK(n == 5 && c[3].node->guid == CA_C && c[3].port == 1 && c[0].port == 0);
+	free(c);
+	/* Its port 3: A out of it, everything A sends into it. */
+	CHECK_INT(carries_endports(s, s1, 3, &c, &n), 0);
+	CHECK_INT((int)n, 7);
+	CHECK(n == 7 && c[0].lid == 10 && !c[0].in);
+	for (size_t i = 1; i < n && n == 7; i++)
+		CHECK(c[i].lid == in3[i - 1] && c[i].in);
+	free(c);
+	check_cuts(s);
+	/* A ring link: nothing isolated; A's own: the 5 others, from A. */
+	CHECK(carries_cut(s, s1, 1, &cut) == 0 && cut.isolated == 0 && cut.host == 4);
+	CHECK(carries_cut(s, s1, 3, &cut) == 0 && cut.isolated == 5 && cut.host == 5);
+	CHECK(carries_cut(s, s3, 3, &cut) == 0 && cut.isolated == 1);
+	CHECK(carries_cut(s, s1, 4, &cut) == 0 && !cut.host && !cut.pairs && !cut.isolated);
+	/* A loop for LID 20 (S1 -> S3 -> S1), a dead end for 10 at S2. */
+	s1->lft->port[20] = 2;
+	fabsnap_find(s, S2)->lft->port[10] = 5;
+	check_cuts(s);
+	fabsnap_put(s);
+}
+
 int main(void)
 {
 	test_names();
 	test_paths();
 	test_problems();
 	test_routes_carried();
+	test_routing_quality();
 	test_ranges();
+	test_carries();
 	return check_failures ? 1 : 0;
 }

@@ -25,6 +25,7 @@
 #include "umadfs/fabric/files/actions.h"
 #include "umadfs/fabric/files/fabevents.h"
 #include "umadfs/fabric/files/lasterror.h"
+#include "umadfs/fabric/snapshot/carries.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/watch/sweeper.h"
 #include "umadfs/fuse/parkedwrite.h"
@@ -282,8 +283,32 @@ static void admin_write(fuse_req_t req, struct node *n, const char *buf,
 	fabsnap_put(s);
 }
 
+/* The dry run of a disable of fn's port in s, as admin's lines after
+ * the state (none for a port 0; the route counts only when the snapshot
+ * has tables): into buf (cap), its length or -errno. */
+static int dry_run(const struct fab_snap *s, const struct fab_node *fn,
+		   unsigned port, char *buf, size_t cap)
+{
+	struct carries_cut cut;
+	int r, l = 0;
+
+	if (!port)
+		return 0;
+	r = carries_cut(s, fn, port, &cut);
+	if (r < 0)
+		return r;
+	if (cut.routed)
+		l = snprintf(buf, cap, "disable_host_routes %u\ndisable_pair_routes %"
+			     PRIu64 "\n", cut.host, cut.pairs);
+	if (l >= 0 && (size_t)l < cap)
+		l += snprintf(buf + l, cap - (size_t)l, "disable_isolated %u\n",
+			      cut.isolated);
+	return l < 0 || (size_t)l >= cap ? -EOVERFLOW : l;
+}
+
 /* Reading admin: the port's physical state now (a PortInfo Get by the
- * snapshot's route), as phys_state reads. */
+ * snapshot's route), as phys_state reads, then what a disable would cut
+ * (dry_run, from the snapshot). */
 static int admin_show(struct node *n, char *buf, size_t cap)
 {
 	const struct action_port *ap = n->owner;
@@ -293,9 +318,10 @@ static int admin_show(struct node *n, char *buf, size_t cap)
 	const struct fab_node *fn = s ? fabsnap_find(s, guid) : NULL;
 	struct ca_port *via = s ? sweeper_port(s) : NULL;
 	uint8_t path[FAB_PATH_MAX], data[IB_SMP_DATA_SIZE];
+	char dry[128];
 	struct mad_engine *e;
 	unsigned hops;
-	int err = -ENODEV, r;
+	int err = -ENODEV, r, dlen;
 
 	if (!fn || port > fn->nports) {
 		fabsnap_put(s);
@@ -303,7 +329,10 @@ static int admin_show(struct node *n, char *buf, size_t cap)
 	}
 	hops = fn->hops;
 	memcpy(path, fn->path, sizeof(path));
+	dlen = dry_run(s, fn, port, dry, sizeof(dry));
 	fabsnap_put(s);
+	if (dlen < 0)
+		return dlen;
 	e = via ? ca_port_engine(via, &err) : NULL;
 	if (!e)
 		return err;
@@ -311,7 +340,11 @@ static int admin_show(struct node *n, char *buf, size_t cap)
 	ca_port_engine_done(via);
 	if (r < 0)
 		return r == -EPROTO ? -EIO : r;
-	return sysfmt_phys_state(buf, cap, mad_get_field(data, 0, IB_PORT_PHYS_STATE_F));
+	r = sysfmt_phys_state(buf, cap, mad_get_field(data, 0, IB_PORT_PHYS_STATE_F));
+	if (r < 0 || (size_t)(r + dlen) >= cap)
+		return r < 0 ? r : -EOVERFLOW;
+	memcpy(buf + r, dry, (size_t)dlen);
+	return r + dlen;
 }
 
 static void admin_open(fuse_req_t req, struct node *n, struct fuse_file_info *fi)

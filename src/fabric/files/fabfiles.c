@@ -19,6 +19,7 @@
 #include "umadfs/fabric/files/lasterror.h"
 #include "umadfs/fabric/files/pkeyfiles.h"
 #include "umadfs/fabric/files/routefiles.h"
+#include "umadfs/fabric/files/trafficfiles.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/watch/sweeper.h"
 #include "umadfs/fabric/watch/traps.h"
@@ -53,7 +54,9 @@ static time_t snap_mtime(struct node *n)
 
 /* Top files. */
 enum { FILE_TOPOLOGY = FAB_TEXT_TOPOLOGY, FILE_LINKS = FAB_TEXT_LINKS,
-       FILE_PROBLEMS = FAB_TEXT_PROBLEMS, FILE_METRICS = FAB_TEXT_COUNT };
+       FILE_PROBLEMS = FAB_TEXT_PROBLEMS, FILE_RATES = FAB_TEXT_RATES,
+       FILE_ROUTING = FAB_TEXT_ROUTING,
+       FILE_METRICS = FAB_TEXT_COUNT };
 
 /* An open of a big file: its snapshot's text, or metrics.prom's cursor. */
 struct big_open {
@@ -509,7 +512,8 @@ static int port_populate(struct node *dir)
 			tree_hold_owner(c, nodedir_get, nodedir_put);
 	/* Files with owners of their own. */
 	if (actions_port(dir, counters, nd->guid, p) < 0 ||
-	    pkeyfiles_port(dir, nd->guid, p) < 0)
+	    pkeyfiles_port(dir, nd->guid, p) < 0 ||
+	    (p && trafficfiles_port(dir, counters, nd->guid, p) < 0))
 		return -ENOMEM;
 	return routefiles_port(dir, nd->guid, p);
 }
@@ -742,11 +746,14 @@ int fabfiles_add(struct node *root, const gid_t *group, struct node **out)
 	    !tree_add(fabric, "topology", S_IFREG | 0444, &big_ops, NULL,
 		      FILE_TOPOLOGY) ||
 	    !tree_add(fabric, "links", S_IFREG | 0444, &big_ops, NULL, FILE_LINKS) ||
+	    !tree_add(fabric, "rates", S_IFREG | 0444, &big_ops, NULL, FILE_RATES) ||
 	    !tree_add(fabric, "sm", S_IFREG | 0444, &sm_ops, NULL, 0) ||
 	    !tree_add(fabric, "metrics.prom", S_IFREG | 0444, &big_ops, NULL,
 		      FILE_METRICS) ||
 	    !tree_add(fabric, "problems", S_IFREG | 0444, &big_ops, NULL,
-		      FILE_PROBLEMS))
+		      FILE_PROBLEMS) ||
+	    !tree_add(fabric, "routing", S_IFREG | 0444, &big_ops, NULL,
+		      FILE_ROUTING))
 		return -ENOMEM;
 	nodes_dir = tree_add(fabric, "nodes", S_IFDIR | 0555, NULL, NULL, 0);
 	class = tree_add(fabric, "class", S_IFDIR | 0555, NULL, NULL, 0);

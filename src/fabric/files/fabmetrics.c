@@ -19,9 +19,12 @@
 #define CHUNK_MIN (32u << 10)
 #define CHUNK_BUF (CHUNK_MIN + PROMLINES_UNIT_MAX)
 
+/* "all": every group but details, which is named on its own. */
+#define ALL_GROUPS (((1u << PROM_GROUPS) - 1) & ~(1u << PROM_DETAILS))
+
 /* The groups shown, a bit each (enum prom_group): set once by
  * fabmetrics_configure(), before any thread. */
-static unsigned selected = (1u << PROM_GROUPS) - 1;
+static unsigned selected = ALL_GROUPS;
 
 /* Where a chunk starts: its offset in the text, its first unit. */
 struct chunk {
@@ -64,7 +67,7 @@ static void names_list(char *buf, size_t cap)
 static unsigned group_bits(const char *s, size_t len)
 {
 	if (len == 3 && !memcmp(s, "all", 3))
-		return (1u << PROM_GROUPS) - 1;
+		return ALL_GROUPS;
 	for (unsigned g = 0; g < PROM_GROUPS; g++)
 		if (strlen(promlines_group_name(g)) == len &&
 		    !memcmp(promlines_group_name(g), s, len))

@@ -11,6 +11,7 @@
 #include "umadfs/base/clock.h"
 #include "umadfs/fabric/files/fabtext.h"
 #include "umadfs/fabric/problems/problem.h"
+#include "umadfs/fabric/snapshot/rates.h"
 #include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/madtext.h"
 
@@ -214,6 +215,76 @@ static void format_links(struct text *t, const struct fab_snap *s)
 	}
 }
 
+/* A share of the link's rate, or "-" without one. */
+static const char *util(char buf[24], double u)
+{
+	if (u < 0)
+		return "-";
+	snprintf(buf, 24, "%.6f", u);
+	return buf;
+}
+
+/* fabric/rates: a line per linked port, its rates first (so that `sort
+ * -t= -k2 -gr` puts the busiest first), "-" for those it has none of. */
+static void rates_line(struct text *t, const struct fab_snap *s,
+		       const struct fab_node *n, unsigned p)
+{
+	const struct fab_node *pn = NULL;
+	const struct fab_port *peer = fabsnap_peer(s, &n->ports[p], &pn);
+	char qa[4 * FAB_DESC_LEN + 3], ux[24], ur[24];
+	struct port_rates r;
+	const char *why;
+
+	if (!peer)
+		return;
+	if (rates_port(s, n, p, &r, &why) < 0)
+		put(t, "xmit_utilisation=- rcv_utilisation=- xmit_bytes_per_second=- "
+		    "rcv_bytes_per_second=- xmit_packets_per_second=- "
+		    "rcv_packets_per_second=- xmit_wait_per_second=- interval_ms=-");
+	else
+		put(t, "xmit_utilisation=%s rcv_utilisation=%s xmit_bytes_per_second=%.0f "
+		    "rcv_bytes_per_second=%.0f xmit_packets_per_second=%.1f "
+		    "rcv_packets_per_second=%.1f xmit_wait_per_second=%.1f "
+		    "interval_ms=%" PRIu64, util(ux, r.xmit_util), util(ur, r.rcv_util),
+		    r.xmit_bytes, r.rcv_bytes, r.xmit_packets, r.rcv_packets,
+		    r.xmit_wait, r.interval_ms);
+	fabsnap_quote(qa, sizeof(qa), n->desc);
+	put(t, " guid=0x%016" PRIx64 " port=%u node_desc=%s peer_guid=0x%016" PRIx64
+	    " peer_port=%u\n", n->guid, p, qa, pn->guid, n->ports[p].peer_port);
+}
+
+static void format_rates(struct text *t, const struct fab_snap *s)
+{
+	if (!s->rate_base_ms) {
+		put(t, "none: %s\n", RATES_NONE_YET);
+		return;
+	}
+	for (size_t i = 0; i < s->nnodes; i++)
+		for (unsigned p = 1; p <= s->nodes[i].nports; p++)
+			rates_line(t, s, &s->nodes[i], p);
+}
+
+int fabtext_port_rates(const struct fab_snap *s, const struct fab_node *n,
+		       unsigned p, char *buf, size_t cap)
+{
+	char ux[24], ur[24];
+	struct port_rates r;
+	const char *why;
+	int len;
+
+	if (rates_port(s, n, p, &r, &why) < 0)
+		len = snprintf(buf, cap, "none: %s\n", why);
+	else
+		len = snprintf(buf, cap, "interval_ms %" PRIu64 "\nxmit_bytes_per_second %.0f\n"
+			       "rcv_bytes_per_second %.0f\nxmit_packets_per_second %.1f\n"
+			       "rcv_packets_per_second %.1f\nxmit_utilisation %s\n"
+			       "rcv_utilisation %s\nxmit_wait_per_second %.1f\n",
+			       r.interval_ms, r.xmit_bytes, r.rcv_bytes, r.xmit_packets,
+			       r.rcv_packets, util(ux, r.xmit_util), util(ur, r.rcv_util),
+			       r.xmit_wait);
+	return len < 0 || (size_t)len >= cap ? -ENOSPC : len;
+}
+
 int fabtext_sweep(const struct fab_snap *s, char *buf, size_t cap)
 {
 	const struct fab_stats *st = &s->stats;
@@ -223,14 +294,16 @@ int fabtext_sweep(const struct fab_snap *s, char *buf, size_t cap)
 	clock_iso_time(when, sizeof(when), &s->time);
 	n = snprintf(buf, cap, "time %s\nage_ms %" PRId64 "\nduration_ms %u\n"
 		     "via %s\nnodes %u\nswitches %u\ncas %u\nrouters %u\nlinks %u\n"
-		     "ports %u\nmads %" PRIu64 "\nlfts_read %u\ntimeouts %" PRIu64 "\n"
+		     "ports %u\nmads %" PRIu64 "\nlfts_read %u\ndetail_mads %u\n"
+		     "timeouts %" PRIu64 "\n"
 		     "unreachable %" PRIu64 "\nproblems %zu\nproblems_us %u\n"
-		     "ok %d\nerror %s\nrefreshes %u\n", when,
+		     "routing_us %u\nok %d\nerror %s\nrefreshes %u\n", when,
 		     clock_now_ms() - s->mono_ms,
 		     s->duration_ms, s->via, st->nodes, st->switches, st->cas,
 		     st->routers, st->links, st->ports, st->mads, st->lfts_read,
+		     st->detail_mads,
 		     st->timeouts,
-		     st->unreachable, s->nproblems, s->problems_us, s->ok, s->error,
+		     st->unreachable, s->nproblems, s->problems_us, s->routing_us, s->ok, s->error,
 		     s->refreshes);
 	return n < 0 || (size_t)n >= cap ? -ENOSPC : n;
 }
@@ -259,6 +332,10 @@ static char *format(const struct fab_snap *snap, enum fab_text which,
 		format_links(&t, snap);
 	else if (which == FAB_TEXT_PROBLEMS)
 		format_problems(&t, snap);
+	else if (which == FAB_TEXT_RATES)
+		format_rates(&t, snap);
+	else if (which == FAB_TEXT_ROUTING && snap->routing)
+		put_mem(&t, snap->routing->text, snap->routing->len);
 	put(&t, "%s", ""); /* an empty text is still made */
 	if (t.failed) {
 		if (t.buf)

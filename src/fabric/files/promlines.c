@@ -12,10 +12,11 @@
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/routes.h"
 #include "umadfs/mad/pmacounters.h"
+#include "umadfs/mad/pmadetails.h"
 
 static const char *const group_names[PROM_GROUPS] = {
-	"sweep", "problems", "nodes", "state", "links", "routes", "errors",
-	"xmit_wait", "data",
+	"sweep", "problems", "nodes", "state", "links", "routes", "routing",
+	"errors", "xmit_wait", "data", "details",
 };
 
 const char *promlines_group_name(unsigned group)
@@ -55,12 +56,28 @@ static const struct {
 #define NCOUNTERS (sizeof(prom_counters) / sizeof(prom_counters[0]))
 #define NSWEEP 9
 
+/* The detail counters' names (pmadetails.h's first ones, in its order),
+ * less "umadfs_port_"; PortVLXmitWait is one family with a vl label. */
+static const char *const prom_details[] = {
+	"local_physical_errors_total", "malformed_packet_errors_total",
+	"buffer_overrun_errors_total", "dlid_mapping_errors_total",
+	"vl_mapping_errors_total", "looping_errors_total",
+	"inactive_discards_total", "neighbor_mtu_discards_total",
+	"switch_lifetime_limit_discards_total",
+	"switch_hoq_lifetime_limit_discards_total",
+};
+
+#define NDETAILS (sizeof(prom_details) / sizeof(prom_details[0]))
+
 /* The families in the text's order: the sweep's rows, the problems and
  * their count, the nodes, the ports' state, physical state and rate,
- * their links, their routed LIDs, then their counters. */
+ * their links, their routed LIDs, the routing's credit loops and hop
+ * histograms (fabric/routing), then their counters, then their detail
+ * counters and the wait per VL. */
 enum { F_SWEEP = 0, F_PROBLEM = NSWEEP, F_PROBLEMS, F_NODE_UP, F_STATE,
-       F_PHYS, F_RATE, F_LINK, F_ROUTED, F_COUNTER,
-       F_COUNT = F_COUNTER + NCOUNTERS };
+       F_PHYS, F_RATE, F_LINK, F_ROUTED, F_CREDIT_LOOPS, F_ROUTE_PAIRS, F_COUNTER,
+       F_DETAIL = F_COUNTER + NCOUNTERS, F_VL_WAIT = F_DETAIL + NDETAILS,
+       F_COUNT };
 
 unsigned promlines_families(void)
 {
@@ -84,6 +101,10 @@ static enum prom_group group_of(unsigned f)
 		return PROM_LINKS;
 	if (f == F_ROUTED)
 		return PROM_ROUTES;
+	if (f == F_CREDIT_LOOPS || f == F_ROUTE_PAIRS)
+		return PROM_ROUTING;
+	if (f >= F_DETAIL)
+		return PROM_DETAILS;
 	c = pmacounters_index(prom_counters[f - F_COUNTER].sysfs);
 	if (pmacounters_is_error(c))
 		return PROM_ERRORS;
@@ -113,15 +134,21 @@ static void families_init(void)
 		int len = 0;
 
 		families[f].group = group_of(f);
-		if (f >= F_STATE && f < F_COUNTER)
+		if (f >= F_STATE && f <= F_ROUTED)
 			len = snprintf(families[f].name, sizeof(families[f].name), "%s",
 				       names[f - F_STATE]);
-		else if (f >= F_COUNTER)
+		else if (f >= F_COUNTER && f < F_DETAIL)
 			len = snprintf(families[f].name, sizeof(families[f].name),
 				       "port_%s", prom_counters[c].metric);
+		else if (f >= F_DETAIL)
+			len = snprintf(families[f].name, sizeof(families[f].name),
+				       "port_%s", f == F_VL_WAIT ? "vl_transmit_wait_total" :
+				       prom_details[f - F_DETAIL]);
 		families[f].len = (size_t)len;
-		if (f >= F_COUNTER)
+		if (f >= F_COUNTER && f < F_DETAIL)
 			families[f].counter = pmacounters_index(prom_counters[c].sysfs);
+		else if (f >= F_DETAIL)
+			families[f].counter = f - F_DETAIL; /* pmadetails.h's */
 	}
 }
 
@@ -301,6 +328,17 @@ static bool routed_any(const struct fab_snap *s)
 	return false;
 }
 
+/* Whether a detail family has a series: a port with attribute a's data. */
+static bool details_any(const struct fab_snap *s, enum pmadetails_attr a)
+{
+	for (size_t i = 0; i < s->nnodes; i++)
+		for (unsigned p = 1; p <= s->nodes[i].nports; p++)
+			if (s->nodes[i].ports[p].has_info &&
+			    fabsnap_details(&s->nodes[i].ports[p], a))
+				return true;
+	return false;
+}
+
 /* Family f's header: HELP and TYPE, and all of a family without items. */
 static void header(struct out *o, const struct fab_snap *s, unsigned f)
 {
@@ -332,9 +370,24 @@ static void header(struct out *o, const struct fab_snap *s, unsigned f)
 		if (routed_any(s))
 			family_header(o, "port_routed_lids", "gauge", "LIDs the switch"
 				      " forwards out of this port (its forwarding table).");
-	} else {
+	} else if (f == F_CREDIT_LOOPS) {
+		if (s->routing) {
+			family_header(o, "credit_loops", "gauge", "Cycles of the routes'"
+				      " channel dependencies (credit_loop problems).");
+			out_printf(o, "umadfs_credit_loops %u\n", s->routing->credit_loops);
+		}
+	} else if (f == F_ROUTE_PAIRS) {
+		if (s->routing)
+			family_header(o, "route_pairs", "gauge", "CA-to-CA port pairs by the"
+				      " hops of their route: by=\"lft\" as the tables route"
+				      " them, by=\"min\" the shortest.");
+	} else if (f < F_DETAIL) {
 		family_header(o, families[f].name, "counter",
 			      "Port counter (sysfs name in ports/N/counters/).");
+	} else if (details_any(s, pmadetails_attr_of(families[f].counter))) {
+		family_header(o, families[f].name, "counter", f == F_VL_WAIT ?
+			      "PortVLXmitWait of each VL the port has (label vl)." :
+			      "Port detail counter (sysfs name in ports/N/counters/).");
 	}
 }
 
@@ -398,6 +451,33 @@ static void link_line(struct out *o, const struct fab_snap *s, size_t i,
 		   "peer_node_desc=\"%s\"} 1\n", pn->guid, me->peer_port, pd);
 }
 
+/* Detail counter i (pmadetails.h) of a port: false when it has none. */
+static bool detail_value(const struct fab_port *fp, unsigned i, uint64_t *v)
+{
+	const uint8_t *det = fabsnap_details(fp, pmadetails_attr_of(i));
+
+	if (!det)
+		return false;
+	*v = pmadetails_value(i, det);
+	return true;
+}
+
+/* umadfs_port_vl_transmit_wait_total: a series for each VL the port has
+ * (OperationalVLs), none before its PortVLXmitWaitCounters is in. */
+static void vl_wait_lines(struct out *o, const struct fab_snap *s, size_t i,
+			  unsigned p, struct prom_cache *c)
+{
+	const struct fab_port *fp = &s->nodes[i].ports[p];
+	const uint8_t *det = fabsnap_details(fp, PMADET_VL);
+	unsigned vls = pmadetails_oper_vls(fp->oper_vls);
+
+	for (unsigned vl = 0; det && vl < vls; vl++) {
+		port_series(o, s, i, p, F_VL_WAIT, c, true);
+		out_printf(o, ",vl=\"%u\"} ", vl);
+		out_u64_line(o, pmadetails_value(pmadetails_vl_counter(vl), det));
+	}
+}
+
 /* The port's value of per-port family f: false when it has none. */
 static bool port_value(const struct fab_snap *s, size_t i, unsigned p,
 		       unsigned f, struct prom_cache *c, uint64_t *v)
@@ -422,6 +502,8 @@ static bool port_value(const struct fab_snap *s, size_t i, unsigned p,
 		*v = c->counts[p];
 		return true;
 	default:
+		if (f >= F_DETAIL)
+			return detail_value(fp, families[f].counter, v);
 		if (!fp->has_counters ||
 		    !pmacounters_value(families[f].counter, fp->basic,
 				       fp->has_ext ? fp->ext : NULL, n->pma_capmask, v))
@@ -439,6 +521,8 @@ static void port_line(struct out *o, const struct fab_snap *s, size_t i,
 
 	if (f == F_LINK) {
 		link_line(o, s, i, p, c);
+	} else if (f == F_VL_WAIT) {
+		vl_wait_lines(o, s, i, p, c);
 	} else if (port_value(s, i, p, f, c, &v)) {
 		port_series(o, s, i, p, f, c, false);
 		out_u64_line(o, v);
@@ -454,6 +538,25 @@ static void settle_port(const struct fab_snap *s, struct prom_pos *pos)
 		pos->port = pos->item < s->nnodes &&
 			s->nodes[pos->item].type == FAB_SWITCH ? 0 : 1;
 	}
+}
+
+/* umadfs_route_pairs item *pos: a bucket of fabric/routing's hops_lft,
+ * then hops_min (nothing for an empty one). */
+static bool route_pairs_line(struct out *o, const struct fab_snap *s,
+			     struct prom_pos *pos)
+{
+	unsigned h = pos->item % FAB_ROUTE_HOPS;
+	bool min = pos->item >= FAB_ROUTE_HOPS;
+	uint64_t v;
+
+	if (!s->routing || pos->item >= 2 * FAB_ROUTE_HOPS)
+		return false;
+	v = min ? s->routing->hops_min[h] : s->routing->hops_lft[h];
+	if (v)
+		out_printf(o, "umadfs_route_pairs{by=\"%s\",hops=\"%u\"} %" PRIu64 "\n",
+			   min ? "min" : "lft", h, v);
+	pos->item++;
+	return true;
 }
 
 /* Item *pos of family f into o and *pos to the next: false at the end. */
@@ -472,7 +575,9 @@ static bool item(struct out *o, const struct fab_snap *s, struct prom_pos *pos,
 		pos->item++;
 		return true;
 	}
-	if (f < F_STATE || pos->item >= s->nnodes)
+	if (f == F_ROUTE_PAIRS)
+		return route_pairs_line(o, s, pos);
+	if (f < F_STATE || f == F_CREDIT_LOOPS || pos->item >= s->nnodes)
 		return false;
 	if (s->nodes[pos->item].ports[pos->port].has_info)
 		port_line(o, s, pos->item, pos->port, f, c);

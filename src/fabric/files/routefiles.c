@@ -1,13 +1,15 @@
 /* The routing files (routefiles.h): fabric/routes/SRC/DST, made at each
  * lookup from the name alone and freed when the kernel forgets them, and
- * a switch's lft and ports/N/routed_lids.  Each open reads the current
- * snapshot; no MADs. */
+ * a switch's lft and ports/N/routed_lids and routed_endports.  Each open
+ * reads the current snapshot; no MADs. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "umadfs/fabric/files/routefiles.h"
+#include "umadfs/fabric/snapshot/carries.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/routes.h"
 #include "umadfs/fabric/watch/sweeper.h"
@@ -18,7 +20,7 @@
 static bool enabled;
 
 /* The files, as n->file. */
-enum { FILE_ROUTE, FILE_LFT, FILE_ROUTED_LIDS };
+enum { FILE_ROUTE, FILE_LFT, FILE_ROUTED_LIDS, FILE_ROUTED_ENDPORTS };
 
 static char *make(const struct fab_snap *s, struct node *n, size_t *len,
 		  int *err);
@@ -255,6 +257,48 @@ static char *routed_make(const struct fab_snap *s, struct node *n, size_t *len,
 	return text;
 }
 
+/* One line per endport LID the port carries, out of it then into it. */
+static void endport_lines(FILE *f, const struct carried *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char q[4 * FAB_DESC_LEN + 3];
+
+		fabsnap_quote(q, sizeof(q), c[i].node->desc);
+		fprintf(f, "direction=%s guid=0x%016" PRIx64 " port=%u lid=%u node_desc=%s\n",
+			c[i].in ? "in" : "out", c[i].node->guid, c[i].port,
+			c[i].lid, q);
+	}
+}
+
+static char *endports_make(const struct fab_snap *s, struct node *n, size_t *len,
+			   int *err)
+{
+	const struct fab_node *fn = switch_of(s, n, err);
+	unsigned port = ((struct switch_file *)n->owner)->port;
+	struct carried *c = NULL;
+	char *text = NULL;
+	size_t nc = 0;
+	FILE *f;
+	bool bad;
+
+	if (!fn || port > fn->nports)
+		return NULL;
+	*err = ENOMEM;
+	if (carries_endports(s, fn, port, &c, &nc) < 0)
+		return NULL;
+	f = open_memstream(&text, len);
+	if (f) {
+		endport_lines(f, c, nc);
+		bad = ferror(f);
+		if (fclose(f) || bad) {
+			free(text);
+			text = NULL;
+		}
+	}
+	free(c);
+	return text;
+}
+
 /* A file of switch guid (and port) under dir, owning its own owner
  * (the nodes of dir hold another).  0 or -ENOMEM. */
 static int add_switch_file(struct node *dir, const char *name, int which,
@@ -284,6 +328,8 @@ static char *make(const struct fab_snap *s, struct node *n, size_t *len,
 		return route_make(s, n, len, err);
 	case FILE_LFT:
 		return lft_make(s, n, len, err);
+	case FILE_ROUTED_ENDPORTS:
+		return endports_make(s, n, len, err);
 	default:
 		return routed_make(s, n, len, err);
 	}
@@ -305,8 +351,12 @@ int routefiles_port(struct node *dir, uint64_t guid, unsigned port)
 		return 0;
 	s = sweeper_snapshot();
 	fn = s ? fabsnap_find(s, guid) : NULL;
-	if (fn && fn->type == FAB_SWITCH)
+	if (fn && fn->type == FAB_SWITCH) {
 		r = add_switch_file(dir, "routed_lids", FILE_ROUTED_LIDS, guid, port);
+		if (r == 0)
+			r = add_switch_file(dir, "routed_endports", FILE_ROUTED_ENDPORTS,
+					    guid, port);
+	}
 	fabsnap_put(s);
 	return r;
 }

@@ -36,7 +36,12 @@ static const struct {
 	[PROBLEM_ROUTE_MISSING] = { "route_missing", SEVERITY_ERROR },
 	[PROBLEM_ROUTE_LOOP] = { "route_loop", SEVERITY_ERROR },
 	[PROBLEM_ROUTE_DEAD_END] = { "route_dead_end", SEVERITY_ERROR },
+	[PROBLEM_CREDIT_LOOP] = { "credit_loop", SEVERITY_ERROR },
+	[PROBLEM_ROUTE_UNBALANCED] = { "route_unbalanced", SEVERITY_WARNING },
+	[PROBLEM_ROUTE_NOT_MINIMAL] = { "route_not_minimal", SEVERITY_WARNING },
 	[PROBLEM_SWEEP_FAILED] = { "sweep_failed", SEVERITY_ERROR },
+	[PROBLEM_PORT_CONGESTED] = { "port_congested", SEVERITY_WARNING },
+	[PROBLEM_LINK_FLAPPING] = { "link_flapping", SEVERITY_ERROR },
 };
 
 const char *problem_kind_name(unsigned kind)
@@ -208,6 +213,31 @@ static void counter_keys(const struct fab_problem *p, char *buf, size_t cap,
 	}
 }
 
+/* The keys of a kind whose numbers are in p->n. */
+static void number_keys(const struct fab_problem *p, char *buf, size_t cap, size_t *o)
+{
+	switch (p->kind) {
+	case PROBLEM_DUPLICATE_NODE_DESC:
+		keyf(buf, cap, o, " count=%" PRIu64, p->n.count);
+		break;
+	case PROBLEM_LINK_FLAPPING:
+		keyf(buf, cap, o, " flaps=%" PRIu64 " window_s=%" PRIu64 " since_s=%"
+		     PRIu64 " seen_by=%s", p->n.flap.flaps, p->n.flap.window_s,
+		     p->n.flap.since_s, p->basis);
+		break;
+	case PROBLEM_SM_STALLED:
+		keyf(buf, cap, o, " lid=%u act_count=%" PRIu64 " seconds=%" PRIu64,
+		     p->lid, p->n.sm.act_count, p->n.sm.seconds);
+		break;
+	case PROBLEM_NODE_UNRESPONSIVE:
+		keyf(buf, cap, o, " sma_timeouts=%" PRIu64 " pma_timeouts=%" PRIu64,
+		     p->n.timeouts.sma, p->n.timeouts.pma);
+		break;
+	default:
+		break;
+	}
+}
+
 /* The keys of the problem's kind: what was expected and found, its
  * numbers. */
 static void kind_keys(const struct fab_problem *p, char *buf, size_t cap, size_t *o)
@@ -235,23 +265,22 @@ static void kind_keys(const struct fab_problem *p, char *buf, size_t cap, size_t
 	case PROBLEM_DUPLICATE_LID:
 		keyf(buf, cap, o, " lid=%u", p->lid);
 		break;
-	case PROBLEM_DUPLICATE_NODE_DESC:
-		keyf(buf, cap, o, " count=%" PRIu64, p->n.count);
-		break;
 	case PROBLEM_SM_MISSING:
 		keyf(buf, cap, o, " sm_lid=%u", p->lid);
 		break;
+	case PROBLEM_DUPLICATE_NODE_DESC:
+	case PROBLEM_LINK_FLAPPING:
 	case PROBLEM_SM_STALLED:
-		keyf(buf, cap, o, " lid=%u act_count=%" PRIu64 " seconds=%" PRIu64,
-		     p->lid, p->n.sm.act_count, p->n.sm.seconds);
-		break;
 	case PROBLEM_NODE_UNRESPONSIVE:
-		keyf(buf, cap, o, " sma_timeouts=%" PRIu64 " pma_timeouts=%" PRIu64,
-		     p->n.timeouts.sma, p->n.timeouts.pma);
+		number_keys(p, buf, cap, o);
 		break;
 	case PROBLEM_ROUTE_MISSING:
 	case PROBLEM_ROUTE_LOOP:
 	case PROBLEM_ROUTE_DEAD_END:
+	case PROBLEM_PORT_CONGESTED:
+	case PROBLEM_CREDIT_LOOP:
+	case PROBLEM_ROUTE_UNBALANCED:
+	case PROBLEM_ROUTE_NOT_MINIMAL:
 		keyf(buf, cap, o, " %s", p->found);
 		break;
 	case PROBLEM_SWEEP_FAILED:

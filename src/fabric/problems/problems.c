@@ -2,8 +2,9 @@
  * snapshot, from its own contents, the snapshot before it, the expected
  * topology and the error thresholds, without MADs, on the sweep thread;
  * here the judgement and the checks of nodes, ports, counters and the SM
- * (links: linkcheck.c; forwarding tables: routecheck.c; one problem and
- * the list: problem.c). */
+ * (links: linkcheck.c; forwarding tables: routecheck.c; congestion:
+ * congestion.c; flapping links: flapcheck.c; one problem and the list:
+ * problem.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -14,6 +15,7 @@
 
 #include <infiniband/mad.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/fabric/problems/problem.h"
 #include "umadfs/fabric/problems/problems.h"
 #include "umadfs/fabric/problems/thresholds.h"
@@ -24,9 +26,16 @@
 
 #define SM_STALL_MS 60000 /* ActCount unmoved this long: sm_stalled */
 
-/* Set by problems_configure() before the sweep thread starts, then only
- * read. */
-static struct thresholds thr;
+/* Set by problems_configure() and problems_routes_minimal() before the
+ * sweep thread starts, then only read; without a file, THRESHOLDS_INIT's
+ * defaults. */
+static struct thresholds thr = THRESHOLDS_INIT;
+static bool routes_minimal = true;
+
+void problems_routes_minimal(bool on)
+{
+	routes_minimal = on;
+}
 
 int problems_configure(const char *path)
 {
@@ -328,6 +337,9 @@ static bool carried(const struct problem_list *j, const struct fab_problem *was)
 	case PROBLEM_ROUTE_MISSING:
 	case PROBLEM_ROUTE_LOOP:
 	case PROBLEM_ROUTE_DEAD_END:
+	case PROBLEM_CREDIT_LOOP:
+	case PROBLEM_ROUTE_UNBALANCED:
+	case PROBLEM_ROUTE_NOT_MINIMAL:
 		return true;
 	case PROBLEM_COUNTER_RISING:
 		n = fabsnap_find(j->snap, was->guid);
@@ -365,6 +377,32 @@ static bool routes_as_before(const struct fab_snap *prev, const struct fab_snap 
 	       snap->reroute_ms == prev->reroute_ms;
 }
 
+/* prev's fabric/routing, as it stands (a copy: each snapshot frees its
+ * own). */
+static void carry_routing(struct problem_list *j, const struct fab_snap *prev)
+{
+	const struct fab_routing *r = prev ? prev->routing : NULL;
+	size_t size = r ? sizeof(*r) + r->len + 1 : 0;
+
+	if (!r)
+		return;
+	j->snap->routing = malloc(size);
+	if (j->snap->routing)
+		memcpy(j->snap->routing, r, size);
+	else
+		j->nomem = true;
+}
+
+/* The routing as a whole, after the routes' own problems: its time of
+ * its own in routing_us. */
+static void judge_routing(struct problem_list *j)
+{
+	uint64_t t0 = clock_now_us();
+
+	routequal_judge(j);
+	j->snap->routing_us = (unsigned)(clock_now_us() - t0);
+}
+
 /* prev's route problems, as they stand. */
 static void carry_routes(struct problem_list *j, const struct fab_snap *prev)
 {
@@ -373,7 +411,8 @@ static void carry_routes(struct problem_list *j, const struct fab_snap *prev)
 		struct fab_problem *pr;
 
 		if (kind != PROBLEM_ROUTE_MISSING && kind != PROBLEM_ROUTE_LOOP &&
-		    kind != PROBLEM_ROUTE_DEAD_END)
+		    kind != PROBLEM_ROUTE_DEAD_END && kind != PROBLEM_CREDIT_LOOP &&
+		    kind != PROBLEM_ROUTE_UNBALANCED && kind != PROBLEM_ROUTE_NOT_MINIMAL)
 			continue;
 		pr = problem_add(j, kind, NULL, -1);
 		if (pr)
@@ -425,6 +464,7 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		.expected = expected,
 		/* A given text's widths, not the first sweep's (the default). */
 		.expected_speeds = expected && !expected->from_sweep,
+		.routes_minimal = routes_minimal,
 	};
 
 	pthread_once(&checked_once, find_checked);
@@ -434,16 +474,22 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		bool sm_missing = judge_sm(&j);
 
 		judge_nodes(&j, sm_missing);
+		congestion_judge(&j, thr.wait_per_second);
+		flapcheck_judge(&j, thr.flap_count, thr.flap_window_s);
 		judge_lids(&j);
 		judge_descs(&j);
 		judge_guids(&j);
 		linkcheck_speeds(&j);
-		if (snap->refreshes)
+		if (snap->refreshes) {
 			carry_to_refresh(&j, prev);
-		else if (routes_as_before(prev, snap))
+			carry_routing(&j, prev);
+		} else if (routes_as_before(prev, snap)) {
 			carry_routes(&j, prev);
-		else
+			carry_routing(&j, prev);
+		} else {
 			routecheck_routes(&j, sm_missing);
+			judge_routing(&j);
+		}
 		if (expected)
 			linkcheck_expected(&j);
 	}
@@ -451,4 +497,9 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 	snap->problems = j.list;
 	snap->nproblems = j.n;
 	snap->routes_broken = routes_broken(&j);
+}
+
+void problems_forget(void)
+{
+	flapcheck_forget();
 }

@@ -1,12 +1,14 @@
 /* The problems tier's own: the list a judgement makes (problem.c), shared
  * by the judgement and its node, port, counter and SM checks
- * (problems.c), the link checks (linkcheck.c) and the forwarding-table
- * checks (routecheck.c), which problems.c calls in turn. */
+ * (problems.c), the link checks (linkcheck.c), the forwarding-table
+ * checks (routecheck.c) and the flapping links (flapcheck.c), which
+ * problems.c calls in turn. */
 #ifndef UMADFS_PROBLEMS_PRIV_H
 #define UMADFS_PROBLEMS_PRIV_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "umadfs/fabric/problems/problem.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
@@ -17,6 +19,7 @@ struct problem_list {
 	const struct fab_snap *last;     /* the snapshot before, if ok */
 	const struct fab_snap *expected; /* or NULL */
 	bool expected_speeds;            /* expected was given as a text */
+	bool routes_minimal;             /* route_not_minimal is judged */
 	struct fab_problem *list;
 	size_t n, cap;
 	bool nomem;
@@ -46,5 +49,19 @@ void linkcheck_expected(struct problem_list *l);
  * route_dead_end (not, with sm_missing, into a port that is LinkUp but
  * Init or Armed: the SM's to bring up, as port_not_active). */
 void routecheck_routes(struct problem_list *l, bool sm_missing);
+/* flapcheck.c: link_flapping, from the flaps since l->last (remembered
+ * across judgements): count of them within window_s seconds.  The sweep
+ * thread (problems_judge()) alone. */
+void flapcheck_judge(struct problem_list *l, uint64_t count, uint64_t window_s);
+/* Forgets every port's flaps (problems_forget()). */
+void flapcheck_forget(void);
+
+/* congestion.c: port_congested, PortXmitWait ticks a second over
+ * threshold between the last two sweeps. */
+void congestion_judge(struct problem_list *l, uint64_t threshold);
+
+/* routequal.c: the routing as a whole: credit_loop, and the snapshot's
+ * routing (fabric/routing); nothing without a switch's table. */
+void routequal_judge(struct problem_list *l);
 
 #endif

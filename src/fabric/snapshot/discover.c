@@ -31,6 +31,7 @@
 #include "umadfs/engine/engine.h"
 #include "umadfs/fabric/snapshot/discover.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/fabric/snapshot/rates.h"
 #include "umadfs/fabric/snapshot/window.h"
 #include "umadfs/mad/getframe.h"
 #include "umadfs/mad/ibcodes.h"
@@ -508,6 +509,7 @@ static int failed(struct discover *d, const struct req *r)
 	case REQ_PMA_CPI:
 	case REQ_PORT_COUNTERS:
 	case REQ_PORT_COUNTERS_EXT:
+	case REQ_PORT_DETAILS:
 		return sweeppma_failed(d, r);
 	case REQ_LFT:
 		sweeplft_block(d, r, NULL);
@@ -522,14 +524,17 @@ static int failed(struct discover *d, const struct req *r)
 
 /* A request timed out: the sweep's count, and its node's (SMA or PMA).
  * A NodeInfo's node is the one it leaves from, and an SM, not the SMA,
- * answers SMInfo: neither counts against a node. */
+ * answers SMInfo: neither counts against a node; nor does a detail
+ * counters' Get, which a PMA that answers the rest may leave unanswered
+ * (an optional attribute: sweepdet.c asks it again in its turn). */
 static void timed_out(struct discover *d, const struct req *r)
 {
 	struct fab_node *n;
 	uint16_t *count;
 
 	d->snap->stats.timeouts++;
-	if (r->node == NO_NODE || r->kind == REQ_NODE_INFO || r->kind == REQ_SM_INFO)
+	if (r->node == NO_NODE || r->kind == REQ_NODE_INFO || r->kind == REQ_SM_INFO ||
+	    r->kind == REQ_PORT_DETAILS)
 		return;
 	n = &d->snap->nodes[r->node];
 	count = r->kind >= REQ_PMA_CPI ? &n->pma_timeouts : &n->sma_timeouts;
@@ -599,6 +604,7 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	d->routes = routes_opts;
 	d->lft_all = prev && prev->routes_broken;
 	snap->reroute_ms = prev ? prev->reroute_ms : 0;
+	snap->sweeps = prev ? prev->sweeps + 1 : 0;
 	sweepreq_reset(d);
 	d->local_node = NO_NODE;
 	d->nsm_lids = 0;
@@ -626,6 +632,7 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	}
 	window_end(d->window);
 	finish_sms(snap);
+	rates_take_base(snap, prev);
 	d->prev = NULL;
 	return r < 0 ? r : d->nomem ? -ENOMEM : 0;
 }

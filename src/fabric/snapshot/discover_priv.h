@@ -15,7 +15,8 @@
 
 enum req_kind { REQ_NODE_INFO, REQ_NODE_DESC, REQ_PORT_INFO, REQ_SWITCH_INFO,
 		REQ_SM_INFO, REQ_LFT, REQ_PKEYS, /* SMPs above, PMA below */
-		REQ_PMA_CPI, REQ_PORT_COUNTERS, REQ_PORT_COUNTERS_EXT };
+		REQ_PMA_CPI, REQ_PORT_COUNTERS, REQ_PORT_COUNTERS_EXT,
+		REQ_PORT_DETAILS };
 
 /* Where a node's PMA ClassPortInfo stands in this sweep. */
 enum { CPI_NONE, CPI_ASKED, CPI_KNOWN, CPI_FAILED };
@@ -27,7 +28,8 @@ struct req {
 	uint16_t lid;   /* SMInfo: the LID asked */
 	uint32_t node;  /* the node asked, or (NodeInfo) the one it leaves: NO_NODE */
 	uint32_t next_free;
-	uint16_t block;  /* LinearForwardingTable, PKeyTable: the block asked */
+	uint16_t block;  /* LinearForwardingTable, PKeyTable: the block asked;
+			  * a port's details: the attribute (PMADET_*) */
 	uint8_t path[FAB_PATH_MAX];
 };
 
@@ -57,6 +59,7 @@ struct discover {
 	int64_t now_ms;      /* CLOCK_MONOTONIC at the start */
 	struct discover_routes routes; /* this sweep's */
 	bool lft_all;        /* every table is read (sweeplft.c) */
+	unsigned det_new;    /* ports never answered whose details this sweep asks (sweepdet.c) */
 	struct req *reqs;
 	uint32_t nreqs, free_head;
 	size_t cap;
@@ -100,6 +103,13 @@ int sweeppma_start(struct discover *d, uint32_t ni, unsigned p);
  * answer. */
 int sweeppma_answered(struct discover *d, const struct req *r, uint8_t *pma);
 int sweeppma_failed(struct discover *d, const struct req *r);
+
+/* sweepdet.c: port p's PortCounters are in (answered or kept): its
+ * detail counters asked, or kept from the snapshot before.  0 or -ENOMEM. */
+int sweepdet_port(struct discover *d, uint32_t ni, unsigned p);
+/* A REQ_PORT_DETAILS answered (pma: the answer's data), or not. */
+void sweepdet_answered(struct discover *d, const struct req *r, const uint8_t *pma);
+void sweepdet_failed(struct discover *d, const struct req *r);
 
 /* sweeplft.c: switch ni's SwitchInfo answered with LinearFDBTop top: its
  * table asked, or the snapshot before's shared.  0 or -ENOMEM. */

@@ -46,6 +46,7 @@ void fabsnap_put(struct fab_snap *s)
 	pthread_mutex_destroy(&s->text_lock);
 	free(s->metrics);
 	free(s->problems);
+	free(s->routing);
 	free(s->sms);
 	free(s->nodes);
 	free(s->hash);
@@ -282,6 +283,8 @@ struct fab_snap *fabsnap_copy(const struct fab_snap *from,
 	s->duration_ms = from->duration_ms;
 	s->stats = from->stats;
 	s->refreshes = from->refreshes;
+	s->sweeps = from->sweeps;
+	s->rate_base_ms = from->rate_base_ms;
 	s->reroute_ms = from->reroute_ms;
 	s->local_guid = from->local_guid;
 	s->local_port_guid = from->local_port_guid;
@@ -360,6 +363,7 @@ void fabsnap_read_port_info(struct fab_node *n, unsigned port, uint8_t *data)
 	p->lmc = (uint8_t)mad_get_field(data, 0, IB_PORT_LMC_F);
 	p->sm_lid = (uint16_t)mad_get_field(data, 0, IB_PORT_SMLID_F);
 	p->cap_mask = mad_get_field(data, 0, IB_PORT_CAPMASK_F);
+	p->oper_vls = (uint8_t)mad_get_field(data, 0, IB_PORT_OPER_VLS_F);
 	p->width = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
 	p->width_enabled = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_ENABLED_F);
 	p->width_supported = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_SUPPORTED_F);
@@ -410,4 +414,22 @@ bool fabsnap_port_reroutes(const struct fab_node *n, unsigned p,
 		return false;
 	return now->state != was->state ||
 	       (endport && (now->lid != was->lid || now->lmc != was->lmc));
+}
+
+uint8_t *fabsnap_details_room(struct fab_port *p, unsigned a)
+{
+	return a == PMADET_RCV ? p->rcv_det : a == PMADET_XMIT ? p->xmit_det : p->vl_wait;
+}
+
+size_t fabsnap_details_len(unsigned a)
+{
+	return a == PMADET_RCV ? PMADET_RCV_LEN : a == PMADET_XMIT ? PMADET_XMIT_LEN :
+		PMADET_VL_LEN;
+}
+
+const uint8_t *fabsnap_details(const struct fab_port *p, unsigned a)
+{
+	if (a >= PMADET_ATTRS || !(p->det_has & 1u << a))
+		return NULL;
+	return fabsnap_details_room((struct fab_port *)p, a);
 }

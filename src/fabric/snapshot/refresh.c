@@ -307,6 +307,7 @@ struct fab_snap *refresh_run(const struct refresh_via *via, const struct fab_sna
 		return NULL;
 	}
 	out->stats.mads = rf.mads;
+	out->stats.detail_mads = 0;
 	if (rf.rerouted)
 		out->reroute_ms = clock_now_ms();
 	fabsnap_count(out);

@@ -1,5 +1,6 @@
 /* A sweep's PMA part (discover_priv.h): a node's ClassPortInfo, then its
- * ports' PortCounters and PortCountersExtended, asked as soon as its
+ * ports' PortCounters and PortCountersExtended (and the details sweepdet.c
+ * asks once a port's PortCounters are in), asked as soon as its
  * PortInfo is in, beside the discovery still going on; a switch whose PMA
  * sums its ports (AllPortSelect) and has PortCountersExtended gets one
  * PortCounters Get for all its ports, and its ports keep the snapshot
@@ -13,6 +14,7 @@
 #include "umadfs/mad/getframe.h"
 #include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/pmacounters.h"
+#include "umadfs/mad/pmadetails.h"
 
 #include "discover_priv.h"
 
@@ -27,10 +29,12 @@ void sweeppma_frame(const struct discover *d, const struct req *r, uint8_t *fram
 		[REQ_PORT_COUNTERS] = IB_GSI_PORT_COUNTERS,
 		[REQ_PORT_COUNTERS_EXT] = IB_GSI_PORT_COUNTERS_EXT,
 	};
+	unsigned id = r->kind == REQ_PORT_DETAILS ?
+		pmadetails_attr_id((enum pmadetails_attr)r->block) : attr[r->kind];
 
 	if (r->kind != REQ_PMA_CPI)
-		getframe_counters_select(data, attr[r->kind], r->port);
-	getframe_pma(frame, fabsnap_pma_lid(n, r->port), attr[r->kind], data);
+		getframe_counters_select(data, id, r->port);
+	getframe_pma(frame, fabsnap_pma_lid(n, r->port), id, data);
 }
 
 /* Whether the switch's ports may keep prev's PortCounters by its sum:
@@ -168,6 +172,8 @@ static int sum_ended(struct discover *d, uint32_t ni)
 		if (ns->sum_matched && fp->has_ext) {
 			memcpy(fp->basic, ns->was->ports[p].basic, FAB_PC_LEN);
 			fp->has_counters = true;
+			if (sweepdet_port(d, ni, p) < 0)
+				return -ENOMEM;
 		} else if (sweepreq_ask(d, REQ_PORT_COUNTERS, ni, p, 0, NULL) < 0) {
 			return -ENOMEM;
 		}
@@ -189,6 +195,9 @@ int sweeppma_answered(struct discover *d, const struct req *r, uint8_t *pma)
 		}
 		memcpy(n->ports[r->port].basic, pma, FAB_PC_LEN);
 		n->ports[r->port].has_counters = true;
+		return sweepdet_port(d, r->node, r->port);
+	case REQ_PORT_DETAILS:
+		sweepdet_answered(d, r, pma);
 		return 0;
 	default: /* PortCountersExtended */
 		memcpy(n->ports[r->port].ext, pma, FAB_PCX_LEN);
@@ -205,6 +214,9 @@ int sweeppma_failed(struct discover *d, const struct req *r)
 		return 0;
 	case REQ_PORT_COUNTERS:
 		return r->port == ALL_PORTS ? sum_ended(d, r->node) : 0;
+	case REQ_PORT_DETAILS:
+		sweepdet_failed(d, r);
+		return 0;
 	default: /* PortCountersExtended */
 		return d->ns[r->node].summed ? sum_ended(d, r->node) : 0;
 	}

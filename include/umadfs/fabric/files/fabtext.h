@@ -1,5 +1,6 @@
 /* The texts of a snapshot: sweep, topology (ibnetdiscover's format),
- * links and problems (metrics.prom is fabmetrics.h's). */
+ * links, problems and rates (metrics.prom is fabmetrics.h's), and a
+ * port's rates. */
 #ifndef UMADFS_FABTEXT_H
 #define UMADFS_FABTEXT_H
 
@@ -14,6 +15,10 @@
 const char *fabtext_get(struct fab_snap *snap, enum fab_text which, size_t *len);
 /* Its length (made if not yet), 0 on ENOMEM. */
 size_t fabtext_size(struct fab_snap *snap, enum fab_text which);
+/* ports/N/rates of node n in snap (`key value` lines, or a `none: `
+ * line saying why it has none): its length, or -ENOSPC. */
+int fabtext_port_rates(const struct fab_snap *snap, const struct fab_node *n,
+		       unsigned p, char *buf, size_t cap);
 /* The sweep file (age_ms is now's): its length, or -ENOSPC. */
 int fabtext_sweep(const struct fab_snap *snap, char *buf, size_t cap);
 

@@ -21,9 +21,12 @@ enum prom_group {
 	PROM_STATE,     /* umadfs_port_state, _physical_state, _rate_... */
 	PROM_LINKS,     /* umadfs_link_info */
 	PROM_ROUTES,    /* umadfs_port_routed_lids */
+	PROM_ROUTING,   /* umadfs_credit_loops, umadfs_route_pairs (fabric/routing) */
 	PROM_ERRORS,    /* the 12 error counters */
 	PROM_XMIT_WAIT, /* umadfs_port_transmit_wait_total */
 	PROM_DATA,      /* the data and packet counters */
+	PROM_DETAILS,   /* the detail counters and the wait per VL: not in
+			 * the default (all), named on its own */
 	PROM_GROUPS
 };
 
@@ -35,7 +38,7 @@ unsigned promlines_families(void);
 enum prom_group promlines_group(unsigned f);
 
 /* The most bytes one unit writes. */
-#define PROMLINES_UNIT_MAX 1024u
+#define PROMLINES_UNIT_MAX 4096u /* a port's 15 VLs' lines */
 
 /* A place in the text: the next unit of family `family`, its header while
  * !started, else its item `item` (a problem, a node, or with `port` a

@@ -29,7 +29,12 @@ enum fab_problem_kind {
 	PROBLEM_ROUTE_MISSING,  /* routecheck.c's: found holds their keys */
 	PROBLEM_ROUTE_LOOP,
 	PROBLEM_ROUTE_DEAD_END,
+	PROBLEM_CREDIT_LOOP,    /* routequal.c's: found holds the cycle */
+	PROBLEM_ROUTE_UNBALANCED, /* and its numbers */
+	PROBLEM_ROUTE_NOT_MINIMAL,
 	PROBLEM_SWEEP_FAILED,
+	PROBLEM_PORT_CONGESTED, /* found holds its keys */
+	PROBLEM_LINK_FLAPPING,  /* flapcheck.c's */
 	PROBLEM_KIND_COUNT
 };
 
@@ -63,13 +68,19 @@ struct fab_problem {
 			uint64_t act_count; /* the master's, unmoved */
 			uint64_t seconds;   /* for this long */
 		} sm;
+		struct {                /* link_flapping */
+			uint64_t flaps;     /* downs within the window, at most */
+			uint64_t window_s;
+			uint64_t since_s;   /* since the last */
+		} flap;
 		uint64_t count;         /* duplicate_node_desc: nodes of the
 					 * description; the route kinds: LIDs */
 	} n;
 	char node_desc[FAB_DESC_LEN + 1];
 	char peer_desc[FAB_DESC_LEN + 1];
 	char expected[64], found[128]; /* as the kind words them */
-	const char *basis; /* link_degraded: expected, enabled or fabric */
+	const char *basis; /* link_degraded: expected, enabled or fabric;
+			    * link_flapping: events or LinkDownedCounter */
 };
 
 /* The kind's name (counter_over_threshold ...) and severity's. */

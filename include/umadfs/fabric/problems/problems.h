@@ -5,14 +5,23 @@
 #ifndef UMADFS_PROBLEMS_H
 #define UMADFS_PROBLEMS_H
 
+#include <stdbool.h>
+
 struct fab_snap;
 
 /* Loads -o fabric_thresholds=PATH (NULL: ibqueryerrors' default file when
  * it exists); -EINVAL with the reason on stderr. */
 int problems_configure(const char *thresholds_path);
+/* -o fabric_routes_minimal=: whether the routing engine claims minimal
+ * paths (route_not_minimal is judged); before the sweep thread starts. */
+void problems_routes_minimal(bool on);
 /* Judges snap (not yet swapped in) against prev (the snapshot before, or
  * NULL) and expected (or NULL): sets snap->problems.  The sweep thread. */
 void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		    const struct fab_snap *expected);
+/* Forgets what the judgements remember across snapshots (the flaps of
+ * link_flapping): at stop, once the sweep thread is gone; between the
+ * unit tests' fabrics. */
+void problems_forget(void);
 
 #endif

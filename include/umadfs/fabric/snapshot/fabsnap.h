@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "umadfs/mad/pmadetails.h"
+
 struct fab_nodedir;
 struct fab_metrics_index;
 
@@ -48,6 +50,19 @@ struct fab_port {
 	struct fab_pkeys *pkeys;
 	uint8_t basic[FAB_PC_LEN];   /* PortCounters data (PortSelect...) */
 	uint8_t ext[FAB_PCX_LEN];     /* PortCountersExtended data */
+	uint8_t oper_vls;    /* PortInfo OperationalVLs (the code) */
+	/* The detail counters (pmadetails.h), a bit each of PMADET_*: those
+	 * answered, in this sweep or kept from the one before (sweepdet.c);
+	 * those the PMA refused (asked again only in the rotation); the
+	 * attributes' data as answered. */
+	uint8_t det_has, det_refused;
+	uint8_t rcv_det[PMADET_RCV_LEN];   /* PortRcvErrorDetails data */
+	uint8_t xmit_det[PMADET_XMIT_LEN]; /* PortXmitDiscardDetails data */
+	uint8_t vl_wait[PMADET_VL_LEN];   /* PortVLXmitWaitCounters data */
+	/* The snapshot before's counters of this port (rates.c): the data
+	 * and packet counters each way and PortXmitWait, as counted. */
+	bool has_rate_base;
+	uint64_t rate_base[5];
 };
 
 /* A switch's LinearForwardingTable as a sweep read it: port[lid] for lid
@@ -119,14 +134,31 @@ struct fab_sm {
 
 /* The texts made from a snapshot (formatted once, on first use). */
 enum fab_text { FAB_TEXT_SWEEP, FAB_TEXT_TOPOLOGY, FAB_TEXT_LINKS,
-		FAB_TEXT_PROBLEMS, FAB_TEXT_COUNT };
+		FAB_TEXT_PROBLEMS, FAB_TEXT_RATES, FAB_TEXT_ROUTING, FAB_TEXT_COUNT };
 
 struct fab_problem; /* problem.h */
+
+#define FAB_ROUTE_HOPS 66  /* hop counts 0..65 of a CA-to-CA route */
+
+/* What the routing check (problems/routequal.c) made of a snapshot's
+ * forwarding tables: numbers for metrics.prom and fabric/routing's text.
+ * One malloc'd block, written before the snapshot is swapped in, then
+ * read only. */
+struct fab_routing {
+	unsigned credit_loops;  /* cyclic components of the dependency graph */
+	uint64_t pairs;         /* CA port to CA port, by base LID */
+	uint64_t unrouted;      /* of them, routes that do not arrive */
+	uint64_t hops_lft[FAB_ROUTE_HOPS]; /* pairs by hops, as the tables route */
+	uint64_t hops_min[FAB_ROUTE_HOPS]; /* and by the topology's minimum */
+	size_t len;             /* of text */
+	char text[];            /* fabric/routing's, NUL-terminated */
+};
 
 struct fab_stats {
 	unsigned nodes, switches, cas, routers, links, ports;
 	uint64_t mads, timeouts, unreachable;
 	unsigned lfts_read;     /* switches whose table the sweep read */
+	unsigned detail_mads;   /* the detail counters' Gets (sweepdet.c) */
 };
 
 struct fab_snap {
@@ -140,6 +172,9 @@ struct fab_snap {
 				 * widths are what ran, not what should) */
 	char error[128];        /* why not ok */
 	unsigned refreshes;     /* refreshes since the sweep it came from */
+	uint32_t sweeps;        /* sweeps since mount (the details' rotation) */
+	int64_t rate_base_ms;   /* mono_ms of the snapshot the ports' rate
+				 * bases are from (0: none, rates.c) */
 	/* When the view last saw a change that makes an SM reroute
 	 * (CLOCK_MONOTONIC, 0: none since mount): a port's PortState, an
 	 * endport's LID or LMC, a node come or gone, the master SM another or
@@ -158,6 +193,9 @@ struct fab_snap {
 	struct fab_problem *problems; /* errors first, then by GUID, port */
 	size_t nproblems;
 	unsigned problems_us;    /* how long judging them took */
+	struct fab_routing *routing; /* NULL: no table judged */
+	unsigned routing_us;     /* of problems_us, the routing check's (0:
+				  * carried from the snapshot before) */
 	bool routes_broken;      /* a route_* problem among them: the next
 				  * sweep reads every table (discover.c) */
 	int64_t sm_act_since_ms; /* mono_ms when the master's ActCount last
@@ -178,6 +216,12 @@ struct fab_snap {
 };
 
 struct fab_snap *fabsnap_new(void);
+/* Port p's detail data of attribute a (enum pmadetails_attr), or NULL
+ * when it has none. */
+const uint8_t *fabsnap_details(const struct fab_port *p, unsigned a);
+/* Where port p keeps attribute a's data, and its length. */
+uint8_t *fabsnap_details_room(struct fab_port *p, unsigned a);
+size_t fabsnap_details_len(unsigned a);
 void fabsnap_get(struct fab_snap *s);
 void fabsnap_put(struct fab_snap *s);
 /* A table of LIDs 0..top, every entry 255, one reference; NULL on ENOMEM. */

@@ -1,0 +1,356 @@
+"""Is the routing any good (issue 33): fabric/routing's hop histograms and
+DLIDs per switch port, and problem=credit_loop, against ibdmchk run on
+opensm's own dump of the same fabric (opensm-subnet.lst, opensm.fdbs,
+opensm.mcfdbs): the ring of five switches under opensm's minhop routing
+has a credit loop on the ports ibdmchk names; a fat tree routed by updn
+has none; an LFT entry set through the mount that closes a cycle raises
+one, put back clears it."""
+
+import os
+import re
+import subprocess
+import time
+
+import diags as tm
+import madfiles as mf
+from checks import need
+
+sweep, problems = tm.sweep, tm.problems
+
+
+def opensm_dumping(f, host, tmp_path, engine=None):
+    """opensm on host, writing its dump files (log_flags 0x43) into a
+    directory of the test's own (-> that directory)."""
+    d = tmp_path / ("osm-dump-%s" % host)
+    d.mkdir()
+    conf = d / "opensm.conf"
+    tm.tool(f, host, "opensm", "-c", str(conf), check=False)
+    txt = conf.read_text()
+    txt = re.sub(r"^dump_files_dir .*$", "dump_files_dir %s" % d, txt, flags=re.M)
+    txt = re.sub(r"^log_flags .*$", "log_flags 0x43", txt, flags=re.M)
+    if engine:
+        txt = re.sub(r"^routing_engine .*$", "routing_engine %s" % engine, txt, flags=re.M)
+    conf.write_text(txt)
+    f.start_opensm(host, ["-F", str(conf)])
+    return d
+
+
+def ibdmchk(d):
+    """ibdmchk on opensm's dump in d -> {"min": {hops: pairs}, "lft": ...,
+    "dlids": {dlids: ports}, "ports": {(guid, port): dlids}, "loop": the
+    ports [(guid, port)] of the cycle it found, or None}."""
+    out = subprocess.run(["ibdmchk", "-s", str(d / "opensm-subnet.lst"), "-f",
+                          str(d / "opensm.fdbs"), "-m", str(d / "opensm.mcfdbs")],
+                         cwd=d, capture_output=True, text=True, timeout=60).stdout
+    res = {"text": out}
+    for key, title in (("min", "MIN HOP HISTOGRAM"), ("lft", "LFT ROUTE HOP HISTOGRAM"),
+                       ("dlids", "NUM DLIDS HISTOGRAM")):
+        part = out.split(title, 1)[1].split("\n", 1)[1].split("-----", 1)[0]
+        res[key] = {int(a): int(b) for a, b in re.findall(r"^\s*(\d+)\s+(\d+)\s*$", part, re.M)}
+    detail = open("/var/cache/ibutils/ibdmchk.sw_out_port_num_dlids").read()
+    res["ports"] = {(int(g, 16), int(p)): int(n) for n, g, p in
+                    re.findall(r"^\s*(\d+) S([0-9a-fA-F]{16})/U1/P(\d+)", detail, re.M)}
+    loop = re.search(r"Found credit loop on: (\S+) VL: (\d+)\n((?:  - BT .*\n)*)", out)
+    res["loop"] = None
+    if loop:
+        # The backtrace goes on past the cycle, to where its search began.
+        bt = re.findall(r"BT credit loop through: (\S+) VL", loop.group(3))
+        names = [loop.group(1)] + bt[:bt.index(loop.group(1))]
+        res["loop"] = {(int(g, 16), int(p)) for g, p in
+                       (re.match(r"S([0-9a-fA-F]{16})/U1/P(\d+)$", n).groups()
+                        for n in names)}
+    assert ("-E- credit loops in routing" in out) == bool(loop), out
+    return res
+
+
+def routing(m):
+    """fabric/routing -> {key: [values...]} (a key per line, repeated)."""
+    out = {}
+    for ln in open(m.path("fabric", "routing")).read().splitlines():
+        k, _, v = ln.partition(" ")
+        out.setdefault(k, []).append(v)
+    return out
+
+
+def hist(r, key):
+    return {int(a): int(b) for a, b in (v.split() for v in r.get(key, []))}
+
+
+def cycles(r):
+    """fabric/routing's credit_loop lines -> [set of (guid, port)]."""
+    out = []
+    for v in r.get("credit_loop", []):
+        cyc = re.search(r"cycle=(\S+)", v).group(1).split(",")
+        out.append({(int(g, 16), int(p)) for g, p in (c.split("/") for c in cyc)})
+    return out
+
+
+def settled(f, m, d, timeout=40):
+    """Sweeps until opensm's dump and fabric/routing both stand still over
+    a sweep (under updn a spine has no route to another spine's LID: the
+    view then reads every table each sweep): -> ibdmchk's verdict."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        sweep(m)
+        dump = (d / "opensm.fdbs").read_text() if (d / "opensm.fdbs").exists() else None
+        now = (dump, open(m.path("fabric", "routing")).read())
+        if dump and now == last:
+            return ibdmchk(d)
+        last = now
+        assert time.monotonic() < deadline, now
+        time.sleep(1)
+
+
+def check_against(r, chk):
+    assert hist(r, "hops_lft") == chk["lft"], (r, chk["text"])
+    assert hist(r, "hops_min") == chk["min"], (r, chk["text"])
+    assert hist(r, "dlids") == chk["dlids"], (r, chk["text"])
+
+
+def test_ring_credit_loop(tmp_path, make_fabric, mount):
+    """The ring of five switches under opensm's minhop: ibdmchk finds a
+    credit loop; so does the mount, on the same ports, and its
+    histograms are ibdmchk's."""
+    need("ibdmchk")
+    f = make_fabric("ring5.net")
+    d = opensm_dumping(f, "Hca5", tmp_path)
+    f.wait_active("Hca1", timeout=30)
+    m = mount("Hca1", fabric=f)
+    chk = settled(f, m, d)
+    r = routing(m)
+    check_against(r, chk)
+    assert chk["loop"], chk["text"]
+    assert chk["loop"] in cycles(r), (r, chk["loop"])
+    # minhop's routes are the shortest: none longer than the minimum.
+    assert chk["lft"] == chk["min"] and not problems(m, "route_not_minimal")
+    loops = problems(m, "credit_loop")
+    assert len(loops) == int(r["credit_loops"][0]) >= 1, loops
+    assert all(p["severity"] == "error" and p["vl"] == "0" for p in loops), loops
+    assert {(int(p["guid"], 16), int(p["port"])) for p in loops} == \
+        {min(c) for c in cycles(r)}, (loops, r)
+    # A sweep that reads no table keeps the verdict unjudged.
+    deadline = time.monotonic() + 30
+    while True:
+        sweep(m)
+        kv = dict(ln.split(" ", 1) for ln in open(m.path("fabric", "sweep")).read().splitlines()
+                  if " " in ln)
+        if kv["lfts_read"] == "0":
+            break
+        assert time.monotonic() < deadline, kv
+    assert kv["routing_us"] == "0" and routing(m) == r and problems(m, "credit_loop") == loops
+    check_metrics(m, r)
+    check_far(r, chk)
+
+
+def check_metrics(m, r):
+    """metrics.prom's umadfs_credit_loops and umadfs_route_pairs say what
+    fabric/routing says."""
+    prom = open(m.path("fabric", "metrics.prom")).read()
+    assert re.findall(r"^umadfs_credit_loops (\d+)$", prom, re.M) == r["credit_loops"]
+    pairs = {}
+    for by, h, n in re.findall(r'^umadfs_route_pairs\{by="(\w+)",hops="(\d+)"\} (\d+)$',
+                               prom, re.M):
+        pairs.setdefault(by, {})[int(h)] = int(n)
+    assert pairs == {"lft": hist(r, "hops_lft"), "min": hist(r, "hops_min")}, prom
+
+
+def check_far(r, chk):
+    """The ports fabric/routing names farthest from the mean carry the
+    DLIDs ibdmchk's detailed report gives them."""
+    assert r["port_far"], r
+    for v in r["port_far"]:
+        name, dlids = v.split()
+        g, p = name.split("/")
+        assert chk["ports"][(int(g, 16), int(p))] == int(dlids), (v, chk["ports"])
+    assert int(r["switch_ports"][0]) == len(chk["ports"]), (r, chk["ports"])
+
+
+def updn_tree(tmp_path, make_fabric):
+    """The bench's quick fat tree (4 leaves, 2 spines, 4 HCAs a leaf),
+    routed by opensm's updn on H0001, dumping -> (fabric, dump dir)."""
+    need("ibdmchk")
+    net = tmp_path / "fat.net"
+    subprocess.run(["python3", tm.GEN, "--leaves", "4", "--spines", "2",
+                    "--hcas-per-leaf", "4", str(net)], check=True)
+    f = make_fabric(str(net))
+    d = opensm_dumping(f, "H0001", tmp_path, engine="updn")
+    f.wait_active("H0002", timeout=30)
+    return f, d
+
+
+def test_fat_tree_updn(tmp_path, make_fabric, mount):
+    """The bench's quick fat tree routed by updn: no credit loop, by
+    ibdmchk and by the mount; the histograms equal."""
+    f, d = updn_tree(tmp_path, make_fabric)
+    m = mount("H0002", fabric=f)
+    chk = settled(f, m, d)
+    r = routing(m)
+    check_against(r, chk)
+    check_far(r, chk)
+    assert chk["loop"] is None and r["credit_loops"] == ["0"], (r, chk["text"])
+    check_metrics(m, r)
+    assert "credit_loop" not in r and not problems(m, "credit_loop")
+    assert not problems(m, "route_not_minimal") and not problems(m, "route_unbalanced")
+
+
+def fat_tree_map(m):
+    """The view's fat tree: ({leaf: {spine: port}}, {spine: {leaf: port}},
+    {CA LID: its leaf}, {switch: LID})."""
+    links = re.findall(r"^guid=(\S+) port=(\d+) .*?peer_guid=(\S+) peer_port=(\d+) ",
+                       open(m.path("fabric", "links")).read(), re.M)
+    sws = {}
+    for g in os.listdir(m.path("fabric", "nodes")):
+        if open(m.path("fabric", "nodes", g, "node_type")).read().startswith("2"):
+            sws[int(g, 16)] = int(open(m.path("fabric", "nodes", g, "ports", "0", "lid")).read(), 16)
+    ends = {}   # switch -> {peer: port}
+    cas = {}
+    for a, pa, b, pb in links:
+        a, b, pa, pb = int(a, 16), int(b, 16), int(pa), int(pb)
+        for x, px, y, py in ((a, pa, b, pb), (b, pb, a, pa)):
+            if x in sws:
+                ends.setdefault(x, {})[y] = px
+            elif y in sws:
+                lid = int(open(m.path("fabric", "nodes", "0x%016x" % x, "ports",
+                                      str(px), "lid")).read(), 16)
+                cas[lid] = y
+    leaves = {s for s in sws if any(c == s for c in cas.values())}
+    up = {l: {s: p for s, p in ends[l].items() if s in sws} for l in leaves}
+    down = {s: {l: p for l, p in ends[s].items() if l in leaves}
+            for s in sws if s not in leaves}
+    return up, down, cas, sws
+
+
+def closing_sets(m):
+    """Entries that, set in turn, close a credit loop, each route still
+    arriving: the leaves send X up to spine A and Z up to B; A sends X
+    down to leaf La, which sends it up to B (on to X's leaf); B sends Z
+    down to Lb, which sends it up to A.  Then A/La -> La/B (Z from La)
+    -> B/Lb -> Lb/A (X from Lb) -> A/La -> [(switch, LID, port, was)]."""
+    up, down, cas, sws = fat_tree_map(m)
+    t = {s: tm.lft(m, s) for s in sws}
+    spine_of = {l: {p: s for s, p in up[l].items()} for l in up}
+    for la in sorted(up):
+        for lb in sorted(up):
+            for x in sorted(cas):
+                for z in sorted(cas):
+                    if la == lb or {cas[x], cas[z]} & {la, lb}:
+                        continue
+                    a, b = spine_of[la].get(t[la][x]), spine_of[la].get(t[la][z])
+                    if not a or not b or a == b or t[lb][x] != up[lb][a]:
+                        continue
+                    sets = [(a, x, down[a][la]), (la, x, up[la][b]),
+                            (b, z, down[b][lb]), (lb, z, up[lb][a])]
+                    return [(sw, lid, port, t[sw][lid]) for sw, lid, port in sets], sws
+    raise AssertionError("no entries close a loop: %r" % t)
+
+
+def dump_with(d, sets, out):
+    """opensm's dump in d copied into out with the entries of sets changed,
+    for ibdmchk."""
+    out.mkdir()
+    text = (d / "opensm.fdbs").read_text()
+    for sw, lid, port, _ in sets:
+        head = "dump_ucast_routes: Switch 0x%016x\n" % sw
+        a = text.index(head)
+        b = text.find("dump_ucast_routes", a + 1)
+        b = len(text) if b < 0 else b
+        block, n = re.subn(r"^(0x%04X : )\d{3}" % lid, r"\g<1>%03d" % port, text[a:b],
+                           flags=re.M | re.I)
+        assert n == 1, block
+        text = text[:a] + block + text[b:]
+    (out / "opensm.fdbs").write_text(text)
+    for name in ("opensm-subnet.lst", "opensm.mcfdbs"):
+        (out / name).write_text((d / name).read_text())
+    return out
+
+
+def test_set_closes_a_loop(tmp_path, make_fabric, mount):
+    """Entries set in turn through the mount's own send (closing_sets())
+    turn the updn tree's routes down and up again: after each, the mount
+    and ibdmchk, on opensm's dump with the same entries, agree whether
+    there is a credit loop; after the last there is one, on the ports
+    ibdmchk names; put back, it is gone (and problem_cleared).  Each
+    step's routes are longer than the minimum (ibdmchk's histograms,
+    equal to fabric/routing's): route_not_minimal names the spines whose
+    entry sends a LID down to a leaf not its own."""
+    f, d = updn_tree(tmp_path, make_fabric)
+    # Every sweep reads every table: the Sets are behind the SM's back.
+    m = mount("H0002", fabric=f, options=("fabric_routes_max_age=0",))
+    # A routing engine that does not claim minimal paths.
+    off = mount("H0003", fabric=f, options=("fabric_routes_max_age=0",
+                                            "fabric_routes_minimal=off"))
+    assert settled(f, m, d)["loop"] is None
+    assert not problems(m, "route_not_minimal")
+    sets, sws = closing_sets(m)
+    up = fat_tree_map(m)[0]
+    for i, (sw, lid, port, _) in enumerate(sets):
+        ans = tm.set_lft_block0(m, sw, sws[sw], {lid: port})
+        assert ans["method"] == "getresp" and int(ans["status"], 16) == 0, ans
+        sweep(m)
+        assert tm.lft(m, sw)[lid] == port
+        chk = ibdmchk(dump_with(d, sets[:i + 1], tmp_path / ("dump%d" % i)))
+        r = routing(m)
+        assert (chk["loop"] is not None) == (r["credit_loops"] != ["0"]), (r, chk["text"])
+        check_against(r, chk)
+        # A spine's entry alone loops (the leaf sends the LID back up);
+        # with the leaf's the routes arrive, longer than the minimum by
+        # ibdmchk's two histograms, and the spine is named.
+        if i % 2:
+            assert max(chk["lft"]) > max(chk["min"]), chk["text"]
+            assert {int(p["guid"], 16) for p in problems(m, "route_not_minimal")} == \
+                {sw for sw, _, _, _ in sets[:i + 1] if sw not in up}
+            sweep(off)
+            assert routing(off) == r and not problems(off, "route_not_minimal")
+    assert chk["loop"] and chk["loop"] in cycles(r), (r, chk["loop"])
+    assert problems(m, "credit_loop"), r
+    for sw, lid, _, was in sets:
+        tm.set_lft_block0(m, sw, sws[sw], {lid: was})
+    sweep(m)
+    assert routing(m)["credit_loops"] == ["0"] and not problems(m, "credit_loop")
+    assert not problems(m, "route_not_minimal")
+    events = open(m.path("fabric", "events.log")).read()
+    assert "event=problem_cleared problem=credit_loop" in events
+
+
+def lft_balance(f, host, tmp_path):
+    """check_lft_balance on dump_lfts and ibnetdiscover --cache of the
+    fabric now -> the GUIDs of the switches it calls unbalanced."""
+    cache, lfts = tmp_path / "ibnd.cache", tmp_path / "lfts.txt"
+    if cache.exists():
+        cache.unlink()
+    tm.tool(f, host, "ibnetdiscover", "--cache", str(cache))
+    lfts.write_text(tm.tool(f, host, "dump_lfts").stdout)
+    # (It runs iblinkinfo --load-cache, which opens a port all the same.)
+    out = tm.tool(f, host, "check_lft_balance", "-l", str(lfts), "-i", str(cache)).stdout
+    return {int(g, 16) for g in re.findall(r"^Unbalanced Switch Port Usage: .*, (0x[0-9a-f]+)$",
+                                            out, re.M)}, out
+
+
+def unbalanced(m):
+    return {int(p["guid"], 16) for p in problems(m, "route_unbalanced")}
+
+
+def test_unbalanced_as_check_lft_balance(tmp_path, make_fabric, mount):
+    """route_unbalanced names the switches check_lft_balance names: none
+    on the updn tree; a leaf whose entry for one CA's LID is moved to its
+    other uplink (7 LIDs up one, 5 up the other); none again once put
+    back."""
+    need("ibdmchk", "check_lft_balance")
+    f, d = updn_tree(tmp_path, make_fabric)
+    m = mount("H0002", fabric=f, options=("fabric_routes_max_age=0",))
+    settled(f, m, d)
+    theirs, out = lft_balance(f, "H0002", tmp_path)
+    assert unbalanced(m) == theirs == set(), out
+    up, _, cas, sws = fat_tree_map(m)
+    leaf = sorted(up)[0]
+    ports = sorted(up[leaf].values())
+    t = tm.lft(m, leaf)
+    lid = next(x for x in sorted(cas) if cas[x] != leaf and t[x] == ports[0])
+    for port in (ports[1], ports[0]):
+        ans = tm.set_lft_block0(m, leaf, sws[leaf], {lid: port})
+        assert ans["method"] == "getresp" and int(ans["status"], 16) == 0, ans
+        sweep(m)
+        theirs, out = lft_balance(f, "H0002", tmp_path)
+        assert unbalanced(m) == theirs == ({leaf} if port == ports[1] else set()), \
+            (problems(m, "route_unbalanced"), out)
