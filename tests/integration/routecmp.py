@@ -1,6 +1,7 @@
 """routecmp.py: the fabric view's routing against the diags' (shared by
 test_routes.py and the bench's reroute check): a snapshot's switches, a
-switch's `lft` against `ibroute`, `routes/SRC/DST` against `ibtracert`."""
+switch's `lft` against `ibroute`, `routes/SRC/DST` against `ibtracert`, the endports of a
+topology."""
 
 import os
 import re
@@ -42,3 +43,24 @@ def ibtracert(f, host, src, dst, *opts):
     r = tool(f, host, "ibtracert", *opts, str(src), str(dst), check=False)
     hops = tracert_hops(r.stdout)
     return [tuple(h) for h in hops], r.returncode, r.stdout + r.stderr
+
+
+def endports(text):
+    """Every endport as (node GUID, port GUID, LID) in a text of
+    ibnetdiscover's format (its output, fabric/topology): switch ports 0
+    and CA ports."""
+    ends, ca = [], None
+    for ln in text.splitlines():
+        mm = re.match(r"switchguid=0x([0-9a-f]+)\(([0-9a-f]+)\)", ln)
+        if mm:
+            sw = (int(mm.group(1), 16), int(mm.group(2), 16))
+        mm = re.match(r'Switch\s.*\blid (\d+) lmc', ln)
+        if mm:
+            ends.append((sw[0], sw[1], int(mm.group(1))))
+        mm = re.match(r"caguid=0x([0-9a-f]+)", ln)
+        if mm:
+            ca = int(mm.group(1), 16)
+        mm = re.match(r"\[\d+\]\(([0-9a-f]+)\)\s.*# lid (\d+) lmc", ln)
+        if mm:
+            ends.append((ca, int(mm.group(1), 16), int(mm.group(2))))
+    return ends

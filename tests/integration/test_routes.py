@@ -15,7 +15,7 @@ import time
 
 import diags as tm
 import madfiles as mf
-from routecmp import switches, lft, ibroute, route, ibtracert
+from routecmp import switches, lft, ibroute, route, ibtracert, endports
 from checks import expect_errno
 
 SW1, SW2 = 0x200000, 0x200001          # two-switch.net's switches
@@ -33,23 +33,8 @@ def route_problems(m):
 
 
 def endpoints(f, host):
-    """Every endport as (node GUID, port GUID, LID), from ibnetdiscover:
-    switch ports 0 and CA ports."""
-    out, ends, ca = tm.tool(f, host, "ibnetdiscover").stdout, [], None
-    for ln in out.splitlines():
-        mm = re.match(r"switchguid=0x([0-9a-f]+)\(([0-9a-f]+)\)", ln)
-        if mm:
-            sw = (int(mm.group(1), 16), int(mm.group(2), 16))
-        mm = re.match(r'Switch\s.*\blid (\d+) lmc', ln)
-        if mm:
-            ends.append((sw[0], sw[1], int(mm.group(1))))
-        mm = re.match(r"caguid=0x([0-9a-f]+)", ln)
-        if mm:
-            ca = int(mm.group(1), 16)
-        mm = re.match(r"\[\d+\]\(([0-9a-f]+)\)\s.*# lid (\d+) lmc", ln)
-        if mm:
-            ends.append((ca, int(mm.group(1), 16), int(mm.group(2))))
-    return ends
+    """Every endport as (node GUID, port GUID, LID), from ibnetdiscover."""
+    return endports(tm.tool(f, host, "ibnetdiscover").stdout)
 
 
 def check_lfts(f, m, host):
