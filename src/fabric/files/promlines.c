@@ -277,6 +277,8 @@ static void problem_line(struct out *o, const struct fab_problem *p)
 		       p->kind == PROBLEM_ROUTE_LOOP ||
 		       p->kind == PROBLEM_ROUTE_DEAD_END))
 		out_printf(o, ",lid=\"%u\"", p->lid);
+	if (p->pkey)
+		out_printf(o, ",pkey=\"0x%04x\"", p->pkey);
 	out_mem(o, "} 1\n", 4);
 }
 
