@@ -4,6 +4,7 @@ PKeyTable against `smpquery pkeys`, and when a sweep reads a table again
 
 import os
 import re
+import subprocess
 import time
 
 from diags import HOSTS, active_fabric, lid_of, problems, sweep
@@ -244,3 +245,23 @@ def test_port_without_default_partition(make_fabric, mount):
     assert [(p["problem"], p["guid"], p["port"], p["severity"]) for p in got] == [
         ("port_without_default_partition", node_guid(f, "Hca2"), "1", "warning")], got
 
+
+def test_partition_members_metric(tmp_path, make_fabric, mount):
+    """-o fabric_metrics=all+partitions: umadfs_partition_members counts
+    each partition's full and limited endports as saquery PKTR lists them;
+    the default (all) has no such family; promtool checks the text."""
+    f = partitioned(tmp_path, make_fabric, limited_only=True)
+    m = mount("Hca1", fabric=f, options=("fabric_metrics=all+partitions",))
+    plain = mount("Hca2", fabric=f)
+    first_sweep(m)
+    first_sweep(plain)
+    want = {(k, side): len(ports) for (k, side), ports in pktr_members(f).items()}
+    prom = read(m.path("fabric", "metrics.prom"))
+    got = {(int(k, 16), side): int(v) for k, side, v in re.findall(
+        r'^umadfs_partition_members\{pkey="(0x[0-9a-f]{4})",membership="(\w+)"\} (\d+)$',
+        prom, re.M)}
+    assert got == want and (2, "full") not in got, (got, want)
+    assert "umadfs_partition_members" not in read(plain.path("fabric", "metrics.prom"))
+    r = subprocess.run(["promtool", "check", "metrics"], input=prom,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
