@@ -4,9 +4,10 @@ PKeyTable against `smpquery pkeys`, and when a sweep reads a table again
 
 import os
 import re
+import subprocess
 import time
 
-from diags import HOSTS, active_fabric, lid_of, sweep
+from diags import HOSTS, active_fabric, lid_of, problems, sweep
 
 CAS = ("Hca1", "Hca2", "Hca3")
 SWITCHES = ("Switch1", "Switch2")
@@ -90,16 +91,18 @@ def test_pkeys_read_when_they_can_change(make_fabric, mount):
     assert fabric_table(m, guid, 1)[1] == 0x8001
 
 
-def partitioned(tmp_path, make_fabric):
+def partitioned(tmp_path, make_fabric, limited_only=False):
     """opensm with a partitions file (-P): the default partition, and
-    0x0001 with Hca1 a full and Hca2 a limited member, the tables
-    programmed."""
+    0x0001 with Hca1 a full and Hca2 a limited member (and, limited_only,
+    0x0002 with Hca2 and Hca3 both limited), the tables programmed."""
     f = make_fabric("two-switch.net")
-    guid = {h: int(f.ibstat(h)["ports"][1]["Port GUID"], 16) for h in ("Hca1", "Hca2")}
+    guid = {h: int(f.ibstat(h)["ports"][1]["Port GUID"], 16) for h in CAS}
     conf = tmp_path / "partitions.conf"
     conf.write_text("Default=0x7fff, ipoib : ALL=full ;\n"
                     "storage=0x0001 : 0x%016x=full, 0x%016x=limited ;\n"
-                    % (guid["Hca1"], guid["Hca2"]))
+                    % (guid["Hca1"], guid["Hca2"]) +
+                    ("scratch=0x0002 : 0x%016x=limited, 0x%016x=limited ;\n"
+                     % (guid["Hca2"], guid["Hca3"]) if limited_only else ""))
     f.start_opensm("Hca3", extra_args=("-P", str(conf)))
     for h in HOSTS:
         f.wait_active(h, timeout=30)
@@ -107,6 +110,9 @@ def partitioned(tmp_path, make_fabric):
     while 0x0001 not in f.pkeys("Hca2", 1) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert 0x0001 in f.pkeys("Hca2", 1) and 0x8001 in f.pkeys("Hca1", 1)
+    while limited_only and 0x0002 not in f.pkeys("Hca3", 1) and \
+            time.monotonic() < deadline:
+        time.sleep(0.5)
     return f
 
 
@@ -138,13 +144,9 @@ def pktr(f, host, lid, port):
     return table
 
 
-def test_partitions_equal_saquery_pktr(tmp_path, make_fabric, mount):
-    """fabric/partitions/0xPKEY/{full,limited}: the endports (a CA's port,
-    a switch's port 0) whose table has the PKey with or without its
-    membership bit, as the SA's PKeyTableRecords say."""
-    f = partitioned(tmp_path, make_fabric)
-    m = mount("Hca1", fabric=f)
-    first_sweep(m)
+def pktr_members(f):
+    """{(PKey without the bit, "full" or "limited"): {(lid, port)}} of
+    every endport (each CA's port 1, each switch's port 0) by saquery."""
     want = {}
     for host in HOSTS:
         lid, port = lid_of(f, host), 0 if host in SWITCHES else 1
@@ -152,6 +154,17 @@ def test_partitions_equal_saquery_pktr(tmp_path, make_fabric, mount):
             if k & 0x7fff:
                 side = "full" if k & 0x8000 else "limited"
                 want.setdefault((k & 0x7fff, side), set()).add((lid, port))
+    return want
+
+
+def test_partitions_equal_saquery_pktr(tmp_path, make_fabric, mount):
+    """fabric/partitions/0xPKEY/{full,limited}: the endports (a CA's port,
+    a switch's port 0) whose table has the PKey with or without its
+    membership bit, as the SA's PKeyTableRecords say."""
+    f = partitioned(tmp_path, make_fabric)
+    m = mount("Hca1", fabric=f)
+    first_sweep(m)
+    want = pktr_members(f)
     assert want[(1, "full")] == {(lid_of(f, "Hca1"), 1)}
     assert want[(1, "limited")] == {(lid_of(f, "Hca2"), 1)}
     parts = m.path("fabric", "partitions")
@@ -168,3 +181,87 @@ def test_partitions_equal_saquery_pktr(tmp_path, make_fabric, mount):
     line = read(parts / "0x0001" / "limited")
     assert line.startswith("guid=%s port=1 lid=%d node_desc=" % (
         node_guid(f, "Hca2"), lid_of(f, "Hca2"))), line
+
+
+def partition_kinds(m):
+    return [p for p in problems(m) if p["problem"] in (
+        "partition_no_full_member", "pkey_enforcement_mismatch",
+        "port_without_default_partition")]
+
+
+def test_no_partition_problem_under_opensm(fabric, mount):
+    """opensm's tables (0xffff on every port, enforcement left off) raise
+    none.  (Without an SM no port is Active and no sweep is made; ibsim's
+    own tables have 0xffff at index 0 too.)"""
+    m = mount("Hca1")
+    first_sweep(m)
+    assert fabric.pkeys("Hca2", 1)[0] == 0xffff
+    assert fabric.pkeys("Switch1", 1)[0] == 0xffff
+    assert partition_kinds(m) == []
+
+
+def test_partition_no_full_member(tmp_path, make_fabric, mount):
+    """A partition whose members are all limited (0x0002: Hca2 and Hca3),
+    as saquery PKTR shows them, is named; 0x0001 (a full member, Hca1)
+    and the default partition are not."""
+    f = partitioned(tmp_path, make_fabric, limited_only=True)
+    m = mount("Hca1", fabric=f)
+    first_sweep(m)
+    members = pktr_members(f)
+    pkeys = {k for k, _ in members}
+    want = sorted(k for k in pkeys if (k, "full") not in members)
+    assert want == [0x0002], members
+    got = [p for p in partition_kinds(m) if p["problem"] == "partition_no_full_member"]
+    assert [int(p["pkey"], 16) for p in got] == want, got
+    assert got[0]["severity"] == "error" and "guid" not in got[0]
+    assert got[0]["limited_members"] == "2"
+    assert [p for p in partition_kinds(m) if p not in got] == []
+    text = read(m.path("fabric", "metrics.prom"))
+    assert 'umadfs_problem{kind="partition_no_full_member",severity="error",' \
+        'pkey="0x0002"} 1' in text
+
+
+def test_port_without_default_partition(make_fabric, mount):
+    """An Active CA port whose table (set through the mount's own send,
+    the SM stopped) has neither 0xffff nor 0x7fff, as smpquery pkeys shows
+    it: a warning naming it; the others have 0xffff."""
+    f = active_fabric(make_fabric)
+    f.stop_opensm("Hca3")
+    m = mount("Hca1", fabric=f)
+    first_sweep(m)
+    assert partition_kinds(m) == []
+    lid = lid_of(f, "Hca2")
+    with open(m.path("ibsim0", "ports", "1", "send"), "w") as s:
+        s.write("class=smi method=set attr=PKeyTable attrmod=0 lid=%d data=%s\n"
+                % (lid, "8001" + "00" * 62))
+    deadline = time.monotonic() + 10
+    while f.pkeys("Hca2", 1)[0] != 0x8001 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    table = f.pkeys("Hca2", 1)
+    assert table[0] == 0x8001 and not {0xffff, 0x7fff} & set(table), table
+    m2 = mount("Hca1", fabric=f)    # a new view reads every table
+    first_sweep(m2)
+    got = partition_kinds(m2)
+    assert [(p["problem"], p["guid"], p["port"], p["severity"]) for p in got] == [
+        ("port_without_default_partition", node_guid(f, "Hca2"), "1", "warning")], got
+
+
+def test_partition_members_metric(tmp_path, make_fabric, mount):
+    """-o fabric_metrics=all+partitions: umadfs_partition_members counts
+    each partition's full and limited endports as saquery PKTR lists them;
+    the default (all) has no such family; promtool checks the text."""
+    f = partitioned(tmp_path, make_fabric, limited_only=True)
+    m = mount("Hca1", fabric=f, options=("fabric_metrics=all+partitions",))
+    plain = mount("Hca2", fabric=f)
+    first_sweep(m)
+    first_sweep(plain)
+    want = {(k, side): len(ports) for (k, side), ports in pktr_members(f).items()}
+    prom = read(m.path("fabric", "metrics.prom"))
+    got = {(int(k, 16), side): int(v) for k, side, v in re.findall(
+        r'^umadfs_partition_members\{pkey="(0x[0-9a-f]{4})",membership="(\w+)"\} (\d+)$',
+        prom, re.M)}
+    assert got == want and (2, "full") not in got, (got, want)
+    assert "umadfs_partition_members" not in read(plain.path("fabric", "metrics.prom"))
+    r = subprocess.run(["promtool", "check", "metrics"], input=prom,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

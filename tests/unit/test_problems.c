@@ -450,6 +450,72 @@ static void test_flapping(void)
 	fabsnap_put(s);
 }
 
+/* Gives node n's port p a PKeyTable of the n keys. */
+static void give_pkeys(struct fab_node *n, unsigned p, const uint16_t *keys, unsigned k)
+{
+	struct fab_pkeys *t = fabsnap_pkeys_new(FAB_PKEY_BLOCK, 0);
+
+	CHECK(t != NULL);
+	memcpy(t->key, keys, k * sizeof(*keys));
+	fabsnap_pkeys_put(n->ports[p].pkeys);
+	n->ports[p].pkeys = t;
+}
+
+/* The keys of s's first problem of kind are want. */
+static void check_keys(const struct fab_snap *s, unsigned kind, const char *want)
+{
+	char line[1024];
+	const struct fab_problem *p = first(s, kind);
+
+	CHECK(p != NULL);
+	if (p) {
+		problem_keys(p, line, sizeof(line));
+		CHECK_STR(line, want);
+	}
+}
+
+/* Judges s again (its problems before dropped). */
+static void rejudge(struct fab_snap *s)
+{
+	free(s->problems);
+	s->problems = NULL;
+	problems_judge(NULL, s, NULL);
+}
+
+static void test_partitions(void)
+{
+	static const uint16_t def[] = { 0xffff }, both[] = { 0xffff, 0x0005 };
+	static const uint16_t no_def[] = { 0x8003, 0x0005 };
+	struct fab_snap *s = star(2, 10, 1000);
+	struct fab_node *sw = &s->nodes[0];
+
+	give_pkeys(sw, 0, def, 1);
+	give_pkeys(&s->nodes[1], 1, both, 2);    /* hca0: 0x0005 limited */
+	give_pkeys(&s->nodes[2], 1, no_def, 2);  /* hca1: no default */
+	give_pkeys(sw, 1, def, 1);               /* lacks hca0's 0x0005 */
+	problems_judge(NULL, s, NULL);
+	CHECK_INT((int)count(s, PROBLEM_PKEY_ENFORCEMENT_MISMATCH), 0); /* off */
+	CHECK_INT((int)count(s, PROBLEM_PARTITION_NO_FULL_MEMBER), 1);
+	check_keys(s, PROBLEM_PARTITION_NO_FULL_MEMBER,
+		   "problem=partition_no_full_member severity=error pkey=0x0005"
+		   " limited_members=2");
+	check_keys(s, PROBLEM_PORT_WITHOUT_DEFAULT_PARTITION,
+		   "problem=port_without_default_partition severity=warning"
+		   " guid=0x0000000000000201 port=1 node_desc=\"hca1\" table_len=32");
+	sw->ports[1].part_enf = 1;               /* inbound */
+	rejudge(s);
+	CHECK_INT((int)count(s, PROBLEM_PKEY_ENFORCEMENT_MISMATCH), 1);
+	check_keys(s, PROBLEM_PKEY_ENFORCEMENT_MISMATCH,
+		   "problem=pkey_enforcement_mismatch severity=error"
+		   " guid=0x0000000000000100 port=1 node_desc=\"sw\""
+		   " peer_guid=0x0000000000000200 peer_port=1 peer_node_desc=\"hca0\""
+		   " pkey=0x0005 enforcement=inbound");
+	give_pkeys(sw, 1, both, 2);              /* put back */
+	rejudge(s);
+	CHECK_INT((int)count(s, PROBLEM_PKEY_ENFORCEMENT_MISMATCH), 0);
+	fabsnap_put(s);
+}
+
 int main(void)
 {
 	/* Each test's fabric its own: the flaps one remembers are not the
@@ -467,5 +533,6 @@ int main(void)
 	test_thresholds();
 	test_flapping();
 	problems_forget();
+	test_partitions();
 	return check_failures ? 1 : 0;
 }

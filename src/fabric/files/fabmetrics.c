@@ -19,8 +19,9 @@
 #define CHUNK_MIN (32u << 10)
 #define CHUNK_BUF (CHUNK_MIN + PROMLINES_UNIT_MAX)
 
-/* "all": every group but details, which is named on its own. */
-#define ALL_GROUPS (((1u << PROM_GROUPS) - 1) & ~(1u << PROM_DETAILS))
+/* "all": every group but details and partitions, named on their own. */
+#define ALL_GROUPS (((1u << PROM_GROUPS) - 1) & ~(1u << PROM_DETAILS) & \
+		    ~(1u << PROM_PARTITIONS))
 
 /* The groups shown, a bit each (enum prom_group): set once by
  * fabmetrics_configure(), before any thread. */

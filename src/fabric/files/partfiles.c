@@ -25,14 +25,6 @@ enum { FILE_FULL, FILE_LIMITED };
 
 static struct node *parts_dir; /* fabric/partitions (tree lock) */
 
-/* The endport table of node n's port p, or NULL when p is no endport. */
-static const struct fab_pkeys *endport_table(const struct fab_node *n, unsigned p)
-{
-	if (n->type == FAB_SWITCH ? p != 0 : p == 0)
-		return NULL;
-	return n->ports[p].pkeys && !n->ports[p].pkeys->pending ? n->ports[p].pkeys : NULL;
-}
-
 /* Whether table t has pkey (no bit) with the membership asked. */
 static bool member(const struct fab_pkeys *t, unsigned pkey, bool full)
 {
@@ -55,7 +47,7 @@ static char *members_text(const struct fab_snap *s, unsigned pkey, bool full,
 		const struct fab_node *n = &s->nodes[i];
 
 		for (unsigned p = 0; p <= n->nports; p++) {
-			const struct fab_pkeys *t = endport_table(n, p);
+			const struct fab_pkeys *t = fabsnap_endport_pkeys(n, p);
 
 			if (!t || !member(t, pkey, full))
 				continue;
@@ -97,7 +89,7 @@ static void pkeys_named(const struct fab_snap *s, uint8_t *named)
 	memset(named, 0, PKEYS / 8);
 	for (size_t i = 0; i < s->nnodes; i++)
 		for (unsigned p = 0; p <= s->nodes[i].nports; p++) {
-			const struct fab_pkeys *t = endport_table(&s->nodes[i], p);
+			const struct fab_pkeys *t = fabsnap_endport_pkeys(&s->nodes[i], p);
 
 			for (unsigned k = 0; t && k < t->n; k++) {
 				unsigned pkey = t->key[k] & PKEY_MASK;

@@ -16,7 +16,7 @@
 
 static const char *const group_names[PROM_GROUPS] = {
 	"sweep", "problems", "nodes", "state", "links", "routes", "routing",
-	"errors", "xmit_wait", "data", "details",
+	"errors", "xmit_wait", "data", "details", "partitions",
 };
 
 const char *promlines_group_name(unsigned group)
@@ -73,11 +73,11 @@ static const char *const prom_details[] = {
  * their count, the nodes, the ports' state, physical state and rate,
  * their links, their routed LIDs, the routing's credit loops and hop
  * histograms (fabric/routing), then their counters, then their detail
- * counters and the wait per VL. */
+ * counters and the wait per VL, then the partitions' members. */
 enum { F_SWEEP = 0, F_PROBLEM = NSWEEP, F_PROBLEMS, F_NODE_UP, F_STATE,
        F_PHYS, F_RATE, F_LINK, F_ROUTED, F_CREDIT_LOOPS, F_ROUTE_PAIRS, F_COUNTER,
        F_DETAIL = F_COUNTER + NCOUNTERS, F_VL_WAIT = F_DETAIL + NDETAILS,
-       F_COUNT };
+       F_PARTITION, F_COUNT };
 
 unsigned promlines_families(void)
 {
@@ -103,6 +103,8 @@ static enum prom_group group_of(unsigned f)
 		return PROM_ROUTES;
 	if (f == F_CREDIT_LOOPS || f == F_ROUTE_PAIRS)
 		return PROM_ROUTING;
+	if (f == F_PARTITION)
+		return PROM_PARTITIONS;
 	if (f >= F_DETAIL)
 		return PROM_DETAILS;
 	c = pmacounters_index(prom_counters[f - F_COUNTER].sysfs);
@@ -140,14 +142,14 @@ static void families_init(void)
 		else if (f >= F_COUNTER && f < F_DETAIL)
 			len = snprintf(families[f].name, sizeof(families[f].name),
 				       "port_%s", prom_counters[c].metric);
-		else if (f >= F_DETAIL)
+		else if (f >= F_DETAIL && f <= F_VL_WAIT)
 			len = snprintf(families[f].name, sizeof(families[f].name),
 				       "port_%s", f == F_VL_WAIT ? "vl_transmit_wait_total" :
 				       prom_details[f - F_DETAIL]);
 		families[f].len = (size_t)len;
 		if (f >= F_COUNTER && f < F_DETAIL)
 			families[f].counter = pmacounters_index(prom_counters[c].sysfs);
-		else if (f >= F_DETAIL)
+		else if (f >= F_DETAIL && f <= F_VL_WAIT)
 			families[f].counter = f - F_DETAIL; /* pmadetails.h's */
 	}
 }
@@ -277,6 +279,8 @@ static void problem_line(struct out *o, const struct fab_problem *p)
 		       p->kind == PROBLEM_ROUTE_LOOP ||
 		       p->kind == PROBLEM_ROUTE_DEAD_END))
 		out_printf(o, ",lid=\"%u\"", p->lid);
+	if (p->pkey)
+		out_printf(o, ",pkey=\"0x%04x\"", p->pkey);
 	out_mem(o, "} 1\n", 4);
 }
 
@@ -381,6 +385,12 @@ static void header(struct out *o, const struct fab_snap *s, unsigned f)
 			family_header(o, "route_pairs", "gauge", "CA-to-CA port pairs by the"
 				      " hops of their route: by=\"lft\" as the tables route"
 				      " them, by=\"min\" the shortest.");
+	} else if (f == F_PARTITION) {
+		if (s->npartitions)
+			family_header(o, "partition_members", "gauge", "Endports (CA ports,"
+				      " switch ports 0) whose PKeyTable holds the partition"
+				      " (pkey, without its membership bit) as a full or"
+				      " limited member (fabric/partitions).");
 	} else if (f < F_DETAIL) {
 		family_header(o, families[f].name, "counter",
 			      "Port counter (sysfs name in ports/N/counters/).");
@@ -559,6 +569,26 @@ static bool route_pairs_line(struct out *o, const struct fab_snap *s,
 	return true;
 }
 
+/* umadfs_partition_members item *pos: a partition's full members, then
+ * its limited ones (nothing for none). */
+static bool partition_line(struct out *o, const struct fab_snap *s,
+			   struct prom_pos *pos)
+{
+	const struct fab_partition *pt;
+	bool limited = pos->item & 1;
+	uint32_t v;
+
+	if (pos->item / 2 >= s->npartitions)
+		return false;
+	pt = &s->partitions[pos->item / 2];
+	v = limited ? pt->limited : pt->full;
+	if (v)
+		out_printf(o, "umadfs_partition_members{pkey=\"0x%04x\",membership=\"%s\"}"
+			   " %" PRIu32 "\n", pt->pkey, limited ? "limited" : "full", v);
+	pos->item++;
+	return true;
+}
+
 /* Item *pos of family f into o and *pos to the next: false at the end. */
 static bool item(struct out *o, const struct fab_snap *s, struct prom_pos *pos,
 		 struct prom_cache *c)
@@ -577,6 +607,8 @@ static bool item(struct out *o, const struct fab_snap *s, struct prom_pos *pos,
 	}
 	if (f == F_ROUTE_PAIRS)
 		return route_pairs_line(o, s, pos);
+	if (f == F_PARTITION)
+		return partition_line(o, s, pos);
 	if (f < F_STATE || f == F_CREDIT_LOOPS || pos->item >= s->nnodes)
 		return false;
 	if (s->nodes[pos->item].ports[pos->port].has_info)

@@ -42,6 +42,10 @@ static const struct {
 	[PROBLEM_SWEEP_FAILED] = { "sweep_failed", SEVERITY_ERROR },
 	[PROBLEM_PORT_CONGESTED] = { "port_congested", SEVERITY_WARNING },
 	[PROBLEM_LINK_FLAPPING] = { "link_flapping", SEVERITY_ERROR },
+	[PROBLEM_PARTITION_NO_FULL_MEMBER] = { "partition_no_full_member", SEVERITY_ERROR },
+	[PROBLEM_PKEY_ENFORCEMENT_MISMATCH] = { "pkey_enforcement_mismatch", SEVERITY_ERROR },
+	[PROBLEM_PORT_WITHOUT_DEFAULT_PARTITION] = { "port_without_default_partition",
+						     SEVERITY_WARNING },
 };
 
 const char *problem_kind_name(unsigned kind)
@@ -121,6 +125,8 @@ int problem_cmp(const struct fab_problem *a, const struct fab_problem *b)
 		r = cmp_u64(a->peer_port, b->peer_port);
 	if (!r)
 		r = cmp_u64(a->lid, b->lid);
+	if (!r)
+		r = cmp_u64(a->pkey, b->pkey);
 	return r;
 }
 
@@ -281,6 +287,13 @@ static void kind_keys(const struct fab_problem *p, char *buf, size_t cap, size_t
 	case PROBLEM_CREDIT_LOOP:
 	case PROBLEM_ROUTE_UNBALANCED:
 	case PROBLEM_ROUTE_NOT_MINIMAL:
+		keyf(buf, cap, o, " %s", p->found);
+		break;
+	case PROBLEM_PARTITION_NO_FULL_MEMBER:
+	case PROBLEM_PKEY_ENFORCEMENT_MISMATCH:
+	case PROBLEM_PORT_WITHOUT_DEFAULT_PARTITION:
+		if (p->pkey)
+			keyf(buf, cap, o, " pkey=0x%04x", p->pkey);
 		keyf(buf, cap, o, " %s", p->found);
 		break;
 	case PROBLEM_SWEEP_FAILED:

@@ -60,6 +60,10 @@ void flapcheck_forget(void);
  * threshold between the last two sweeps. */
 void congestion_judge(struct problem_list *l, uint64_t threshold);
 
+/* partcheck.c: the PKeyTables: partition_no_full_member,
+ * pkey_enforcement_mismatch, port_without_default_partition. */
+void partcheck_judge(struct problem_list *l);
+
 /* routequal.c: the routing as a whole: credit_loop, and the snapshot's
  * routing (fabric/routing); nothing without a switch's table. */
 void routequal_judge(struct problem_list *l);

@@ -47,6 +47,7 @@ void fabsnap_put(struct fab_snap *s)
 	free(s->metrics);
 	free(s->problems);
 	free(s->routing);
+	free(s->partitions);
 	free(s->sms);
 	free(s->nodes);
 	free(s->hash);
@@ -100,6 +101,13 @@ unsigned fabsnap_pkeys_len(const struct fab_node *n, unsigned p)
 	unsigned len = n->type == FAB_SWITCH && p ? n->enforce_cap : n->partition_cap;
 
 	return len > FAB_PKEYS_MAX ? FAB_PKEYS_MAX : len;
+}
+
+const struct fab_pkeys *fabsnap_endport_pkeys(const struct fab_node *n, unsigned p)
+{
+	if (n->type == FAB_SWITCH ? p != 0 : p == 0)
+		return NULL;
+	return n->ports[p].pkeys && !n->ports[p].pkeys->pending ? n->ports[p].pkeys : NULL;
 }
 
 void fabsnap_pkeys_get(struct fab_pkeys *t)
@@ -364,6 +372,8 @@ void fabsnap_read_port_info(struct fab_node *n, unsigned port, uint8_t *data)
 	p->sm_lid = (uint16_t)mad_get_field(data, 0, IB_PORT_SMLID_F);
 	p->cap_mask = mad_get_field(data, 0, IB_PORT_CAPMASK_F);
 	p->oper_vls = (uint8_t)mad_get_field(data, 0, IB_PORT_OPER_VLS_F);
+	p->part_enf = (uint8_t)(mad_get_field(data, 0, IB_PORT_PART_EN_INB_F) |
+				mad_get_field(data, 0, IB_PORT_PART_EN_OUTB_F) << 1);
 	p->width = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
 	p->width_enabled = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_ENABLED_F);
 	p->width_supported = (uint8_t)mad_get_field(data, 0, IB_PORT_LINK_WIDTH_SUPPORTED_F);

@@ -27,6 +27,7 @@ enum prom_group {
 	PROM_DATA,      /* the data and packet counters */
 	PROM_DETAILS,   /* the detail counters and the wait per VL: not in
 			 * the default (all), named on its own */
+	PROM_PARTITIONS, /* umadfs_partition_members: not in all either */
 	PROM_GROUPS
 };
 

@@ -35,6 +35,9 @@ enum fab_problem_kind {
 	PROBLEM_SWEEP_FAILED,
 	PROBLEM_PORT_CONGESTED, /* found holds its keys */
 	PROBLEM_LINK_FLAPPING,  /* flapcheck.c's */
+	PROBLEM_PARTITION_NO_FULL_MEMBER, /* partcheck.c's: pkey set */
+	PROBLEM_PKEY_ENFORCEMENT_MISMATCH,
+	PROBLEM_PORT_WITHOUT_DEFAULT_PARTITION,
 	PROBLEM_KIND_COUNT
 };
 
@@ -51,6 +54,8 @@ struct fab_problem {
 	uint8_t node_type; /* FAB_CA ...; 0 unknown */
 	int8_t counter;    /* thresholds.h's index (counter kinds), else -1 */
 	uint16_t lid;      /* duplicate_lid, sm kinds */
+	uint16_t pkey;     /* the partition kinds: the PKey without its
+			    * membership bit, 0 none */
 	uint64_t guid;     /* 0: the fabric's (sm_missing, sweep_failed) */
 	uint64_t peer_guid; /* 0: none */
 	uint8_t peer_port;
@@ -86,7 +91,7 @@ struct fab_problem {
 /* The kind's name (counter_over_threshold ...) and severity's. */
 const char *problem_kind_name(unsigned kind);
 const char *problem_severity_name(unsigned severity);
-/* Identity order: severity, guid, port, kind, counter, peer, lid. */
+/* Identity order: severity, guid, port, kind, counter, peer, lid, pkey. */
 int problem_cmp(const struct fab_problem *a, const struct fab_problem *b);
 /* The counter name of a counter kind (thresholds.h), or NULL. */
 const char *problem_counter_name(const struct fab_problem *p);

@@ -51,6 +51,8 @@ struct fab_port {
 	uint8_t basic[FAB_PC_LEN];   /* PortCounters data (PortSelect...) */
 	uint8_t ext[FAB_PCX_LEN];     /* PortCountersExtended data */
 	uint8_t oper_vls;    /* PortInfo OperationalVLs (the code) */
+	uint8_t part_enf;    /* PortInfo PartitionEnforcementInbound (bit 0)
+			      * and Outbound (bit 1): a switch's external port */
 	/* The detail counters (pmadetails.h), a bit each of PMADET_*: those
 	 * answered, in this sweep or kept from the one before (sweepdet.c);
 	 * those the PMA refused (asked again only in the rotation); the
@@ -92,6 +94,15 @@ struct fab_pkeys {
 	uint16_t lid;
 	uint16_t pending; /* blocks not answered: a sweep cut short left it so */
 	uint16_t key[];   /* whole blocks of 32: [0 .. n | 31] */
+};
+
+/* A partition the endports' PKeyTables name (partcheck.c): its PKey
+ * without the membership bit, and how many endports (a CA's port the view
+ * has the table of, a switch's port 0) hold it as a full and a limited
+ * member. */
+struct fab_partition {
+	uint16_t pkey;
+	uint32_t full, limited;
 };
 
 struct fab_node {
@@ -194,6 +205,8 @@ struct fab_snap {
 	size_t nproblems;
 	unsigned problems_us;    /* how long judging them took */
 	struct fab_routing *routing; /* NULL: no table judged */
+	struct fab_partition *partitions; /* partcheck.c's, by PKey */
+	size_t npartitions;
 	unsigned routing_us;     /* of problems_us, the routing check's (0:
 				  * carried from the snapshot before) */
 	bool routes_broken;      /* a route_* problem among them: the next
@@ -238,6 +251,9 @@ void fabsnap_pkeys_get(struct fab_pkeys *t);
 unsigned fabsnap_pkeys_len(const struct fab_node *n, unsigned p);
 /* Drops a reference (t may be NULL); the last frees it.  Any thread. */
 void fabsnap_pkeys_put(struct fab_pkeys *t);
+/* The whole PKeyTable of node n's port p when p is an endport (a CA's
+ * port, a switch's port 0), else (or not read, or cut short) NULL. */
+const struct fab_pkeys *fabsnap_endport_pkeys(const struct fab_node *n, unsigned p);
 /* Whether port p of n as now has it differs from was (the same port in
  * the snapshot before) in what makes an SM reroute: its PortState, or an
  * endport's (a CA's port, a switch's port 0) LID or LMC; false unless
