@@ -98,6 +98,8 @@ static int add_ca(struct refresh *rf, uint64_t from, unsigned p, uint8_t *data,
 	memcpy(c->path, path, FAB_PATH_MAX);
 	if (dr_get(rf, IB_ATTR_NODE_DESC, 0, hops, path, desc) == 0)
 		fabsnap_read_node_desc(c, desc);
+	else
+		rf->need_sweep = true; /* not an empty description: a sweep's */
 	for (unsigned q = 1; q <= c->nports; q++)
 		ask_port(rf, c, q);
 	if (lp <= c->nports) {
