@@ -226,6 +226,23 @@ struct node *tree_add_detached(const char *name, mode_t mode,
 	return n;
 }
 
+void tree_free_owner(struct node *n)
+{
+	free(n->owner);
+}
+
+struct node *tree_add_owned(struct node *dir, const char *name, mode_t mode,
+			    const struct node_ops *ops, void *owner, int which)
+{
+	struct node *n = tree_add(dir, name, mode, ops, owner, which);
+
+	if (n)
+		n->on_free = tree_free_owner;
+	else
+		free(owner);
+	return n;
+}
+
 struct node *tree_add_symlink(struct node *dir, const char *name,
 			      const char *target)
 {

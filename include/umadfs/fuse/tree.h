@@ -114,6 +114,13 @@ struct node *tree_add(struct node *dir, const char *name, mode_t mode,
  * it.  NULL on ENOMEM.  Caller holds the write lock. */
 struct node *tree_add_detached(const char *name, mode_t mode,
 			       const struct node_ops *ops, void *owner, int which);
+/* tree_add() of a node that owns owner, a malloc()ed block freed with it
+ * (tree_free_owner as its on_free); owner is freed at once when the node
+ * cannot be made (NULL). */
+struct node *tree_add_owned(struct node *dir, const char *name, mode_t mode,
+			    const struct node_ops *ops, void *owner, int which);
+/* An on_free that frees n->owner. */
+void tree_free_owner(struct node *n);
 /* Adds a symbolic link name -> target (S_IFLNK | 0777).  NULL on ENOMEM
  * or a duplicate name. */
 struct node *tree_add_symlink(struct node *dir, const char *name,

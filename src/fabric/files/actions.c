@@ -58,11 +58,6 @@ struct action_port {
 	const char *file; /* "admin", "counters/reset" */
 };
 
-static void free_owner(struct node *n)
-{
-	free(n->owner);
-}
-
 /* One action in flight: what its answer completes. */
 struct action {
 	struct parkedwrite *pw;
@@ -411,12 +406,9 @@ static int add_action(struct node *dir, const char *file, const struct node_ops 
 	ap->file = file;
 	if (group_set)
 		mode |= (mode & 0600) >> 3;
-	n = tree_add(dir, name, S_IFREG | mode, ops, ap, 0);
-	if (!n) {
-		free(ap);
+	n = tree_add_owned(dir, name, S_IFREG | mode, ops, ap, 0);
+	if (!n)
 		return -ENOMEM;
-	}
-	n->on_free = free_owner;
 	if (group_set)
 		n->gid = group_gid;
 	return 0;

@@ -73,11 +73,6 @@ static time_t made_mtime(struct node *n)
 	return t;
 }
 
-static void free_owner(struct node *n)
-{
-	free(n->owner);
-}
-
 static const struct node_ops made_ops = {
 	.open = made_open, .read = textfile_read, .release = textfile_release,
 	.size = made_size, .mtime = made_mtime,
@@ -134,7 +129,7 @@ static int add_made(const char *name, mode_t mode, const struct node_ops *ops,
 		free(owner);
 		return -ENOMEM;
 	}
-	(*out)->on_free = free_owner;
+	(*out)->on_free = tree_free_owner;
 	return 0;
 }
 
@@ -305,19 +300,13 @@ static int add_switch_file(struct node *dir, const char *name, int which,
 			   uint64_t guid, unsigned port)
 {
 	struct switch_file *sf = malloc(sizeof(*sf));
-	struct node *n;
 
 	if (!sf)
 		return -ENOMEM;
 	sf->guid = guid;
 	sf->port = port;
-	n = tree_add(dir, name, S_IFREG | 0444, &made_ops, sf, which);
-	if (!n) {
-		free(sf);
-		return -ENOMEM;
-	}
-	n->on_free = free_owner;
-	return 0;
+	return tree_add_owned(dir, name, S_IFREG | 0444, &made_ops, sf, which) ?
+		0 : -ENOMEM;
 }
 
 static char *make(const struct fab_snap *s, struct node *n, size_t *len,

@@ -53,29 +53,18 @@ static void traffic_open(fuse_req_t req, struct node *n, struct fuse_file_info *
 	textfile_open_late(req, n, fi, traffic_show);
 }
 
-static void free_owner(struct node *n)
-{
-	free(n->owner);
-}
-
 static const struct node_ops traffic_ops = { .show = traffic_show, .open = traffic_open };
 
 static int add_file(struct node *dir, const char *name, int which, uint64_t guid,
 		    unsigned p)
 {
 	struct port_file *pf = malloc(sizeof(*pf));
-	struct node *n;
 
 	if (!pf)
 		return -ENOMEM;
 	*pf = (struct port_file){ guid, p };
-	n = tree_add(dir, name, S_IFREG | 0444, &traffic_ops, pf, which);
-	if (!n) {
-		free(pf);
-		return -ENOMEM;
-	}
-	n->on_free = free_owner;
-	return 0;
+	return tree_add_owned(dir, name, S_IFREG | 0444, &traffic_ops, pf, which) ?
+		0 : -ENOMEM;
 }
 
 /* The VLs of the port in the current snapshot (OperationalVLs). */
