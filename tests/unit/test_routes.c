@@ -206,6 +206,15 @@ static void route_problems(struct fab_snap *s, char *buf, size_t cap)
 	kind_lines(s, PROBLEM_ROUTE_MISSING, PROBLEM_ROUTE_DEAD_END, buf, cap);
 }
 
+/* s made ready to be judged again: what its last judgement made freed
+ * (the daemon judges a snapshot once). */
+static void rejudge(struct fab_snap *s)
+{
+	free(s->problems);
+	free(s->routing);
+	s->routing = NULL;
+}
+
 static void test_problems(void)
 {
 	struct fab_snap *s = ring();
@@ -248,7 +257,7 @@ static void test_problems(void)
 	CHECK_STR(got,
 		  "problem=route_dead_end severity=error guid=0x0000000000000011 port=4 node_desc=\"sw1\" lid=20 found=Init\n");
 	s->sm_lid = 0;
-	free(s->problems);
+	rejudge(s);
 	route_problems(s, got, sizeof(got));
 	CHECK_STR(got, "");
 	fabsnap_put(s);
@@ -281,12 +290,12 @@ static void test_routes_carried(void)
 	problems_judge(prev, s, NULL);
 	CHECK_INT(loops(s), 3);
 	/* A table read: judged again, no loop. */
-	free(s->problems);
+	rejudge(s);
 	s->stats.lfts_read = 1;
 	problems_judge(prev, s, NULL);
 	CHECK_INT(loops(s), 0);
 	/* No table read but a rerouting change since prev: judged again. */
-	free(s->problems);
+	rejudge(s);
 	s->stats.lfts_read = 0;
 	s->reroute_ms = 9;
 	problems_judge(prev, s, NULL);
@@ -344,7 +353,7 @@ static void test_routing_quality(void)
 		  "problem=route_not_minimal severity=warning guid=0x0000000000000012 node_desc=\"sw2\" lids=1 lid=10\n"
 		  "problem=route_unbalanced severity=warning guid=0x0000000000000013 node_desc=\"sw3\" min_lids=0 min_port=2 max_lids=2 max_port=1\n"
 		  "problem=route_not_minimal severity=warning guid=0x0000000000000013 node_desc=\"sw3\" lids=1 lid=20\n");
-	free(s->problems);
+	rejudge(s);
 	free(s->routing);
 	s->routing = NULL;
 	problems_routes_minimal(false);
