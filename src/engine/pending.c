@@ -11,6 +11,7 @@
 #include "umadfs/base/clock.h"
 #include "umadfs/base/log.h"
 #include "umadfs/engine/ibumad.h"
+#include "umadfs/engine/setlog.h"
 #include "umadfs/engine/sink.h"
 #include "agent_table.h"
 #include "delivery.h"
@@ -99,8 +100,10 @@ int pending_send(struct mad_engine *engine, struct mad_sink *sink, void *frame,
 		return agent;
 	r = ibumad_send(engine->fd, agent, frame, mad_len, awaited ? timeout_ms : 0,
 			retries);
-	if (r >= 0)
+	if (r >= 0) {
+		setlog_note(engine, frame);
 		return r;
+	}
 	if (awaited) {
 		/* Undo the TID rewrite too: the caller may retry.  A request
 		 * already ended has had its one answer: the send is then done. */

@@ -58,37 +58,73 @@ def test_pkeys_equal_smpquery(fabric, mount):
     assert read(m.path("fabric", "nodes", guid, "ports", "1", "pkeys", "0")) == "0xffff\n"
 
 
+def set_pkey_entry1(m, lid, pkey):
+    """Entry 1 of the table at lid := pkey, by a Set through m's send."""
+    data = "ffff%04x" % pkey + "00" * 60
+    with open(m.path("ibsim0", "ports", "1", "send"), "w") as s:
+        s.write("class=smi method=set attr=PKeyTable attrmod=0 lid=%d data=%s\n"
+                % (lid, data))
+
+
+def wait_pkey_entry1(f, host, pkey):
+    deadline = time.monotonic() + 10
+    while f.pkeys(host, 1)[1] != pkey and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert f.pkeys(host, 1)[1] == pkey, "the Set did not take"
+
+
 def test_pkeys_read_when_they_can_change(make_fabric, mount):
-    """A table set behind the SM's back stands in the view while the port's
-    state and LID stay (the snapshot before's is shared: no PKeyTable Get
-    on a repeated sweep); a port whose state moved has its table read
-    again."""
+    """A table set behind the view's back (by another mount: another
+    process) stands in the view while the port's state and LID stay (the
+    snapshot before's is shared: no PKeyTable Get on a repeated sweep); a
+    Set through the mount's own send, LID-routed or directed, has the next
+    sweep read that node's table (a Get per block more); a port whose state moved
+    has its table read again."""
     f = active_fabric(make_fabric)
     m = mount("Hca1", fabric=f)
+    other = mount("Hca3", fabric=f)
     first_sweep(m)
     guid = node_guid(f, "Hca2")
     assert fabric_table(m, guid, 1)[:2] == [0xffff, 0]
     f.stop_opensm("Hca3")          # nobody to set the table back
     lid = lid_of(f, "Hca2")
     # entry 1 := 0x8001 (a full member of partition 0x0001), by a Set
-    # through the mount's own send
-    data = "ffff8001" + "00" * 60
-    with open(m.path("ibsim0", "ports", "1", "send"), "w") as s:
-        s.write("class=smi method=set attr=PKeyTable attrmod=0 lid=%d data=%s\n"
-                % (lid, data))
-    deadline = time.monotonic() + 10
-    while f.pkeys("Hca2", 1)[1] != 0x8001 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert f.pkeys("Hca2", 1)[1] == 0x8001, "the Set did not take"
+    # through the other mount's send
+    set_pkey_entry1(other, lid, 0x8001)
+    wait_pkey_entry1(f, "Hca2", 0x8001)
     sweep(m)
     assert fabric_table(m, guid, 1)[1] == 0, "a repeated sweep read the table"
-    # the port goes down and comes back (Init: no SM): its state moved
+    mads = sweep_mads(m)
+    # The mount's own Sets: LID-routed, then directed (Hca2 from Hca1 in
+    # two-switch.net: Hca1's port 1, Switch1's port 2).
+    set_pkey_entry1(m, lid, 0x8002)
+    wait_pkey_entry1(f, "Hca2", 0x8002)
+    sweep(m)
+    assert fabric_table(m, guid, 1) == f.pkeys("Hca2", 1)
+    # that table's blocks of 32 and no more
+    assert sweep_mads(m) == mads + (len(fabric_table(m, guid, 1)) + 31) // 32
+    with open(m.path("ibsim0", "ports", "1", "send"), "w") as s:
+        s.write("dr=0,1,2 method=set attr=PKeyTable attrmod=0 data=%s\n"
+                % ("ffff8003" + "00" * 60))
+    wait_pkey_entry1(f, "Hca2", 0x8003)
+    sweep(m)
+    assert fabric_table(m, guid, 1)[1] == 0x8003
+    # Behind its back again, then the port goes down and comes back
+    # (Init: no SM): its state moved
+    set_pkey_entry1(other, lid, 0x8004)
+    wait_pkey_entry1(f, "Hca2", 0x8004)
+    sweep(m)
+    assert fabric_table(m, guid, 1)[1] == 0x8003
     f.command('Unlink "Hca2"[1]')
     f.command('ReLink "Hca2"[1]')
     sweep(m)
     assert read(m.path("fabric", "nodes", guid, "ports", "1", "state")) != "4: ACTIVE\n"
     assert fabric_table(m, guid, 1) == f.pkeys("Hca2", 1)
-    assert fabric_table(m, guid, 1)[1] == 0x8001
+    assert fabric_table(m, guid, 1)[1] == 0x8004
+
+
+def sweep_mads(m):
+    return int(re.search(r"^mads (\d+)$", read(m.path("fabric", "sweep")), re.M).group(1))
 
 
 def partitioned(tmp_path, make_fabric, limited_only=False):

@@ -375,13 +375,24 @@ def test_tables_read_when_they_can_change(tmp_path, make_fabric, mount):
             int(kv_off["mads"]) - int(kv_off["detail_mads"]) + nsw, (cmd, kv, kv_off)
 
 
+def set_block0(m, lid, block):
+    with mf.Recv(m) as rx:
+        mf.write_send(m, "class=smi method=set attr=0x0019 attrmod=0 lid=%d data=%s\n"
+                      % (lid, bytes(block).hex()))
+        ans = rx.line(timeout=10)
+    assert ans["method"] == "getresp" and int(ans["status"], 16) == 0, ans
+
+
 def test_table_set_by_hand(tmp_path, make_fabric, mount):
-    """An entry set behind the SM's back (a LinearForwardingTable Set: the
-    other uplink for a remote HCA's LID, which breaks no route) is not read
-    at once - the table is the sweep before's - and shows within
-    fabric_routes_max_age."""
+    """An entry set behind the SM's back and the view's (a
+    LinearForwardingTable Set by another mount: the other uplink for a
+    remote HCA's LID, which breaks no route) is not read at once - the
+    table is the sweep before's - and shows within fabric_routes_max_age;
+    one set through the mount's own send is read by the next sweep, that
+    switch's table alone."""
     f = tm.fat_tree(tmp_path, make_fabric, 4, 2, 4)
     m = mount("H0002", fabric=f, options=("fabric_routes_max_age=%d" % (MAX_AGE_S * 1000),))
+    other = mount("H0003", fabric=f)
     _, read_at = steady(m)
     cas = {e[2] for e in endpoints(f, "H0002") if e[0] != e[1]}
     # A leaf (HCAs on 1..4, spines on 5..6) sending a CA's LID up port 5.
@@ -392,11 +403,7 @@ def test_table_set_by_hand(tmp_path, make_fabric, mount):
     for k, p in before.items():
         block[k] = p
     block[target] = 6
-    with mf.Recv(m) as rx:
-        mf.write_send(m, "class=smi method=set attr=0x0019 attrmod=0 lid=%d data=%s\n"
-                      % (lid, bytes(block).hex()))
-        ans = rx.line(timeout=10)
-    assert ans["method"] == "getresp" and int(ans["status"], 16) == 0, ans
+    set_block0(other, lid, block)
     assert ibroute(f, "H0002", lid)[target] == 6
     kv = sweep_kv(m)
     if time.monotonic() < read_at + MAX_AGE_S / 2:     # not due yet
@@ -406,3 +413,9 @@ def test_table_set_by_hand(tmp_path, make_fabric, mount):
         time.sleep(0.5)
         sweep(m)
     assert lft(m, guid) == ibroute(f, "H0002", lid)
+    # Put back through the mount's own send: read by the next sweep.
+    block[target] = 5
+    set_block0(m, lid, block)
+    assert ibroute(f, "H0002", lid)[target] == 5
+    kv = sweep_kv(m)
+    assert kv["lfts_read"] == "1" and lft(m, guid) == ibroute(f, "H0002", lid), kv

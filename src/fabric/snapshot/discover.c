@@ -264,20 +264,10 @@ static int sm_info(struct discover *d, const struct req *r, uint8_t *data)
 /* The port GUID of the endport at lid, or 0. */
 static uint64_t port_guid_of(const struct fab_snap *s, unsigned lid)
 {
-	for (size_t i = 0; i < s->nnodes; i++) {
-		const struct fab_node *n = &s->nodes[i];
+	const struct fab_node *n;
+	const struct fab_port *fp = fabsnap_find_lid(s, lid, &n);
 
-		for (unsigned p = n->type == FAB_SWITCH ? 0 : 1; p <= n->nports; p++) {
-			const struct fab_port *fp = &n->ports[p];
-
-			if (fp->has_info && fp->lid && lid >= fp->lid &&
-			    lid < fp->lid + (1u << fp->lmc))
-				return fp->port_guid;
-			if (n->type == FAB_SWITCH)
-				break;
-		}
-	}
-	return 0;
+	return fp ? fp->port_guid : 0;
 }
 
 /* Sorting SMs: the master at the local port's MasterSMLID, other masters,
@@ -601,6 +591,7 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	d->engine = engine;
 	d->snap = snap;
 	d->prev = prev;
+	sweepsets_take(d);
 	d->routes = routes_opts;
 	d->lft_all = prev && prev->routes_broken;
 	snap->reroute_ms = prev ? prev->reroute_ms : 0;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "umadfs/engine/setlog.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 
 #define NO_NODE UINT32_MAX
@@ -51,6 +52,12 @@ struct discover_routes {
 	unsigned settle_ms, max_age_ms;
 };
 
+/* A node this process's Sets since the sweep before went to (sweepsets.c). */
+struct set_target {
+	uint64_t guid;
+	uint16_t attr;
+};
+
 struct discover {
 	struct mad_window *window;
 	struct mad_engine *engine;
@@ -72,7 +79,16 @@ struct discover {
 	uint16_t sm_lids[SM_MAX]; /* the LIDs asked for SMInfo */
 	unsigned nsm_lids;
 	bool nomem;          /* a request or node could not be stored */
+	uint64_t set_cursor; /* the Set log's place, across sweeps (sweepsets.c) */
+	struct set_target set_targets[SETLOG_MAX]; /* this sweep's: node 0 = any, */
+	unsigned nset_targets;                     /* attr 0 = any */
 };
+
+/* sweepsets.c: the nodes the Sets noted since the sweep before went to,
+ * taken at a sweep's start; whether a table attr of node guid may have been
+ * set by them. */
+void sweepsets_take(struct discover *d);
+bool sweepsets_touched(const struct discover *d, uint64_t guid, unsigned attr);
 
 /* sweepreq.c: a new request, queued, with the directed route hops/path
  * (SMPs); NULL on ENOMEM.  The pointer is good until the next enqueue. */

@@ -187,6 +187,27 @@ struct fab_node *fabsnap_find(const struct fab_snap *s, uint64_t guid)
 	return NULL;
 }
 
+const struct fab_port *fabsnap_find_lid(const struct fab_snap *s, unsigned lid,
+					const struct fab_node **node)
+{
+	for (size_t i = 0; i < s->nnodes; i++) {
+		const struct fab_node *n = &s->nodes[i];
+
+		for (unsigned p = n->type == FAB_SWITCH ? 0 : 1; p <= n->nports; p++) {
+			const struct fab_port *fp = &n->ports[p];
+
+			if (fp->has_info && fp->lid && lid >= fp->lid &&
+			    lid < fp->lid + (1u << fp->lmc)) {
+				*node = n;
+				return fp;
+			}
+			if (n->type == FAB_SWITCH)
+				break;
+		}
+	}
+	return NULL;
+}
+
 const struct fab_port *fabsnap_peer(const struct fab_snap *s,
 				    const struct fab_port *p,
 				    const struct fab_node **peer_node)

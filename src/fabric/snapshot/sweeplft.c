@@ -7,7 +7,8 @@
  * LinearFDBTop changed, the table was read before the last rerouting
  * change the view saw had settled (routes.settle_ms after it), it is due
  * (routes.max_age_ms after it was read, brought forward by up to half of
- * it by GUID), or this sweep reads every table: it saw such a change
+ * it by GUID), this process sent it a LinearForwardingTable Set since the
+ * sweep before (sweepsets.c), or this sweep reads every table: it saw such a change
  * itself, or the judgement of the sweep before found a route_* problem.
  * Otherwise the snapshot before's table is shared, and read after all if
  * a change shows later in the sweep. */
@@ -65,7 +66,8 @@ int sweeplft_switch(struct discover *d, uint32_t ni, unsigned top)
 		return 0;
 	if (top > IB_LID_UCAST_END_HO)
 		top = IB_LID_UCAST_END_HO;
-	if (was && was->lft && lft_stands(d, was, was->lft, top)) {
+	if (was && was->lft && !sweepsets_touched(d, n->guid, IB_ATTR_LINEARFORWTBL) &&
+	    lft_stands(d, was, was->lft, top)) {
 		n->lft = was->lft;
 		fabsnap_lft_get(n->lft);
 		d->ns[ni].lft_shared = true;

@@ -6,8 +6,10 @@
  * up (the PortState moves), gives it a LID, or is told of new partitions.
  * Once discovery is over, a port's table is read when the snapshot before
  * has none for it, its PortState or LID is not what it was when its table
- * was read, its table's length changed, or it is due (PKEYS_MAX_MS after
- * it was read, brought forward by up to half of it by GUID); otherwise
+ * was read, its table's length changed, this process sent the node a
+ * PKeyTable Set since the sweep before (sweepsets.c), or it is due
+ * (PKEYS_MAX_MS after it was read, brought forward by up to half of it by
+ * GUID); otherwise
  * the snapshot before's is shared.  So a table the SM changes on a port
  * whose state and LID stay shows within PKEYS_MAX_MS.  The ports read:
  * every port of a switch (its external ports when it has partition
@@ -43,7 +45,8 @@ static bool pkeys_stand(const struct discover *d, const struct fab_node *n,
 {
 	const struct fab_pkeys *t;
 
-	if (!was || p > was->nports || !(t = was->ports[p].pkeys))
+	if (!was || p > was->nports || !(t = was->ports[p].pkeys) ||
+	    sweepsets_touched(d, n->guid, IB_ATTR_PKEY_TBL))
 		return false;
 	if (t->pending || t->n != fabsnap_pkeys_len(n, p) ||
 	    t->state != n->ports[p].state || t->lid != n->ports[p].lid)

@@ -263,6 +263,10 @@ bool fabsnap_port_reroutes(const struct fab_node *n, unsigned p,
 /* Adds a node (fields zeroed, nports + 1 ports); NULL on ENOMEM. */
 struct fab_node *fabsnap_add(struct fab_snap *s, uint64_t guid, unsigned nports);
 struct fab_node *fabsnap_find(const struct fab_snap *s, uint64_t guid);
+/* The endport (a CA's port, a switch's port 0) whose LIDs (LID to LID +
+ * 2^LMC - 1) hold lid, and its node in *node; NULL if none.  Linear. */
+const struct fab_port *fabsnap_find_lid(const struct fab_snap *s, unsigned lid,
+					const struct fab_node **node);
 /* The port at the other end of n's port p, or NULL. */
 const struct fab_port *fabsnap_peer(const struct fab_snap *s,
 				    const struct fab_port *p,
