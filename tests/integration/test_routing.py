@@ -11,6 +11,8 @@ import re
 import subprocess
 import time
 
+import pytest
+
 import diags as tm
 import madfiles as mf
 import simfabric as sim
@@ -19,9 +21,10 @@ from checks import need
 sweep, problems = tm.sweep, tm.problems
 
 
-def opensm_dumping(f, host, tmp_path, engine=None):
+def opensm_dumping(f, host, tmp_path, engine=None, qos=False):
     """opensm on host, writing its dump files (log_flags 0x43) into a
-    directory of the test's own (-> that directory)."""
+    directory of the test's own (-> that directory); qos: its QoS on
+    (the SL-to-VL tables as lash and dfsssp need them)."""
     d = tmp_path / ("osm-dump-%s" % host)
     d.mkdir()
     conf = d / "opensm.conf"
@@ -31,6 +34,8 @@ def opensm_dumping(f, host, tmp_path, engine=None):
     txt = re.sub(r"^log_flags .*$", "log_flags 0x43", txt, flags=re.M)
     if engine:
         txt = re.sub(r"^routing_engine .*$", "routing_engine %s" % engine, txt, flags=re.M)
+    if qos:
+        txt = re.sub(r"^qos FALSE$", "qos TRUE", txt, flags=re.M)
     conf.write_text(txt)
     f.start_opensm(host, ["-F", str(conf)])
     return d
@@ -467,3 +472,58 @@ def test_sl2vl_splits_the_loop(tmp_path, make_fabric, mount):
                            r"cycle=(\S+)", r["credit_loop"][0]).group(1).split(","))), r
     events = open(m.path("fabric", "events.log")).read()
     assert "event=problem_cleared problem=credit_loop" in events
+
+
+def path_sls(f, host, cas):
+    """saquery's PathRecord from each CA's LID of cas ({LID: NodeGUID}) to
+    each other's (-p --src-to-dst) -> {(source NodeGUID, DLID): SL}, the
+    lines of ibdmchk's -c."""
+    out = {}
+    for a in cas:
+        for b in cas:
+            if a == b:
+                continue
+            text = tm.tool(f, host, "saquery", "-p", "--src-to-dst", "%d:%d" % (a, b)).stdout
+            kv = dict(re.findall(r"^\s*(\w+)\.+(\S+)$", text, re.M))
+            assert (int(kv["slid"]), int(kv["dlid"])) == (a, b), text
+            out[(cas[a], b)] = int(kv["sl"], 16)
+    return out
+
+
+def ring_cas(f):
+    """The ring's HCAs -> {LID: NodeGUID}, by smpquery on each."""
+    out = {}
+    for i in range(1, 6):
+        ni = sim.parse_smpquery(tm.tool(f, "Hca%d" % i, "smpquery", "-D", "nodeinfo", "0").stdout)
+        out[int(f.portinfo("Hca%d" % i, 1)["Lid"])] = int(ni["Guid"], 16)
+    return out
+
+
+@pytest.mark.parametrize("engine", ["lash", "dfsssp"])
+def test_ring_vl_engines(tmp_path, make_fabric, mount, engine):
+    """The ring routed by opensm's lash or dfsssp (QoS on): they give some
+    pairs SLs other than 0 (the SA's PathRecords) and their SL-to-VL
+    tables send each SL on its own VL, so ibdmchk, given the pairs' SLs
+    (-c, from saquery PR) and the tables (-d, from smpquery sl2vl), finds
+    no credit loop.  The mount reads the tables but not the SA: it follows
+    every route on SL 0, as ibdmchk does without -c, and names the cycles
+    ibdmchk then finds (files.md, "Routing")."""
+    need("ibdmchk")
+    f = make_fabric("ring5.net")
+    d = opensm_dumping(f, "Hca5", tmp_path, engine=engine, qos=True)
+    f.wait_active("Hca1", timeout=30)
+    m = mount("Hca1", fabric=f)
+    settled(f, m, d)
+    sls = path_sls(f, "Hca1", ring_cas(f))
+    assert len(set(sls.values())) > 1, sls
+    tables = ring_switches(f)
+    tables = sl2vl_tables(f, tables)
+    chk = ibdmchk_sl2vl(d, tables, tmp_path / "sl0")
+    (tmp_path / "sl0" / "psl.txt").write_text(
+        "".join("0x%016x %d %d\n" % (g, lid, sl) for (g, lid), sl in sorted(sls.items())))
+    full = ibdmchk(tmp_path / "sl0", "-d", str(tmp_path / "sl0" / "sl2vl.txt"),
+                   "-c", str(tmp_path / "sl0" / "psl.txt"))
+    assert re.search(r"Credit Loops [2-9] SLs", full["text"]) and full["loop"] is None, \
+        full["text"]
+    r = routing(m)
+    assert r["vls"] == ["1"] and chk["loop"] and chk["loop"] in cycles(r), (r, chk["text"])
