@@ -11,16 +11,20 @@ import re
 import subprocess
 import time
 
+import pytest
+
 import diags as tm
 import madfiles as mf
+import simfabric as sim
 from checks import need
 
 sweep, problems = tm.sweep, tm.problems
 
 
-def opensm_dumping(f, host, tmp_path, engine=None):
+def opensm_dumping(f, host, tmp_path, engine=None, qos=False):
     """opensm on host, writing its dump files (log_flags 0x43) into a
-    directory of the test's own (-> that directory)."""
+    directory of the test's own (-> that directory); qos: its QoS on
+    (the SL-to-VL tables as lash and dfsssp need them)."""
     d = tmp_path / ("osm-dump-%s" % host)
     d.mkdir()
     conf = d / "opensm.conf"
@@ -30,17 +34,19 @@ def opensm_dumping(f, host, tmp_path, engine=None):
     txt = re.sub(r"^log_flags .*$", "log_flags 0x43", txt, flags=re.M)
     if engine:
         txt = re.sub(r"^routing_engine .*$", "routing_engine %s" % engine, txt, flags=re.M)
+    if qos:
+        txt = re.sub(r"^qos FALSE$", "qos TRUE", txt, flags=re.M)
     conf.write_text(txt)
     f.start_opensm(host, ["-F", str(conf)])
     return d
 
 
-def ibdmchk(d):
-    """ibdmchk on opensm's dump in d -> {"min": {hops: pairs}, "lft": ...,
+def ibdmchk(d, *more):
+    """ibdmchk on opensm's dump in d (more: its other options) -> {"min": {hops: pairs}, "lft": ...,
     "dlids": {dlids: ports}, "ports": {(guid, port): dlids}, "loop": the
     ports [(guid, port)] of the cycle it found, or None}."""
     out = subprocess.run(["ibdmchk", "-s", str(d / "opensm-subnet.lst"), "-f",
-                          str(d / "opensm.fdbs"), "-m", str(d / "opensm.mcfdbs")],
+                          str(d / "opensm.fdbs"), "-m", str(d / "opensm.mcfdbs"), *more],
                          cwd=d, capture_output=True, text=True, timeout=60).stdout
     res = {"text": out}
     for key, title in (("min", "MIN HOP HISTOGRAM"), ("lft", "LFT ROUTE HOP HISTOGRAM"),
@@ -80,8 +86,9 @@ def cycles(r):
     """fabric/routing's credit_loop lines -> [set of (guid, port)]."""
     out = []
     for v in r.get("credit_loop", []):
+        # A port is GUID/PORT, GUID/PORT/VL where the fabric has several.
         cyc = re.search(r"cycle=(\S+)", v).group(1).split(",")
-        out.append({(int(g, 16), int(p)) for g, p in (c.split("/") for c in cyc)})
+        out.append({(int(c.split("/")[0], 16), int(c.split("/")[1])) for c in cyc})
     return out
 
 
@@ -354,3 +361,169 @@ def test_unbalanced_as_check_lft_balance(tmp_path, make_fabric, mount):
         theirs, out = lft_balance(f, "H0002", tmp_path)
         assert unbalanced(m) == theirs == ({leaf} if port == ports[1] else set()), \
             (problems(m, "route_unbalanced"), out)
+
+
+def ring_switches(f, host="Hca1"):
+    """The ring's switches from host, by smpquery over directed routes
+    (Hca1 on Switch1's port 1, then port 2 round the ring) -> [(GUID,
+    LID, path)] from Switch1."""
+    out = []
+    for i in range(5):
+        path = "0,1" + ",2" * i
+        ni = sim.parse_smpquery(tm.tool(f, host, "smpquery", "-D", "nodeinfo", path).stdout)
+        assert "Guid" in ni, ni
+        out.append((int(ni["Guid"], 16), tm.lid_of(f, host, path), path))
+    return out
+
+
+def sl2vl_tables(f, sws, host="Hca1"):
+    """smpquery sl2vl of every switch's ports -> {(guid, in, out): [VL of
+    SL 0..15]}."""
+    out = {}
+    for guid, lid, _ in sws:
+        for port in range(1, 5):
+            text = tm.tool(f, host, "smpquery", "sl2vl", str(lid), str(port)).stdout
+            for i, o, vls in re.findall(r"^ports: in\s+(\d+), out\s+(\d+): \|(.*)\|$",
+                                        text, re.M):
+                out[(guid, int(i), int(o))] = [int(v) for v in vls.split("|")]
+    return out
+
+
+def ibdmchk_sl2vl(d, tables, out):
+    """ibdmchk's -d file (swguid inport outport 0x(sl0)(sl1) ...) of tables
+    beside a copy of opensm's dump in out -> ibdmchk's verdict with it."""
+    out.mkdir()
+    lines = []
+    for (g, i, o), vls in sorted(tables.items()):
+        pairs = " ".join("0x%x%x" % (vls[k], vls[k + 1]) for k in range(0, 16, 2))
+        lines.append("0x%016x %d %d %s" % (g, i, o, pairs))
+    (out / "sl2vl.txt").write_text("\n".join(lines) + "\n")
+    for name in ("opensm-subnet.lst", "opensm.fdbs", "opensm.mcfdbs"):
+        (out / name).write_text((d / name).read_text())
+    return ibdmchk(out, "-d", str(out / "sl2vl.txt"))
+
+
+def set_sl0(m, lid, inport, outport, vls, vl):
+    """An SLtoVLMappingTable Set through the mount's own send: SL 0 of the
+    switch's (inport, outport) table to vl, the other SLs as vls."""
+    vls = [vl] + vls[1:]
+    data = bytes(vls[k] << 4 | vls[k + 1] for k in range(0, 16, 2))
+    with mf.Recv(m) as rx:
+        mf.write_send(m, "class=smi method=set attr=0x0017 attrmod=%d lid=%d data=%s\n"
+                      % (inport << 8 | outport, lid, data.hex()))
+        ans = rx.line(timeout=10)
+    assert ans["method"] == "getresp" and int(ans["status"], 16) == 0, ans
+
+
+def sweep_kv(m):
+    return dict(ln.split(" ", 1) for ln in open(m.path("fabric", "sweep")).read().splitlines()
+                if " " in ln)
+
+
+def test_sl2vl_splits_the_loop(tmp_path, make_fabric, mount):
+    """The ring's credit loops (all port 2s, all port 3s, on VL 0) are cut
+    when Switch1's SL-to-VL tables for a packet passing round the ring
+    (in 3 out 2, in 2 out 3) map SL 0 to VL 1, a dateline as torus-2QoS
+    makes one: set through the mount's send, the sweep reads every table
+    (`vls 2`); the first Set cuts the cycle of the port 2s only, the
+    second that of the port 3s too, as ibdmchk says with the same tables
+    (-d, from smpquery sl2vl); put back, the loops are back on VL 0 and
+    the sweep asks one table a switch again."""
+    need("ibdmchk")
+    f = make_fabric("ring5.net")
+    d = opensm_dumping(f, "Hca5", tmp_path)
+    f.wait_active("Hca1", timeout=30)
+    m = mount("Hca1", fabric=f, options=("fabric_routes_max_age=0",))
+    settled(f, m, d)
+    sws = ring_switches(f)
+    tables = sl2vl_tables(f, sws)
+    assert all(v[0] == 0 for v in tables.values()), tables
+    chk = ibdmchk_sl2vl(d, tables, tmp_path / "chk0")
+    r = routing(m)
+    assert chk["loop"] and chk["loop"] in cycles(r) and r["vls"] == ["1"], (r, chk["text"])
+    # One VL: a probe a switch, no more.
+    assert sweep_kv(m)["sl2vl_mads"] == "5", sweep_kv(m)
+    guid, lid, _ = sws[0]
+    # In 3 out 2 first: the cycle of the port 2s is cut, that of the port
+    # 3s stands; then in 2 out 3 cuts it too; then both back on VL 0.
+    steps = (([(3, 2)], 1, 1), ([(2, 3)], 1, 0), ([(3, 2), (2, 3)], 0, 2))
+    for n, (pairs, vl, loops) in enumerate(steps):
+        for i, o in pairs:
+            set_sl0(m, lid, i, o, tables[(guid, i, o)], vl)
+        sweep(m)
+        now = sl2vl_tables(f, sws)
+        assert all(now[(guid, i, o)][0] == vl for i, o in pairs), now
+        chk = ibdmchk_sl2vl(d, now, tmp_path / ("chk%d" % (n + 1)))
+        r = routing(m)
+        kv = sweep_kv(m)
+        assert r["credit_loops"] == [str(loops)], (r, chk["text"])
+        assert (chk["loop"] is None) == (loops == 0), (r, chk["text"])
+        if loops:
+            assert chk["loop"] in cycles(r), (r, chk["text"])
+        if vl:
+            # Every switch's tables from each Active port to each Active
+            # port to a switch: 3 x 2 - 2 = 4 a switch.
+            assert r["vls"] == ["2"] and kv["sl2vl_mads"] == "20", (r, kv)
+        else:
+            assert r["vls"] == ["1"] and kv["sl2vl_mads"] == "5", (r, kv)
+        if loops == 1:
+            assert all(c == "%d" % 3 for c in
+                       (x.split("/")[1] for x in re.search(
+                           r"cycle=(\S+)", r["credit_loop"][0]).group(1).split(","))), r
+    events = open(m.path("fabric", "events.log")).read()
+    assert "event=problem_cleared problem=credit_loop" in events
+
+
+def path_sls(f, host, cas):
+    """saquery's PathRecord from each CA's LID of cas ({LID: NodeGUID}) to
+    each other's (-p --src-to-dst) -> {(source NodeGUID, DLID): SL}, the
+    lines of ibdmchk's -c."""
+    out = {}
+    for a in cas:
+        for b in cas:
+            if a == b:
+                continue
+            text = tm.tool(f, host, "saquery", "-p", "--src-to-dst", "%d:%d" % (a, b)).stdout
+            kv = dict(re.findall(r"^\s*(\w+)\.+(\S+)$", text, re.M))
+            assert (int(kv["slid"]), int(kv["dlid"])) == (a, b), text
+            out[(cas[a], b)] = int(kv["sl"], 16)
+    return out
+
+
+def ring_cas(f):
+    """The ring's HCAs -> {LID: NodeGUID}, by smpquery on each."""
+    out = {}
+    for i in range(1, 6):
+        ni = sim.parse_smpquery(tm.tool(f, "Hca%d" % i, "smpquery", "-D", "nodeinfo", "0").stdout)
+        out[int(f.portinfo("Hca%d" % i, 1)["Lid"])] = int(ni["Guid"], 16)
+    return out
+
+
+@pytest.mark.parametrize("engine", ["lash", "dfsssp"])
+def test_ring_vl_engines(tmp_path, make_fabric, mount, engine):
+    """The ring routed by opensm's lash or dfsssp (QoS on): they give some
+    pairs SLs other than 0 (the SA's PathRecords) and their SL-to-VL
+    tables send each SL on its own VL, so ibdmchk, given the pairs' SLs
+    (-c, from saquery PR) and the tables (-d, from smpquery sl2vl), finds
+    no credit loop.  The mount reads the tables but not the SA: it follows
+    every route on SL 0, as ibdmchk does without -c, and names the cycles
+    ibdmchk then finds (files.md, "Routing")."""
+    need("ibdmchk")
+    f = make_fabric("ring5.net")
+    d = opensm_dumping(f, "Hca5", tmp_path, engine=engine, qos=True)
+    f.wait_active("Hca1", timeout=30)
+    m = mount("Hca1", fabric=f)
+    settled(f, m, d)
+    sls = path_sls(f, "Hca1", ring_cas(f))
+    assert len(set(sls.values())) > 1, sls
+    tables = ring_switches(f)
+    tables = sl2vl_tables(f, tables)
+    chk = ibdmchk_sl2vl(d, tables, tmp_path / "sl0")
+    (tmp_path / "sl0" / "psl.txt").write_text(
+        "".join("0x%016x %d %d\n" % (g, lid, sl) for (g, lid), sl in sorted(sls.items())))
+    full = ibdmchk(tmp_path / "sl0", "-d", str(tmp_path / "sl0" / "sl2vl.txt"),
+                   "-c", str(tmp_path / "sl0" / "psl.txt"))
+    assert re.search(r"Credit Loops [2-9] SLs", full["text"]) and full["loop"] is None, \
+        full["text"]
+    r = routing(m)
+    assert r["vls"] == ["1"] and chk["loop"] and chk["loop"] in cycles(r), (r, chk["text"])

@@ -281,10 +281,13 @@ def test_repeated_sweep_asks_less_and_sees_changes(make_fabric, mount):
     # Not again: NodeDescription and ClassPortInfo of every node, each
     # switch port's PortCounters (one sum instead), each switch's forwarding
     # table (one block each: nothing changed, so they are the sweep
-    # before's), each port's PKeyTable (its state and LID as they were).
+    # before's), each port's PKeyTable (its state and LID as they were),
+    # each switch's SL-to-VL probe (it goes with the forwarding table).
     # SwitchInfo is asked again for its LinearFDBTop (the forwarding
     # table's size: fabric_routes).
     saved = 2 * nodes + switch_ports(m) - switches + switches + pkey_table_gets(f)
+    assert (first["sl2vl_mads"], again["sl2vl_mads"]) == (str(switches), "0")
+    saved += switches
     assert int(again["mads"]) == int(first["mads"]) - saved, (first, again)
     assert (first["lfts_read"], again["lfts_read"]) == (str(switches), "0")
     steady = int(again["mads"])

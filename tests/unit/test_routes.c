@@ -3,7 +3,8 @@
  * a loop of three, a dead end, a table broken wholesale counted in one
  * line, and a port the missing SM has yet to bring up; what a port
  * carries, and the cut of a disable against every pair's traced path;
- * and the routing as a whole: the one-way ring's credit loop. */
+ * and the routing as a whole: the one-way ring's credit loop, on a VL
+ * and cut by a dateline in the SL-to-VL tables. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -371,6 +372,46 @@ static void test_routing_quality(void)
 	fabsnap_put(s);
 }
 
+/* The credit_loop line of s's routing text (the loop's whole line). */
+static const char *routing_tail(const struct fab_snap *s)
+{
+	const char *t = s->routing ? strstr(s->routing->text, "vls ") : NULL;
+
+	return t ? t : "";
+}
+
+/* Per VL (creditloop.c): SL 0 sent on VL 1 from every port to every port
+ * moves the one-way ring's loop to VL 1, each port named with its VL; a
+ * dateline on S1 alone (from S3, port 2, on to S2, port 1: the route C
+ * to B) cuts it, C's packets going on from S1 on VL 1 where nothing
+ * leads on. */
+static void test_routing_vls(void)
+{
+	static const uint64_t sw[3] = { S1, S2, S3 };
+	struct fab_snap *s = ring();
+
+	for (unsigned i = 0; i < 3; i++) {
+		struct fab_node *n = fabsnap_find(s, sw[i]);
+
+		n->sl2vl = fabsnap_sl2vl_new(n->nports);
+		memset(n->sl2vl->vl, 1, (n->nports + 1u) * (n->nports + 1u));
+	}
+	problems_judge(NULL, s, NULL);
+	CHECK_STR(routing_tail(s), "vls 2\n"
+		  "credit_loop vl=1 ports=3 cycle=0x0000000000000011/1/1,"
+		  "0x0000000000000012/1/1,0x0000000000000013/1/1\ncredit_loops 1\n");
+	fabsnap_put(s);
+
+	s = ring();
+	fabsnap_find(s, S1)->sl2vl = fabsnap_sl2vl_new(5);
+	fabsnap_find(s, S1)->sl2vl->vl[2 * 6 + 1] = 1;
+	problems_judge(NULL, s, NULL);
+	CHECK_STR(routing_tail(s), "vls 2\ncredit_loops 0\n");
+	for (size_t i = 0; i < s->nproblems; i++)
+		CHECK(s->problems[i].kind != PROBLEM_CREDIT_LOOP);
+	fabsnap_put(s);
+}
+
 /* Many LIDs broken apart: their ranges cut to fit the line. */
 static void test_ranges(void)
 {
@@ -509,6 +550,7 @@ int main(void)
 	test_problems();
 	test_routes_carried();
 	test_routing_quality();
+	test_routing_vls();
 	test_ranges();
 	test_carries();
 	return check_failures ? 1 : 0;

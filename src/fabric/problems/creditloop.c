@@ -3,9 +3,11 @@
  * leaves a switch by a and the next one by b) cut into strongly connected
  * components (Tarjan's, iteratively); each component with more than one
  * channel holds a cycle, a credit loop on its VL: the shortest cycle
- * through its first channel (by GUID, port) is its problem's.  One VL is
- * assumed: the SL-to-VL tables are not read (files.md).  Also the text
- * helpers routequal.c shares. */
+ * through its first channel (by GUID, port) is its problem's.  Where the
+ * switches' SL-to-VL tables map SL 0 to more than one VL, the graph's
+ * nodes are (channel, VL), a route on SL 0 going from VL to VL hop by hop
+ * as the tables say (routequal.c).  Also the text helpers routequal.c
+ * shares. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -64,17 +66,30 @@ struct tarjan {
 	uint32_t *path;        /* cycle()'s, backwards */
 };
 
-static size_t nbits(const struct rq *q, size_t c)
+/* The graph's nodes: channel c on VL v is u = c * nvl + v; node u's
+ * dependency bit b: the peer switch's port b / nvl on VL b % nvl. */
+static size_t nbits(const struct rq *q, size_t u)
 {
+	size_t c = u / q->nvl;
+
 	return q->peer[c] == RQ_NONE ? 0 :
-		q->s->nodes[q->sw[q->peer[c]]].nports + 1u;
+		(q->s->nodes[q->sw[q->peer[c]]].nports + 1u) * (size_t)q->nvl;
 }
 
-static bool depends(const struct rq *q, size_t c, size_t bit)
+static bool depends(const struct rq *q, size_t u, size_t bit)
 {
-	size_t b = q->ebase[c] + bit;
+	size_t c = u / q->nvl;
+	size_t b = ((q->ebase[c] + bit / q->nvl) * q->nvl + u % q->nvl) * q->nvl +
+		bit % q->nvl;
 
 	return q->edges[b / 64] >> (b % 64) & 1;
+}
+
+/* Node u's dependency bit b's node. */
+static uint32_t target(const struct rq *q, size_t u, size_t b)
+{
+	return (uint32_t)((q->first[q->peer[u / q->nvl]] + b / q->nvl) * q->nvl +
+			  b % q->nvl);
 }
 
 static void call(struct tarjan *t, uint32_t c)
@@ -100,7 +115,7 @@ static size_t cycle(struct tarjan *t, uint32_t first)
 		uint32_t c = t->queue[head++];
 
 		for (size_t b = 0; b < nbits(q, c) && last == RQ_NONE; b++) {
-			uint32_t w = (uint32_t)(q->first[q->peer[c]] + b);
+			uint32_t w = target(q, c, b);
 
 			if (!depends(q, c, b) || t->comp[w] != first)
 				continue;
@@ -112,7 +127,7 @@ static size_t cycle(struct tarjan *t, uint32_t first)
 			}
 		}
 	}
-	for (uint32_t c = last; c != RQ_NONE && n < q->nch; c = t->parent[c]) {
+	for (uint32_t c = last; c != RQ_NONE && n < q->nch * q->nvl; c = t->parent[c]) {
 		t->path[n++] = c;
 		if (c == first)
 			break;
@@ -122,13 +137,24 @@ static size_t cycle(struct tarjan *t, uint32_t first)
 	return n;
 }
 
-/* Channels by GUID, then port: the component's first. */
+/* Node u as "GUID/PORT", and "/VL" when the fabric has more than one. */
+static void node_name(const struct rq *q, uint32_t u, char *buf, size_t cap)
+{
+	size_t len;
+
+	rq_channel_name(q, u / q->nvl, buf, cap);
+	len = strlen(buf);
+	if (q->nvl > 1)
+		snprintf(buf + len, cap - len, "/%u", u % q->nvl);
+}
+
+/* Channels by GUID, then port (then VL): the component's first. */
 static bool before(const struct rq *q, uint32_t a, uint32_t b)
 {
-	char x[40], y[40];
+	char x[48], y[48];
 
-	rq_channel_name(q, a, x, sizeof(x));
-	rq_channel_name(q, b, y, sizeof(y));
+	node_name(q, a, x, sizeof(x));
+	node_name(q, b, y, sizeof(y));
 	return strcmp(x, y) < 0;
 }
 
@@ -141,7 +167,7 @@ static void loop_found(struct tarjan *t, const uint32_t *members, size_t n,
 	struct fab_problem *p;
 	size_t len, o;
 	uint32_t k = 0;
-	char name[40];
+	char name[48];
 
 	for (size_t i = 1; i < n; i++)
 		if (before(q, members[i], first))
@@ -151,14 +177,15 @@ static void loop_found(struct tarjan *t, const uint32_t *members, size_t n,
 		t->parent[members[i]] = RQ_NONE;
 	}
 	len = cycle(t, first);
-	while (k + 1 < q->nsw && q->first[k + 1] <= first)
+	while (k + 1 < q->nsw && q->first[k + 1] <= first / q->nvl)
 		k++;
 	p = problem_add(q->list, PROBLEM_CREDIT_LOOP, &q->s->nodes[q->sw[k]],
-			(int)(first - q->first[k]));
-	rq_put(text, "credit_loop vl=0 ports=%zu cycle=", len);
-	o = p ? (size_t)snprintf(p->found, sizeof(p->found), "vl=0 ports=%zu cycle=", len) : 0;
+			(int)(first / q->nvl - q->first[k]));
+	rq_put(text, "credit_loop vl=%u ports=%zu cycle=", first % q->nvl, len);
+	o = p ? (size_t)snprintf(p->found, sizeof(p->found), "vl=%u ports=%zu cycle=",
+				 first % q->nvl, len) : 0;
 	for (size_t i = 0; i < len; i++) {
-		rq_channel_name(q, t->queue[i], name, sizeof(name));
+		node_name(q, t->queue[i], name, sizeof(name));
 		rq_put(text, "%s%s", i ? "," : "", name);
 		if (p && o + strlen(name) + 6 < sizeof(p->found))
 			o += (size_t)snprintf(p->found + o, sizeof(p->found) - o, "%s%s",
@@ -197,7 +224,7 @@ static void visit(struct tarjan *t, uint32_t root, struct rq_text *text)
 		bool down = false;
 
 		for (; b < nbits(q, c) && !down; b++) {
-			uint32_t w = (uint32_t)(q->first[q->peer[c]] + b);
+			uint32_t w = target(q, c, b);
 
 			if (!depends(q, c, b))
 				continue;
@@ -220,7 +247,7 @@ static void visit(struct tarjan *t, uint32_t root, struct rq_text *text)
 int creditloop_find(struct rq *q, struct rq_text *text)
 {
 	struct tarjan t = { .q = q };
-	size_t n = q->nch + 1;
+	size_t n = q->nch * q->nvl + 1;
 	int r = 0;
 
 	t.index = calloc(n, sizeof(*t.index));
@@ -237,7 +264,7 @@ int creditloop_find(struct rq *q, struct rq_text *text)
 		r = -ENOMEM;
 	else
 		memset(t.comp, 0xff, n * sizeof(*t.comp));
-	for (uint32_t c = 0; r == 0 && c < q->nch; c++)
+	for (uint32_t c = 0; r == 0 && c < q->nch * q->nvl; c++)
 		if (!t.index[c] && nbits(q, c))
 			visit(&t, c, text);
 	if (r == 0)

@@ -41,6 +41,28 @@ static void channel_beyond(struct rq *q, size_t c, const struct fab_node *n,
 		q->end[c] = pp;
 }
 
+/* The VL SL 0 goes out of switch k's port out on, come in by in. */
+static unsigned vl_of(const struct rq *q, uint32_t k, unsigned in, unsigned out)
+{
+	unsigned v = fabsnap_sl2vl_vl(q->s->nodes[q->sw[k]].sl2vl, in, out);
+
+	return v < q->nvl ? v : q->nvl - 1;
+}
+
+/* The VLs the switches' SL-to-VL tables map SL 0 to: q->nvl. */
+static void count_vls(struct rq *q)
+{
+	q->nvl = 1;
+	for (uint32_t k = 0; k < q->nsw; k++) {
+		const struct fab_node *n = &q->s->nodes[q->sw[k]];
+
+		for (unsigned in = 1; n->sl2vl && in <= n->nports; in++)
+			for (unsigned out = 1; out <= n->nports; out++)
+				if (fabsnap_sl2vl_vl(n->sl2vl, in, out) + 1 > q->nvl)
+					q->nvl = fabsnap_sl2vl_vl(n->sl2vl, in, out) + 1;
+	}
+}
+
 /* The switches with a table, their ports as channels, and the bits of
  * their dependencies (a channel into a switch: one per port of it). */
 static int build_switches(struct rq *q)
@@ -75,13 +97,31 @@ static int build_switches(struct rq *q)
 		for (unsigned p = 0; p <= n->nports; p++)
 			channel_beyond(q, q->first[k] + p, n, p);
 	}
+	count_vls(q);
 	for (size_t c = 0; c < q->nch; c++) {
 		q->ebase[c] = bits;
 		if (q->peer[c] != RQ_NONE)
 			bits += s->nodes[q->sw[q->peer[c]]].nports + 1u;
 	}
+	bits *= (size_t)q->nvl * q->nvl;
 	q->edges = calloc(bits / 64 + 1, sizeof(*q->edges));
 	return q->edges ? 0 : -ENOMEM;
+}
+
+/* Per channel, the VLs SL 0 takes out of it from its switch's CA ports. */
+static int ca_vls(struct rq *q)
+{
+	q->camask = calloc(q->nch + 1, sizeof(*q->camask));
+	if (!q->camask)
+		return -ENOMEM;
+	for (size_t i = 0; q->nvl > 1 && i < q->nca; i++) {
+		uint32_t k = q->ca[i].sw;
+		unsigned in = q->ca[i].port->peer_port;
+
+		for (unsigned out = 1; out <= q->s->nodes[q->sw[k]].nports; out++)
+			q->camask[q->first[k] + out] |= (uint16_t)(1u << vl_of(q, k, in, out));
+	}
+	return 0;
 }
 
 static int ca_cmp(const void *a, const void *b)
@@ -214,6 +254,50 @@ static void count_pairs(struct rq *q, uint32_t s, size_t d, uint64_t n, unsigned
 	}
 }
 
+static bool routed(const struct rq *q, uint32_t k)
+{
+	return q->hops[k] && q->hops[k] < RQ_WALKING;
+}
+
+/* The VL on switch j's entry's channel for a route come from switch k's
+ * channel c (into j) on SL 0. */
+static unsigned vl_from(const struct rq *q, uint32_t k, size_t c, uint32_t j)
+{
+	return vl_of(q, j, q->s->nodes[q->sw[k]].ports[c - q->first[k]].peer_port,
+		     q->ent[j]);
+}
+
+/* One destination's: the VLs on each routed switch's entry's channel, from
+ * its own CA ports (routes starting there) and the switches before it. */
+static void route_vls(struct rq *q, uint32_t dsw)
+{
+	for (uint32_t k = 0; k < q->nsw; k++)
+		q->vlmask[k] = routed(q, k) && q->cas[k] - (k == dsw) ?
+			q->camask[q->first[k] + q->ent[k]] : 0;
+	for (uint32_t k = 0; k < q->nsw; k++) {
+		size_t c = q->first[k] + q->ent[k];
+
+		if (routed(q, k) && q->peer[c] != RQ_NONE)
+			q->vlmask[q->peer[c]] |= (uint16_t)(1u << vl_from(q, k, c, q->peer[c]));
+	}
+}
+
+/* Switch k's entry's channel c (to a switch) depends on the next one's,
+ * on each VL it carries (one VL: VL 0). */
+static void depend(struct rq *q, uint32_t k, size_t c)
+{
+	uint32_t j = q->peer[c];
+	size_t base = (q->ebase[c] + q->ent[j]) * q->nvl;
+	unsigned to = q->nvl > 1 ? vl_from(q, k, c, j) : 0;
+
+	for (unsigned v = 0; v < q->nvl; v++) {
+		size_t bit = (base + v) * q->nvl + to;
+
+		if (q->nvl == 1 || q->vlmask[k] >> v & 1)
+			q->edges[bit / 64] |= 1ull << (bit % 64);
+	}
+}
+
 /* Every CA port's route to lid (of CA port d; base: its LID, counted in
  * the histograms): the DLIDs out of each port, the dependencies. */
 static void route_lid(struct rq *q, size_t d, unsigned lid, bool base)
@@ -232,14 +316,15 @@ static void route_lid(struct rq *q, size_t d, unsigned lid, bool base)
 		if (base)
 			count_pairs(q, s, d, n, h);
 	}
+	if (q->nvl > 1)
+		route_vls(q, dsw);
 	for (uint32_t k = 0; k < q->nsw; k++) {
-		size_t c = q->first[k] + q->ent[k], bit;
+		size_t c = q->first[k] + q->ent[k];
 
 		if (!q->hops[k] || q->hops[k] >= RQ_WALKING || q->peer[c] == RQ_NONE)
 			continue;
 		q->dlids[c]++;
-		bit = q->ebase[c] + q->ent[q->peer[c]];
-		q->edges[bit / 64] |= 1ull << (bit % 64);
+		depend(q, k, c);
 		if (q->dist[q->peer[c]] >= q->dist[k] && !q->longer[k]++)
 			q->longer_lid[k] = (uint16_t)lid;
 	}
@@ -254,7 +339,9 @@ static int route_all(struct rq *q)
 	q->hops = malloc(q->nsw + 1);
 	q->dist = malloc(q->nsw + 1);
 	q->queue = malloc((q->nsw + 1) * sizeof(*q->queue));
-	if (!q->ent || !q->next || !q->hops || !q->dist || !q->queue)
+	q->vlmask = calloc(q->nsw + 1, sizeof(*q->vlmask));
+	if (!q->ent || !q->next || !q->hops || !q->dist || !q->queue || !q->vlmask ||
+	    ca_vls(q) < 0)
 		return -ENOMEM;
 	for (size_t d = 0; d < q->nca; d++) {
 		const struct fab_port *p = q->ca[d].port;
@@ -373,6 +460,8 @@ static void rq_free(struct rq *q)
 	free(q->hops);
 	free(q->dist);
 	free(q->queue);
+	free(q->vlmask);
+	free(q->camask);
 }
 
 /* Switch k's ports as check_lft_balance weighs them: the CA LIDs its
@@ -458,7 +547,7 @@ void routequal_judge(struct problem_list *list)
 	}
 	if (r == 0) {
 		far_text(&q, &t);
-		rq_put(&t, "vls 1\n");
+		rq_put(&t, "vls %u\n", q.nvl);
 		r = creditloop_find(&q, &t);
 	}
 	for (uint32_t k = 0; r == 0 && k < q.nsw; k++) {

@@ -31,7 +31,12 @@ struct rq {
 	uint32_t *peer;      /* per channel: the switch beyond (Active), or RQ_NONE */
 	const struct fab_port **end; /* per channel: the CA port beyond, or NULL */
 	size_t *ebase;       /* per channel: its dependencies' first bit */
-	uint64_t *edges;     /* bit ebase[c] + p: channel c -> peer's port p */
+	unsigned nvl;        /* VLs SL 0 is mapped to (the highest + 1): the
+			      * graph's nodes are (channel, VL), c * nvl + vl */
+	uint64_t *edges;     /* bit ((ebase[c] + p) * nvl + vl) * nvl + vl2:
+			      * channel c on vl -> peer's port p on vl2 */
+	uint16_t *camask;    /* per channel: the VLs SL 0 takes out of it from
+			      * its switch's CA ports (nvl > 1) */
 	uint32_t *dlids;     /* per channel: the DLIDs routed out of it */
 	uint32_t *calids;    /* per channel: the CA LIDs its switch's table
 			      * sends out of it (check_lft_balance's count) */
@@ -44,6 +49,7 @@ struct rq {
 	uint32_t *firstca;   /* per switch: one of them (index in ca), or RQ_NONE */
 	/* one destination's: */
 	uint8_t *ent;        /* per switch: its entry */
+	uint16_t *vlmask;    /* per switch: the VLs on its entry's channel */
 	uint32_t *next;      /* per switch: the switch it forwards to, RQ_NONE
 			      * (nowhere), RQ_NONE - 1 (arrived) */
 	uint8_t *hops;       /* per switch: links to the LID, 0 not walked,

@@ -119,6 +119,9 @@ static void build(struct discover *d, uint32_t i, uint8_t *frame)
 	case REQ_PKEYS:
 		smp_frame(r, frame, IB_ATTR_PKEY_TBL, sweeppkeys_attrmod(d, r));
 		break;
+	case REQ_SL2VL: /* AttributeModifier: in-port in bits 8-15, out-port 0-7 */
+		smp_frame(r, frame, IB_ATTR_SLVL_TABLE, (unsigned)r->block << 8 | r->port);
+		break;
 	default:
 		sweeppma_frame(d, r, frame);
 		break;
@@ -478,6 +481,9 @@ static int answered(struct discover *d, const struct req *r, uint8_t *mad)
 	case REQ_PKEYS:
 		sweeppkeys_block(d, r, smp);
 		return 0;
+	case REQ_SL2VL:
+		sweepsl2vl_answer(d, r, smp);
+		return 0;
 	default: /* SwitchInfo */
 		n->enhanced_port0 = mad_get_field(smp, 0, IB_SW_ENHANCED_PORT0_F);
 		n->enforce_cap = (uint16_t)mad_get_field(smp, 0, IB_SW_PARTITION_ENFORCE_CAP_F);
@@ -507,6 +513,9 @@ static int failed(struct discover *d, const struct req *r)
 	case REQ_PKEYS:
 		sweeppkeys_block(d, r, NULL);
 		return 0;
+	case REQ_SL2VL:
+		sweepsl2vl_answer(d, r, NULL);
+		return 0;
 	default:
 		return 0;
 	}
@@ -516,7 +525,8 @@ static int failed(struct discover *d, const struct req *r)
  * A NodeInfo's node is the one it leaves from, and an SM, not the SMA,
  * answers SMInfo: neither counts against a node; nor does a detail
  * counters' Get, which a PMA that answers the rest may leave unanswered
- * (an optional attribute: sweepdet.c asks it again in its turn). */
+ * (an optional attribute: sweepdet.c asks it again in its turn), nor an
+ * SLtoVLMappingTable's (optional where a port has VL 0 only). */
 static void timed_out(struct discover *d, const struct req *r)
 {
 	struct fab_node *n;
@@ -524,7 +534,7 @@ static void timed_out(struct discover *d, const struct req *r)
 
 	d->snap->stats.timeouts++;
 	if (r->node == NO_NODE || r->kind == REQ_NODE_INFO || r->kind == REQ_SM_INFO ||
-	    r->kind == REQ_PORT_DETAILS)
+	    r->kind == REQ_PORT_DETAILS || r->kind == REQ_SL2VL)
 		return;
 	n = &d->snap->nodes[r->node];
 	count = r->kind >= REQ_PMA_CPI ? &n->pma_timeouts : &n->sma_timeouts;
@@ -570,13 +580,16 @@ static int next_answer(struct discover *d)
 /* Nothing more in flight: after discovery (ends 0) the master's SMInfo
  * by LID, unless found with IsSM, and the ports' PKeyTables
  * (sweeppkeys.c); after that (1) what the whole sweep shows against the
- * one before (sweeplft.c). */
+ * one before (sweeplft.c); then (2, 3) the SL-to-VL tables in two steps
+ * (sweepsl2vl.c). */
 static int sweep_end(struct discover *d, unsigned ends)
 {
 	if (!ends)
 		return ask_sminfo(d, d->snap->sm_lid, NO_NODE, 0, 0, NULL) < 0 ?
 			-ENOMEM : sweeppkeys_ask(d);
-	return sweeplft_finish(d);
+	if (ends == 1)
+		return sweeplft_finish(d);
+	return sweepsl2vl_ask(d, ends - 2);
 }
 
 int discover_run(struct discover *d, struct mad_engine *engine,
@@ -605,7 +618,7 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	while (!d->nomem) {
 		pump(d);
 		if (!window_inflight(d->window) && !d->qlen) {
-			if (ends == 2)
+			if (ends == 4)
 				break;
 			if (sweep_end(d, ends++) < 0)
 				d->nomem = true;

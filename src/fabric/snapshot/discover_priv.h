@@ -1,5 +1,5 @@
 /* What a sweep's files share (discover.c, sweepreq.c, sweeppma.c,
- * sweeplft.c, sweeppkeys.c): the sweep's state, its requests and what it keeps of each
+ * sweeplft.c, sweeppkeys.c, sweepsl2vl.c): the sweep's state, its requests and what it keeps of each
  * node. */
 #ifndef UMADFS_DISCOVER_PRIV_H
 #define UMADFS_DISCOVER_PRIV_H
@@ -15,7 +15,7 @@
 #define SM_MAX 32           /* SMs asked for their SMInfo in one sweep */
 
 enum req_kind { REQ_NODE_INFO, REQ_NODE_DESC, REQ_PORT_INFO, REQ_SWITCH_INFO,
-		REQ_SM_INFO, REQ_LFT, REQ_PKEYS, /* SMPs above, PMA below */
+		REQ_SM_INFO, REQ_LFT, REQ_PKEYS, REQ_SL2VL, /* SMPs above, PMA below */
 		REQ_PMA_CPI, REQ_PORT_COUNTERS, REQ_PORT_COUNTERS_EXT,
 		REQ_PORT_DETAILS };
 
@@ -30,7 +30,8 @@ struct req {
 	uint32_t node;  /* the node asked, or (NodeInfo) the one it leaves: NO_NODE */
 	uint32_t next_free;
 	uint16_t block;  /* LinearForwardingTable, PKeyTable: the block asked;
-			  * a port's details: the attribute (PMADET_*) */
+			  * a port's details: the attribute (PMADET_*);
+			  * SLtoVLMappingTable: the in-port (port: the out) */
 	uint8_t path[FAB_PATH_MAX];
 };
 
@@ -150,5 +151,12 @@ unsigned sweeppkeys_attrmod(const struct discover *d, const struct req *r);
 /* A block of a table answered (data: the SMP data), or lost (NULL): the
  * port has no table in this snapshot then. */
 void sweeppkeys_block(struct discover *d, const struct req *r, const uint8_t *data);
+
+/* sweepsl2vl.c: the LinearForwardingTables settled, step 0 asks each
+ * switch's probe (or shares the snapshot before's tables), step 1 every
+ * switch's other tables if some table maps SL 0 off VL 0.  0 or -ENOMEM. */
+int sweepsl2vl_ask(struct discover *d, unsigned step);
+/* A table answered (data: the SMP data), or lost (NULL: VL 0 taken). */
+void sweepsl2vl_answer(struct discover *d, const struct req *r, const uint8_t *data);
 
 #endif

@@ -39,6 +39,7 @@ void fabsnap_put(struct fab_snap *s)
 			fabsnap_pkeys_put(s->nodes[i].ports[p].pkeys);
 		free(s->nodes[i].ports);
 		fabsnap_lft_put(s->nodes[i].lft);
+		fabsnap_sl2vl_put(s->nodes[i].sl2vl);
 	}
 	for (int t = 0; t < FAB_TEXT_COUNT; t++)
 		if (s->texts[t].buf)
@@ -77,6 +78,42 @@ void fabsnap_lft_put(struct fab_lft *t)
 {
 	if (t && !__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
 		free(t);
+}
+
+struct fab_sl2vl *fabsnap_sl2vl_new(unsigned nports)
+{
+	size_t n = (nports + 1u) * (nports + 1u);
+	struct fab_sl2vl *t = malloc(sizeof(*t) + n);
+
+	if (!t)
+		return NULL;
+	t->refs = 1;
+	t->nports = (uint8_t)nports;
+	t->full = false;
+	t->pending = 0;
+	memset(t->vl, 0xff, n);
+	return t;
+}
+
+void fabsnap_sl2vl_get(struct fab_sl2vl *t)
+{
+	__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+}
+
+void fabsnap_sl2vl_put(struct fab_sl2vl *t)
+{
+	if (t && !__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
+		free(t);
+}
+
+unsigned fabsnap_sl2vl_vl(const struct fab_sl2vl *t, unsigned in, unsigned out)
+{
+	uint8_t v;
+
+	if (!t || in > t->nports || out > t->nports)
+		return 0;
+	v = t->vl[in * (t->nports + 1u) + out];
+	return v >= 0xfe ? 0 : v; /* not read, or asked and not answered */
 }
 
 struct fab_pkeys *fabsnap_pkeys_new(unsigned n, int64_t read_ms)
@@ -294,6 +331,8 @@ static int copy_node(struct fab_snap *s, const struct fab_node *n)
 			fabsnap_pkeys_get(ports[p].pkeys);
 	if (c->lft)
 		fabsnap_lft_get(c->lft);
+	if (c->sl2vl)
+		fabsnap_sl2vl_get(c->sl2vl);
 	return 0;
 }
 

@@ -96,6 +96,20 @@ struct fab_pkeys {
 	uint16_t key[];   /* whole blocks of 32: [0 .. n | 31] */
 };
 
+/* A switch's SLtoVLMappingTables as a sweep read them (sweepsl2vl.c),
+ * for SL 0 only (the SL the routing check follows routes on): vl[in *
+ * (nports + 1) + out] the VL SL 0 goes out on from in to out, 0xff not
+ * read.  full: every pair the sweep asks was asked, else only the probe.
+ * Shared, as the switch's LinearForwardingTable is, by the snapshots that
+ * follow until a sweep reads the switch's table again. */
+struct fab_sl2vl {
+	int refs;         /* atomic */
+	uint8_t nports;
+	bool full;
+	uint16_t pending; /* Gets not answered */
+	uint8_t vl[];
+};
+
 /* A partition the endports' PKeyTables name (partcheck.c): its PKey
  * without the membership bit, and how many endports (a CA's port the view
  * has the table of, a switch's port 0) hold it as a full and a limited
@@ -128,6 +142,8 @@ struct fab_node {
 	/* A switch's LinearForwardingTable (below); NULL when none (not a
 	 * switch, fabric_routes=off, or a block unanswered). */
 	struct fab_lft *lft;
+	/* Its SLtoVLMappingTables (above), NULL when not read. */
+	struct fab_sl2vl *sl2vl;
 	struct fab_port *ports; /* [0..nports]; [0] of a CA unused */
 	struct fab_nodedir *dir; /* fabfiles: its directory, once made */
 };
@@ -169,6 +185,7 @@ struct fab_stats {
 	unsigned nodes, switches, cas, routers, links, ports;
 	uint64_t mads, timeouts, unreachable;
 	unsigned lfts_read;     /* switches whose table the sweep read */
+	unsigned sl2vl_mads;    /* SLtoVLMappingTable Gets (sweepsl2vl.c) */
 	unsigned detail_mads;   /* the detail counters' Gets (sweepdet.c) */
 };
 
@@ -242,6 +259,13 @@ struct fab_lft *fabsnap_lft_new(unsigned top, int64_t read_ms);
 void fabsnap_lft_get(struct fab_lft *t);
 /* Drops a reference (t may be NULL); the last frees it.  Any thread. */
 void fabsnap_lft_put(struct fab_lft *t);
+/* A switch's SL-to-VL tables of nports, every entry 0xff, one reference;
+ * NULL on ENOMEM.  _vl(): the VL SL 0 goes out on from in to out, 0 when
+ * not read (or t NULL). */
+struct fab_sl2vl *fabsnap_sl2vl_new(unsigned nports);
+void fabsnap_sl2vl_get(struct fab_sl2vl *t);
+void fabsnap_sl2vl_put(struct fab_sl2vl *t);
+unsigned fabsnap_sl2vl_vl(const struct fab_sl2vl *t, unsigned in, unsigned out);
 /* A PKeyTable of n entries (at most FAB_PKEYS_MAX), every entry 0, one
  * reference; NULL on ENOMEM. */
 struct fab_pkeys *fabsnap_pkeys_new(unsigned n, int64_t read_ms);
