@@ -474,6 +474,33 @@ def test_sl2vl_splits_the_loop(tmp_path, make_fabric, mount):
     assert "event=problem_cleared problem=credit_loop" in events
 
 
+def test_sl2vl_own_set_read(tmp_path, make_fabric, mount):
+    """With the tables' default age, a repeated sweep shares every
+    SL-to-VL table (no Get); one set through the mount's own send is read
+    by the next sweep: the dateline's VL shows (`vls 2`) and the verdict
+    is ibdmchk's on the same tables; put back, VL 0 again."""
+    need("ibdmchk")
+    f = make_fabric("ring5.net")
+    d = opensm_dumping(f, "Hca5", tmp_path)
+    f.wait_active("Hca1", timeout=30)
+    m = mount("Hca1", fabric=f)
+    settled(f, m, d)
+    sweep(m)
+    assert sweep_kv(m)["sl2vl_mads"] == "0", sweep_kv(m)
+    sws = ring_switches(f)
+    tables = sl2vl_tables(f, sws)
+    guid, lid, _ = sws[0]
+    for vl, loops in ((1, 1), (0, 2)):
+        set_sl0(m, lid, 3, 2, tables[(guid, 3, 2)], vl)
+        sweep(m)
+        now = sl2vl_tables(f, sws)
+        assert now[(guid, 3, 2)][0] == vl, now
+        r = routing(m)
+        chk = ibdmchk_sl2vl(d, now, tmp_path / ("own%d" % vl))
+        assert r["vls"] == [str(vl + 1)] and r["credit_loops"] == [str(loops)], r
+        assert chk["loop"] in cycles(r), (r, chk["text"])
+
+
 def path_sls(f, host, cas):
     """saquery's PathRecord from each CA's LID of cas ({LID: NodeGUID}) to
     each other's (-p --src-to-dst) -> {(source NodeGUID, DLID): SL}, the

@@ -366,7 +366,8 @@ static void carry_to_refresh(struct problem_list *j, const struct fab_snap *prev
 }
 
 /* Whether the route problems of prev stand for snap unjudged: a sweep that
- * read no forwarding table (each is prev's, shared) and saw no change that
+ * read no forwarding table and no SL-to-VL table (each is prev's, shared)
+ * and saw no change that
  * makes an SM reroute since prev (the ports' states and the endports'
  * LIDs the routes are checked against are prev's too).  The route checks
  * follow every LID from every switch: the part of a judgement that grows
@@ -374,7 +375,7 @@ static void carry_to_refresh(struct problem_list *j, const struct fab_snap *prev
 static bool routes_as_before(const struct fab_snap *prev, const struct fab_snap *snap)
 {
 	return prev && prev->ok && !snap->refreshes && !snap->stats.lfts_read &&
-	       snap->reroute_ms == prev->reroute_ms;
+	       !snap->stats.sl2vl_mads && snap->reroute_ms == prev->reroute_ms;
 }
 
 /* prev's fabric/routing, as it stands (a copy: each snapshot frees its

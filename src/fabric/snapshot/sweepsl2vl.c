@@ -4,9 +4,10 @@
  * follows every route on SL 0, as ibdmchk does without a path-SL file.
  *
  * A switch's tables go with its LinearForwardingTable: a switch whose
- * table the sweep shares shares the snapshot before's SL-to-VL tables too;
- * one whose table it reads has them asked again (the SM sets both when it
- * routes).  In two steps, so that a fabric on one VL costs one Get a
+ * table the sweep shares shares the snapshot before's SL-to-VL tables too,
+ * unless this process sent it an SLtoVLMappingTable Set since the sweep
+ * before (sweepsets.c); one whose table it reads has them asked again (the
+ * SM sets both when it routes).  In two steps, so that a fabric on one VL costs one Get a
  * switch: first each such switch's probe, the table from its last Active
  * port to another switch to its first (a packet passing through, where a
  * dateline or a VL-changing engine maps SL 0 elsewhere); then, if some
@@ -88,7 +89,8 @@ static int step_probe(struct discover *d)
 		if (!reads_tables(d, ni) || n->sl2vl)
 			continue;
 		if (d->ns[ni].lft_shared && was && was->sl2vl &&
-		    was->sl2vl->nports == n->nports && !was->sl2vl->pending) {
+		    was->sl2vl->nports == n->nports && !was->sl2vl->pending &&
+		    !sweepsets_touched(d, n->guid, IB_ATTR_SLVL_TABLE)) {
 			n->sl2vl = was->sl2vl;
 			fabsnap_sl2vl_get(n->sl2vl);
 		} else if (probe(d, ni) < 0) {
