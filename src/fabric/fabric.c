@@ -18,6 +18,7 @@
 #include "umadfs/fabric/files/fabevents.h"
 #include "umadfs/fabric/files/fabfiles.h"
 #include "umadfs/fabric/files/fabmetrics.h"
+#include "umadfs/fabric/files/fabtext.h"
 #include "umadfs/fabric/files/partfiles.h"
 #include "umadfs/fabric/files/routefiles.h"
 #include "umadfs/fabric/problems/expected.h"
@@ -230,6 +231,11 @@ static void on_judge(const struct fab_snap *old, struct fab_snap *snap)
 	problems_judge(old, snap, expected);
 	fabsnap_put(expected);
 	snap->problems_us = (unsigned)(clock_now_us() - t0);
+	/* A sweep's texts made before it is current, those the snapshot
+	 * before had read: its readers never wait for them (a refresh's
+	 * after, not to hold back its events). */
+	if (!snap->refreshes)
+		fabtext_make_ahead(snap, old);
 }
 
 /* A new snapshot is current: events from the change, then the tree. */
@@ -241,9 +247,12 @@ static void on_swap(struct fab_snap *old, struct fab_snap *snap)
 }
 
 /* The writers waiting for it answered: metrics.prom's index made ahead
- * when the snapshot before was read (a regular scrape finds it made). */
+ * when the snapshot before was read (a regular scrape finds it made), and
+ * a refresh's texts. */
 static void on_settled(struct fab_snap *old, struct fab_snap *snap)
 {
+	if (snap->refreshes)
+		fabtext_make_ahead(snap, old);
 	if (old)
 		fabmetrics_make_ahead(snap, old);
 }

@@ -1,5 +1,6 @@
 /* Fabric snapshots and their texts: the GUID hash through growth, link
- * counts, the quoting rule, and topology/links of a two-node snapshot
+ * counts, the quoting rule, topology/links of a two-node snapshot and
+ * those made ahead for the next
  * (its metrics.prom: test_metrics.c). */
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,28 @@ static void test_texts(void)
 	fabsnap_put(s);
 }
 
+/* A new snapshot's texts made ahead are those the one before had made
+ * (read), no other, and equal to the ones made as read. */
+static void test_make_ahead(void)
+{
+	struct fab_snap *old = switch_and_hca(), *s = switch_and_hca(), *t = switch_and_hca();
+	const char *a, *b;
+	size_t la, lb;
+
+	CHECK(fabtext_get(old, FAB_TEXT_LINKS, &la) != NULL);
+	fabtext_make_ahead(s, old);
+	for (int k = 0; k < FAB_TEXT_COUNT; k++)
+		CHECK((s->texts[k].buf != NULL) == (k == FAB_TEXT_LINKS));
+	a = fabtext_get(s, FAB_TEXT_LINKS, &la);
+	b = fabtext_get(t, FAB_TEXT_LINKS, &lb);
+	CHECK(a && b && la == lb && memcmp(a, b, la) == 0);
+	fabtext_make_ahead(t, NULL); /* no snapshot before: nothing */
+	CHECK(t->texts[FAB_TEXT_TOPOLOGY].buf == NULL);
+	fabsnap_put(t);
+	fabsnap_put(s);
+	fabsnap_put(old);
+}
+
 static void test_quote(void)
 {
 	char b[64];
@@ -62,6 +85,7 @@ int main(void)
 {
 	test_hash();
 	test_texts();
+	test_make_ahead();
 	test_quote();
 	CHECK_DONE();
 }

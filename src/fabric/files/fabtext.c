@@ -1,6 +1,7 @@
 /* Formatting of snapshots (fabtext.h) into growing buffers. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,4 +374,21 @@ size_t fabtext_size(struct fab_snap *snap, enum fab_text which)
 	size_t len = 0;
 
 	return fabtext_get(snap, which, &len) ? len : 0;
+}
+
+void fabtext_make_ahead(struct fab_snap *snap, const struct fab_snap *old)
+{
+	/* (the lock guards old's texts, made as they are read, even of a
+	 * snapshot otherwise read-only) */
+	pthread_mutex_t *lock = old ? (pthread_mutex_t *)&old->text_lock : NULL;
+
+	for (int k = 0; old && k < FAB_TEXT_COUNT; k++) {
+		bool read;
+
+		pthread_mutex_lock(lock);
+		read = old->texts[k].buf != NULL;
+		pthread_mutex_unlock(lock);
+		if (read)
+			fabtext_size(snap, (enum fab_text)k);
+	}
 }

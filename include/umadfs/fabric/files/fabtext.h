@@ -15,6 +15,9 @@
 const char *fabtext_get(struct fab_snap *snap, enum fab_text which, size_t *len);
 /* Its length (made if not yet), 0 on ENOMEM. */
 size_t fabtext_size(struct fab_snap *snap, enum fab_text which);
+/* Makes each text of snap whose text in old was made (someone read it),
+ * so that snap's readers find them made. */
+void fabtext_make_ahead(struct fab_snap *snap, const struct fab_snap *old);
 /* ports/N/rates of node n in snap (`key value` lines, or a `none: `
  * line saying why it has none): its length, or -ENOSPC. */
 int fabtext_port_rates(const struct fab_snap *snap, const struct fab_node *n,
