@@ -71,8 +71,17 @@ def test_bench_quick(tmp_path):
     assert re.search(r"lft unlike ibroute; routes unlike ibtracert \(100 pairs\)\s+0 switches\s+"
                      r"0 pairs\s+0, 0\s+pass$", out, re.M), out
     # Reads of fabric/ during a sweep, timed.
-    assert re.search(r"reads of links, problems, a counter in a sweep \(max; idle\)\s+[\d.]+ ms\s+"
-                     r"[\d.]+ ms\s+<= 50 ms\s+(pass|MISS)$", out, re.M), out
+    assert re.search(r"links, problems, a counter in a sweep: first answer \(max; idle\)\s+"
+                     r"[\d.]+ ms\s+[\d.]+ ms\s+<= 50 ms\s+(pass|MISS)$", out, re.M), out
+    assert re.search(r"the same, whole reads \(max; idle\)\s+[\d.]+ ms\s+[\d.]+ ms$", out, re.M), out
+    # The simulator's ceiling, and the sweep's MADs at that rate.
+    assert re.search(r"the simulator's ceiling: madbench direct -n 512 \(MADs/s\)\s+\d+/s\s+"
+                     r"[\d.]+ s$", out, re.M), out
+    # Row 13's file system part: in-process, and the cats' difference.
+    assert re.search(r"cat of a regular file of a path's size \(median ms\)\s+[\d.]+ ms\s*$",
+                     out, re.M), out
+    assert re.search(r"the file system's part: read in-process; cat less that\s+[\d.]+ ms\s+"
+                     r"-?[\d.]+ ms\s*$", out, re.M), out
     # Row 14: cables pulled and put back, each heard from the SM's trap.
     assert re.search(r"^14\s+traps: cable pulled/put back -> its line in events \(ms\)\s+"
                      r"\d+ ms\s+max \d+\s+<= 1000 ms\s+(pass|MISS)$", out, re.M), out
