@@ -1,5 +1,5 @@
 /* What a sweep's files share (discover.c, sweepreq.c, sweeppma.c,
- * sweeplft.c, sweeppkeys.c): the sweep's state, its requests and what it keeps of each
+ * sweeplft.c, sweeppkeys.c, sweepmcast.c): the sweep's state, its requests and what it keeps of each
  * node. */
 #ifndef UMADFS_DISCOVER_PRIV_H
 #define UMADFS_DISCOVER_PRIV_H
@@ -14,7 +14,7 @@
 #define SM_MAX 32           /* SMs asked for their SMInfo in one sweep */
 
 enum req_kind { REQ_NODE_INFO, REQ_NODE_DESC, REQ_PORT_INFO, REQ_SWITCH_INFO,
-		REQ_SM_INFO, REQ_LFT, REQ_PKEYS, /* SMPs above, PMA below */
+		REQ_SM_INFO, REQ_LFT, REQ_PKEYS, REQ_MFT, /* SMPs above, PMA below */
 		REQ_PMA_CPI, REQ_PORT_COUNTERS, REQ_PORT_COUNTERS_EXT,
 		REQ_PORT_DETAILS };
 
@@ -28,7 +28,8 @@ struct req {
 	uint16_t lid;   /* SMInfo: the LID asked */
 	uint32_t node;  /* the node asked, or (NodeInfo) the one it leaves: NO_NODE */
 	uint32_t next_free;
-	uint16_t block;  /* LinearForwardingTable, PKeyTable: the block asked;
+	uint16_t block;  /* LinearForwardingTable, PKeyTable: the block asked
+			  * (MulticastForwardingTable: its index << 4 | position);
 			  * a port's details: the attribute (PMADET_*) */
 	uint8_t path[FAB_PATH_MAX];
 };
@@ -134,5 +135,15 @@ unsigned sweeppkeys_attrmod(const struct discover *d, const struct req *r);
 /* A block of a table answered (data: the SMP data), or lost (NULL): the
  * port has no table in this snapshot then. */
 void sweeppkeys_block(struct discover *d, const struct req *r, const uint8_t *data);
+
+/* sweepmcast.c: discovery over, the SA's multicast groups asked and each
+ * switch's MulticastForwardingTable for their MLIDs, or the snapshot
+ * before's shared.  0 or -ENOMEM. */
+int sweepmcast_ask(struct discover *d);
+/* A MulticastForwardingTable Get's AttributeModifier. */
+unsigned sweepmcast_attrmod(const struct discover *d, const struct req *r);
+/* A block answered (data: the SMP data), or lost (NULL): the switch has
+ * no table in this snapshot then. */
+void sweepmcast_block(struct discover *d, const struct req *r, const uint8_t *data);
 
 #endif

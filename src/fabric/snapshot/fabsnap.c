@@ -11,6 +11,7 @@
 
 #include "umadfs/base/array.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/fabric/snapshot/mcast.h"
 #include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/madtext.h"
 
@@ -39,7 +40,9 @@ void fabsnap_put(struct fab_snap *s)
 			fabsnap_pkeys_put(s->nodes[i].ports[p].pkeys);
 		free(s->nodes[i].ports);
 		fabsnap_lft_put(s->nodes[i].lft);
+		fabmft_put(s->nodes[i].mft);
 	}
+	fabmcast_put(s->mcast);
 	for (int t = 0; t < FAB_TEXT_COUNT; t++)
 		if (s->texts[t].buf)
 			munmap(s->texts[t].buf, s->texts[t].len + 1);
@@ -273,6 +276,8 @@ static int copy_node(struct fab_snap *s, const struct fab_node *n)
 			fabsnap_pkeys_get(ports[p].pkeys);
 	if (c->lft)
 		fabsnap_lft_get(c->lft);
+	if (c->mft)
+		fabmft_get(c->mft);
 	return 0;
 }
 
@@ -298,6 +303,8 @@ struct fab_snap *fabsnap_copy(const struct fab_snap *from,
 	s->local_port_guid = from->local_port_guid;
 	s->sm_lid = from->sm_lid;
 	s->sm_act_since_ms = from->sm_act_since_ms;
+	if ((s->mcast = from->mcast))
+		fabmcast_get(s->mcast);
 	if (from->nsms) {
 		s->sms = malloc(from->nsms * sizeof(*s->sms));
 		if (!s->sms)

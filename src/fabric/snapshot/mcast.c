@@ -1,0 +1,127 @@
+/* Multicast groups and forwarding tables of a snapshot (mcast.h): their
+ * allocation, references and lookups.  What a sweep asks is
+ * sweepmcast.c's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "umadfs/fabric/snapshot/mcast.h"
+#include "umadfs/mad/ibcodes.h"
+
+struct fab_mcast *fabmcast_new(uint32_t ngroups, uint32_t nmembers)
+{
+	/* the members after the groups, aligned as they need */
+	size_t align = _Alignof(struct fab_mcmember);
+	size_t groups = ((size_t)ngroups * sizeof(struct fab_mgroup) + align - 1) / align * align;
+	struct fab_mcast *m = calloc(1, sizeof(struct fab_mcast) + groups +
+				     (size_t)nmembers * sizeof(struct fab_mcmember));
+
+	if (!m)
+		return NULL;
+	m->refs = 1;
+	m->ngroups = ngroups;
+	m->nmembers = nmembers;
+	m->groups = (struct fab_mgroup *)(m + 1);
+	m->members = (struct fab_mcmember *)((char *)m->groups + groups);
+	return m;
+}
+
+void fabmcast_get(struct fab_mcast *m)
+{
+	__atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
+}
+
+void fabmcast_put(struct fab_mcast *m)
+{
+	if (m && !__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL))
+		free(m);
+}
+
+const struct fab_mgroup *fabmcast_group(const struct fab_mcast *m, unsigned mlid)
+{
+	for (uint32_t i = 0; m && i < m->ngroups; i++)
+		if (m->groups[i].mlid == mlid)
+			return &m->groups[i];
+	return NULL;
+}
+
+static bool same_member(const struct fab_mcmember *a, const struct fab_mcmember *b)
+{
+	return a->prefix == b->prefix && a->guid == b->guid &&
+	       a->join_state == b->join_state;
+}
+
+bool fabmcast_same(const struct fab_mcast *a, const struct fab_mcast *b)
+{
+	if (!a || !b || a->ngroups != b->ngroups || a->nmembers != b->nmembers)
+		return false;
+	for (uint32_t i = 0; i < a->ngroups; i++) {
+		const struct fab_mgroup *ga = &a->groups[i], *gb = &b->groups[i];
+
+		if (ga->mlid != gb->mlid || ga->n != gb->n ||
+		    memcmp(ga->mgid, gb->mgid, sizeof(ga->mgid)))
+			return false;
+	}
+	for (uint32_t i = 0; i < a->nmembers; i++)
+		if (!same_member(&a->members[i], &b->members[i]))
+			return false;
+	return true;
+}
+
+const char *fabmcast_join_name(unsigned join_state)
+{
+	static const char *const names[8] = {
+		"none", "full", "non", "full+non", "send-only", "full+send-only",
+		"non+send-only", "full+non+send-only",
+	};
+
+	return names[join_state & 7u];
+}
+
+struct fab_mft *fabmft_new(unsigned nblocks, unsigned npos, int64_t read_ms)
+{
+	size_t entries = (size_t)nblocks * FAB_MFT_MLIDS * npos;
+	struct fab_mft *t = calloc(1, sizeof(*t) + nblocks * sizeof(uint16_t) +
+				   entries * sizeof(uint16_t));
+
+	if (!t)
+		return NULL;
+	t->refs = 1;
+	t->read_ms = read_ms;
+	t->nblocks = (uint16_t)nblocks;
+	t->npos = (uint8_t)npos;
+	t->pending = (uint16_t)(nblocks * npos);
+	t->block = (uint16_t *)(t + 1);
+	t->mask = t->block + nblocks;
+	return t;
+}
+
+void fabmft_get(struct fab_mft *t)
+{
+	__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+}
+
+void fabmft_put(struct fab_mft *t)
+{
+	if (t && !__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
+		free(t);
+}
+
+unsigned fabmft_mask(const struct fab_mft *t, unsigned mlid, unsigned pos)
+{
+	unsigned block, b;
+
+	if (!t || mlid < IB_LID_MCAST_START_HO || pos >= t->npos)
+		return 0;
+	block = (mlid - IB_LID_MCAST_START_HO) / FAB_MFT_MLIDS;
+	for (b = 0; b < t->nblocks && t->block[b] != block; b++)
+		;
+	if (b == t->nblocks)
+		return 0;
+	return t->mask[((size_t)b * FAB_MFT_MLIDS +
+			(mlid - IB_LID_MCAST_START_HO) % FAB_MFT_MLIDS) * t->npos + pos];
+}
+
+bool fabmft_has(const struct fab_mft *t, unsigned mlid, unsigned port)
+{
+	return fabmft_mask(t, mlid, port / FAB_MFT_PORTS) >> (port % FAB_MFT_PORTS) & 1u;
+}
