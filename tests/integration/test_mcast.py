@@ -7,7 +7,7 @@ import ipaddress
 import os
 import re
 
-from diags import active_fabric, sweep
+from diags import KV, active_fabric, lid_of, problems, sweep
 
 CAS = ("Hca1", "Hca2", "Hca3")
 SWITCHES = ("Switch1", "Switch2")
@@ -58,12 +58,12 @@ JOIN = 0x1 | 0x2 | 0x10000
 CREATE = JOIN | 0x4 | 0x40 | 0x80 | 0x1000 | 0x2000
 
 
-def joined(make_fabric, mount):
+def joined(make_fabric, mount, options=()):
     """Hca1 and Hca2 full members of the broadcast group, Hca3 of a new one
     (3 member records: what one RMPP segment holds, all umad2sim hands a
     client)."""
     f = active_fabric(make_fabric)
-    m = mount("Hca1", fabric=f)
+    m = mount("Hca1", fabric=f, options=options)
     assert mcmember(m, f, "set", BROADCAST, "Hca1", JOIN) == 0
     assert mcmember(m, f, "set", BROADCAST, "Hca2", JOIN) == 0
     assert mcmember(m, f, "set", OTHER, "Hca3", CREATE) == 0
@@ -180,3 +180,76 @@ def test_truncated_answer_said(make_fabric, mount):
     assert len(saquery_records(f, ["--smkey", "1", "-m"])) == 3
     s = kv(m)
     assert (s["mcast_members"], s["mcast_sa"]) == ("3", "truncated"), s
+
+
+def linked_to(m, guid):
+    """The (switch GUID, port) a CA's port 1 is linked to, by links."""
+    for ln in read(m.path("fabric", "links")).splitlines():
+        d = {k: v for k, v in KV.findall(ln)}
+        for a, b in (("", "peer_"), ("peer_", "")):
+            if int(d[a + "guid"], 16) == guid and d[a + "port"] == "1":
+                return int(d[b + "guid"], 16), int(d[b + "port"])
+    raise AssertionError("no link of 0x%x" % guid)
+
+
+def mft_block(m, lid, data=None):
+    """Block 0, position 0 (MLIDs 0xc000-0xc01f, ports 0-15) of the
+    switch at lid: Get, or Set to data, through the mount's send."""
+    line = "class=smi method=%s attr=MulticastForwardingTable attrmod=0 lid=%d" % (
+        "set" if data else "get", lid)
+    with open(m.path("ibsim0", "ports", "1", "send"), "w") as s:
+        s.write(line + (" data=" + data.hex() if data else "") + "\n")
+    with open(m.path("ibsim0", "ports", "1", "recv")) as r:
+        ans = r.readline()
+    assert "status=0x0000" in ans, ans
+    mad = bytes.fromhex(ans.split(" mad=")[1].strip())
+    return bytearray(mad[64:128])
+
+
+def test_member_unreachable(make_fabric, mount):
+    """Hca2's port taken out of the broadcast group's entry on its switch
+    (a MulticastForwardingTable Set through send, ibroute -M confirms):
+    mcast_member_unreachable names Hca2, sent to by Hca1; put back, it
+    clears.  (fabric_routes_max_age=0: every sweep reads the tables.)"""
+    f, m = joined(make_fabric, mount, options=("fabric_routes_max_age=0",))
+    assert not problems(m, "mcast_member_unreachable"), problems(m)
+    assert not problems(m, "mcast_loop")
+    hca2 = int(f.ibstat("Hca2")["Node GUID"], 16)
+    sw, port = linked_to(m, hca2)
+    name = next(h for h in SWITCHES if int(f.ibstat(h)["Node GUID"], 16) == sw)
+    lid = lid_of(f, name)
+    block = mft_block(m, lid)
+    entry = block[0] << 8 | block[1]                       # MLID 0xc000
+    assert entry >> port & 1 and port in ibroute_mft(f, name)[0xc000]
+    cut = bytearray(block)
+    cut[0:2] = (entry & ~(1 << port)).to_bytes(2, "big")
+    mft_block(m, lid, bytes(cut))
+    assert port not in ibroute_mft(f, name).get(0xc000, []), "the Set did not take"
+    sweep(m)
+    assert fabric_mft(m, f, name) == ibroute_mft(f, name)
+    found = problems(m, "mcast_member_unreachable")
+    assert [(int(p["guid"], 16), p["port"], p["mlid"]) for p in found] == \
+        [(hca2, "1", "0xc000")], found
+    assert int(found[0]["peer_guid"], 16) == int(f.ibstat("Hca1")["Node GUID"], 16)
+    assert found[0]["severity"] == "error"
+    prom = read(m.path("fabric", "metrics.prom"))
+    assert re.search(r'^umadfs_problem\{kind="mcast_member_unreachable",severity="error",'
+                     r'guid="0x%016x",.*,mlid="0xc000"\} 1$' % hca2, prom, re.M), prom
+    mft_block(m, lid, bytes(block))
+    sweep(m)
+    assert fabric_mft(m, f, name) == ibroute_mft(f, name)
+    assert not problems(m, "mcast_member_unreachable"), problems(m)
+
+
+def test_broadcast_group_not_empty_under_opensm(make_fabric, mount):
+    """opensm's IPoIB broadcast group before any join, as saquery -g and
+    saquery --smkey 1 -m see it (a group, no member): the SM's own, made
+    whether or not a host runs IPoIB, it is not judged mcast_group_empty
+    (opensm removes any other group with its last full member)."""
+    f = active_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    sweep(m)
+    assert saquery_records(f, ["--smkey", "1", "-m"]) == []
+    assert [g["Mlid"] for g in saquery_records(f, ["-g"])] == ["0xC000"]
+    assert read(m.path("fabric", "mcast", "0xc000", "members")) == ""
+    assert not problems(m, "mcast_group_empty"), problems(m)

@@ -23,11 +23,12 @@ enum { FILE_MGID, FILE_MEMBERS };
 
 static struct node *mcast_dir; /* fabric/mcast (tree lock) */
 
-/* A GID as the kernel and saquery's GIDs are written in full. */
 static void put_gid(FILE *f, const uint8_t *gid)
 {
-	for (int i = 0; i < 16; i += 2)
-		fprintf(f, "%s%02x%02x", i ? ":" : "", gid[i], gid[i + 1]);
+	char text[FAB_GID_TEXT];
+
+	fabmcast_gid_text(text, gid);
+	fputs(text, f);
 }
 
 static void put_member(FILE *f, const struct fab_snap *s, const struct fab_mcmember *m)

@@ -281,6 +281,8 @@ static void problem_line(struct out *o, const struct fab_problem *p)
 		out_printf(o, ",lid=\"%u\"", p->lid);
 	if (p->pkey)
 		out_printf(o, ",pkey=\"0x%04x\"", p->pkey);
+	if (p->kind >= PROBLEM_MCAST_MEMBER_UNREACHABLE && p->kind <= PROBLEM_MCAST_GROUP_EMPTY)
+		out_printf(o, ",mlid=\"0x%04x\"", p->lid);
 	out_mem(o, "} 1\n", 4);
 }
 

@@ -67,6 +67,20 @@ bool fabmcast_same(const struct fab_mcast *a, const struct fab_mcast *b)
 	return true;
 }
 
+void fabmcast_gid_text(char buf[FAB_GID_TEXT], const uint8_t *gid)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *o = buf;
+
+	for (int i = 0; i < 16; i++) {
+		if (i && !(i % 2))
+			*o++ = ':';
+		*o++ = hex[gid[i] >> 4];
+		*o++ = hex[gid[i] & 15];
+	}
+	*o = '\0';
+}
+
 const char *fabmcast_join_name(unsigned join_state)
 {
 	static const char *const names[8] = {

@@ -67,6 +67,11 @@ void fabmcast_put(struct fab_mcast *m);
 const struct fab_mgroup *fabmcast_group(const struct fab_mcast *m, unsigned mlid);
 /* Whether a and b name the same groups with the same members. */
 bool fabmcast_same(const struct fab_mcast *a, const struct fab_mcast *b);
+#define FAB_GID_TEXT 40 /* a GID in full, 8 groups of 4 hex digits, NUL */
+
+/* gid (16 bytes) as the kernel writes one in full:
+ * ff12:401b:ffff:0000:0000:0000:ffff:ffff. */
+void fabmcast_gid_text(char buf[FAB_GID_TEXT], const uint8_t *gid);
 /* The join state as files show it: "full", "non", "send-only", or the
  * bits joined by "+". */
 const char *fabmcast_join_name(unsigned join_state);
