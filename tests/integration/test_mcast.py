@@ -6,6 +6,7 @@ by MCMemberRecord Sets written to the mount's own send (docs/files.md,
 import ipaddress
 import os
 import re
+import subprocess
 
 from diags import KV, active_fabric, lid_of, problems, sweep
 
@@ -253,3 +254,24 @@ def test_broadcast_group_not_empty_under_opensm(make_fabric, mount):
     assert [g["Mlid"] for g in saquery_records(f, ["-g"])] == ["0xC000"]
     assert read(m.path("fabric", "mcast", "0xc000", "members")) == ""
     assert not problems(m, "mcast_group_empty"), problems(m)
+
+
+def test_group_members_metric(make_fabric, mount):
+    """-o fabric_metrics=all+mcast: umadfs_mcast_group_members{mgid,mlid}
+    for each group saquery -g lists, its count saquery --smkey 1 -m's;
+    promtool check metrics passes; the default text has no such series."""
+    f, m = joined(make_fabric, mount, options=("fabric_metrics=all+mcast",))
+    prom = read(m.path("fabric", "metrics.prom"))
+    got = {(gid(a), int(b, 16)): int(c) for a, b, c in re.findall(
+        r'^umadfs_mcast_group_members\{mgid="([0-9a-f:]+)",mlid="(0x[0-9a-f]{4})"\} (\d+)$',
+        prom, re.M)}
+    want = {(gid(g["MGID"]), int(g["Mlid"], 16)): 0 for g in saquery_records(f, ["-g"])}
+    for r in saquery_records(f, ["--smkey", "1", "-m"]):
+        want[(gid(r["MGID"]), int(r["Mlid"], 16))] += 1
+    assert got == want and sum(got.values()) == 3, (got, want)
+    with open(m.path("fabric", "metrics.prom")) as mf:
+        r = subprocess.run(["promtool", "check", "metrics"], stdin=mf,
+                           capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    m2 = mount("Hca2", fabric=f)
+    assert "umadfs_mcast_group_members" not in read(m2.path("fabric", "metrics.prom"))
