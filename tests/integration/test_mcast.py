@@ -275,3 +275,40 @@ def test_group_members_metric(make_fabric, mount):
     assert r.returncode == 0, r.stdout + r.stderr
     m2 = mount("Hca2", fabric=f)
     assert "umadfs_mcast_group_members" not in read(m2.path("fabric", "metrics.prom"))
+
+
+def events_since(m, offset):
+    with open(m.path("fabric", "events.log")) as f:
+        f.seek(offset)
+        return [ln for ln in f.read().splitlines() if " event=mcast_" in ln]
+
+
+def test_join_and_leave_events(make_fabric, mount):
+    """Hca2 leaves the broadcast group (an MCMemberRecord Delete through
+    send; saquery --smkey 1 -m no longer lists it): the next sweep writes
+    event=mcast_leave for it; it joins again: event=mcast_join."""
+    f, m = joined(make_fabric, mount)
+    hca2 = ipaddress.IPv6Address(0xfe80 << 112 | port_guid(f, "Hca2"))
+
+    def listed():
+        return {gid(r["PortGid"]) for r in saquery_records(f, ["--smkey", "1", "-m"])
+                if int(r["Mlid"], 16) == 0xc000}
+    assert hca2 in listed()
+    log = m.path("fabric", "events.log")
+    start = os.stat(log).st_size
+    assert mcmember(m, f, "delete", BROADCAST, "Hca2", JOIN) == 0
+    assert hca2 not in listed()
+    sweep(m)
+    lines = events_since(m, start)
+    assert len(lines) == 1, lines
+    d = dict(KV.findall(lines[0]))
+    assert (d["event"], d["mlid"], gid(d["mgid"]), gid(d["gid"]), d["join_state"],
+            d["node_desc"]) == ("mcast_leave", "0xc000", gid(BROADCAST), hca2, "full",
+                                '"Hca2"'), lines
+    start = os.stat(log).st_size
+    assert mcmember(m, f, "set", BROADCAST, "Hca2", JOIN) == 0
+    assert hca2 in listed()
+    sweep(m)
+    lines = events_since(m, start)
+    assert [dict(KV.findall(ln))["event"] for ln in lines] == ["mcast_join"], lines
+    assert gid(dict(KV.findall(lines[0]))["gid"]) == hca2

@@ -34,15 +34,10 @@ static void put_gid(FILE *f, const uint8_t *gid)
 static void put_member(FILE *f, const struct fab_snap *s, const struct fab_mcmember *m)
 {
 	const struct fab_node *n = m->node_guid ? fabsnap_find(s, m->node_guid) : NULL;
-	char desc[4 * FAB_DESC_LEN + 3];
-	uint8_t gid[16];
+	char desc[4 * FAB_DESC_LEN + 3], gid[FAB_GID_TEXT];
 
-	for (int i = 0; i < 8; i++) {
-		gid[i] = (uint8_t)(m->prefix >> (56 - 8 * i));
-		gid[8 + i] = (uint8_t)(m->guid >> (56 - 8 * i));
-	}
-	fprintf(f, "gid=");
-	put_gid(f, gid);
+	fabmcast_member_gid_text(gid, m);
+	fprintf(f, "gid=%s", gid);
 	fabsnap_quote(desc, sizeof(desc), n ? n->desc : "");
 	fprintf(f, " join_state=%s node_desc=%s\n", fabmcast_join_name(m->join_state), desc);
 }

@@ -81,6 +81,17 @@ void fabmcast_gid_text(char buf[FAB_GID_TEXT], const uint8_t *gid)
 	*o = '\0';
 }
 
+void fabmcast_member_gid_text(char buf[FAB_GID_TEXT], const struct fab_mcmember *m)
+{
+	uint8_t gid[16];
+
+	for (int i = 0; i < 8; i++) {
+		gid[i] = (uint8_t)(m->prefix >> (56 - 8 * i));
+		gid[8 + i] = (uint8_t)(m->guid >> (56 - 8 * i));
+	}
+	fabmcast_gid_text(buf, gid);
+}
+
 const char *fabmcast_join_name(unsigned join_state)
 {
 	static const char *const names[8] = {
@@ -89,6 +100,59 @@ const char *fabmcast_join_name(unsigned join_state)
 	};
 
 	return names[join_state & 7u];
+}
+
+/* The group of x's MLID and MGID in m, or NULL. */
+static const struct fab_mgroup *same_group(const struct fab_mcast *m,
+					   const struct fab_mgroup *x)
+{
+	for (uint32_t i = 0; i < m->ngroups; i++)
+		if (m->groups[i].mlid == x->mlid &&
+		    !memcmp(m->groups[i].mgid, x->mgid, sizeof(x->mgid)))
+			return &m->groups[i];
+	return NULL;
+}
+
+static int cmp_gid(const struct fab_mcmember *a, const struct fab_mcmember *b)
+{
+	if (a->prefix != b->prefix)
+		return a->prefix < b->prefix ? -1 : 1;
+	return (a->guid > b->guid) - (a->guid < b->guid);
+}
+
+/* The members of group g of a that b's same group (ob, or NULL) has
+ * not, by a merge of the two (each by GID). */
+static void members_missing(const struct fab_mcast *a, const struct fab_mgroup *g,
+			    const struct fab_mcast *b, const struct fab_mgroup *ob,
+			    bool join, fabmcast_diff_fn fn, void *ctx)
+{
+	const struct fab_mcmember *ma = &a->members[g->first];
+	const struct fab_mcmember *mb = ob ? &b->members[ob->first] : NULL;
+	uint32_t i = 0, j = 0, nb = ob ? ob->n : 0;
+
+	while (i < g->n) {
+		int c = j == nb ? -1 : cmp_gid(&ma[i], &mb[j]);
+
+		if (c < 0)
+			fn(ctx, join, g, &ma[i++]);
+		else if (c > 0)
+			j++;
+		else
+			i++, j++;
+	}
+}
+
+void fabmcast_diff(const struct fab_mcast *a, const struct fab_mcast *b,
+		   fabmcast_diff_fn fn, void *ctx)
+{
+	if (!a || !b || a->truncated || b->truncated || a->untrusted || b->untrusted)
+		return;
+	for (uint32_t i = 0; i < a->ngroups; i++)
+		members_missing(a, &a->groups[i], b, same_group(b, &a->groups[i]),
+				false, fn, ctx);
+	for (uint32_t i = 0; i < b->ngroups; i++)
+		members_missing(b, &b->groups[i], a, same_group(a, &b->groups[i]),
+				true, fn, ctx);
 }
 
 struct fab_mft *fabmft_new(unsigned nblocks, unsigned npos, int64_t read_ms)

@@ -72,9 +72,21 @@ bool fabmcast_same(const struct fab_mcast *a, const struct fab_mcast *b);
 /* gid (16 bytes) as the kernel writes one in full:
  * ff12:401b:ffff:0000:0000:0000:ffff:ffff. */
 void fabmcast_gid_text(char buf[FAB_GID_TEXT], const uint8_t *gid);
+/* Member m's port GID so. */
+void fabmcast_member_gid_text(char buf[FAB_GID_TEXT], const struct fab_mcmember *m);
 /* The join state as files show it: "full", "non", "send-only", or the
  * bits joined by "+". */
 const char *fabmcast_join_name(unsigned join_state);
+
+/* Called for a member of group g in one snapshot that the other has not
+ * (join: in b, not in a; else in a, not in b). */
+typedef void (*fabmcast_diff_fn)(void *ctx, bool join, const struct fab_mgroup *g,
+				 const struct fab_mcmember *m);
+/* The members b has and a had not (joins), and the other way (leaves), a
+ * group by its MLID and MGID; nothing when either is NULL or not whole
+ * (truncated, untrusted). */
+void fabmcast_diff(const struct fab_mcast *a, const struct fab_mcast *b,
+		   fabmcast_diff_fn fn, void *ctx);
 
 /* A table of nblocks blocks of npos positions, every mask 0, pending all
  * of them, one reference; NULL on ENOMEM. */
