@@ -7,6 +7,7 @@ import ipaddress
 import os
 import re
 import subprocess
+import time
 
 from diags import KV, active_fabric, lid_of, problems, sweep
 
@@ -68,8 +69,23 @@ def joined(make_fabric, mount, options=()):
     assert mcmember(m, f, "set", BROADCAST, "Hca1", JOIN) == 0
     assert mcmember(m, f, "set", BROADCAST, "Hca2", JOIN) == 0
     assert mcmember(m, f, "set", OTHER, "Hca3", CREATE) == 0
+    settled(f)
     sweep(m)
     return f, m
+
+
+def settled(f):
+    """Waits until opensm has programmed the switches' multicast tables
+    after the joins (it does so after it answers them): ibroute -M the
+    same twice, half a second apart, with a group forwarded."""
+    before, deadline = None, time.monotonic() + 20
+    while time.monotonic() < deadline:
+        now = [ibroute_mft(f, sw) for sw in SWITCHES]
+        if now == before and any(now):
+            return
+        before = now
+        time.sleep(0.5)
+    raise AssertionError("opensm did not settle: %s" % before)
 
 
 def saquery_records(f, args):
@@ -312,3 +328,41 @@ def test_join_and_leave_events(make_fabric, mount):
     lines = events_since(m, start)
     assert [dict(KV.findall(ln))["event"] for ln in lines] == ["mcast_join"], lines
     assert gid(dict(KV.findall(lines[0]))["gid"]) == hca2
+
+
+def test_group_traps_make_a_sweep(make_fabric, mount):
+    """Subscribed to the SM's traps 66 and 67: a group created (Hca3 joins
+    a new one) is trap 66 with its MGID, and the sweep it asks writes
+    event=mcast_join with no sweep written by hand; the group deleted (its
+    last member leaves) is trap 67 and event=mcast_leave."""
+    f = active_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    deadline = time.monotonic() + 30
+    while kv(m)["traps"] != "subscribed" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert kv(m)["traps"] == "subscribed", kv(m)
+    log = m.path("fabric", "events.log")
+
+    def wait(start, want):
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with open(log) as lf:
+                lf.seek(start)
+                got = [dict(KV.findall(ln)) for ln in lf.read().splitlines()]
+            if want <= {(d["event"], d.get("trap")) for d in got}:
+                return got
+            time.sleep(0.2)
+        raise AssertionError("no %s in %s" % (want, got))
+    hca3 = ipaddress.IPv6Address(0xfe80 << 112 | port_guid(f, "Hca3"))
+    start = os.stat(log).st_size
+    assert mcmember(m, f, "set", OTHER, "Hca3", CREATE) == 0
+    got = wait(start, {("trap", "66"), ("mcast_join", None)})
+    trap = next(d for d in got if d.get("trap") == "66")
+    assert gid(trap["mgid"]) == gid(OTHER)
+    join = next(d for d in got if d["event"] == "mcast_join")
+    assert (gid(join["mgid"]), gid(join["gid"])) == (gid(OTHER), hca3)
+    start = os.stat(log).st_size
+    assert mcmember(m, f, "delete", OTHER, "Hca3", JOIN) == 0
+    assert OTHER not in {g["MGID"] for g in saquery_records(f, ["-g"])}
+    got = wait(start, {("trap", "67"), ("mcast_leave", None)})
+    assert gid(next(d for d in got if d.get("trap") == "67")["mgid"]) == gid(OTHER)
