@@ -19,6 +19,7 @@
 #include "umadfs/fabric/files/fabfiles.h"
 #include "umadfs/fabric/files/fabmetrics.h"
 #include "umadfs/fabric/files/fabtext.h"
+#include "umadfs/fabric/files/mcastfiles.h"
 #include "umadfs/fabric/files/partfiles.h"
 #include "umadfs/fabric/files/routefiles.h"
 #include "umadfs/fabric/problems/expected.h"
@@ -244,6 +245,7 @@ static void on_swap(struct fab_snap *old, struct fab_snap *snap)
 	fabevents_diff(old, snap);
 	fabfiles_update(snap);
 	partfiles_update(snap);
+	mcastfiles_update(snap);
 }
 
 /* The writers waiting for it answered: metrics.prom's index made ahead
@@ -283,6 +285,8 @@ int fabric_add_dir(struct node *root, const gid_t *group, sweeper_ports_fn ports
 		r = routefiles_add(dir, !routes_off);
 	if (r == 0)
 		r = partfiles_add(dir);
+	if (r == 0)
+		r = mcastfiles_add(dir);
 	if (r == 0)
 		r = sweeper_start(&hooks, ports);
 	if (r == 0)

@@ -56,6 +56,12 @@ each row --reps times, interleaved (rep 1 of every row, then rep 2...):
      on hcas[1], with -o fabric_traps=off: the light sweep alone, so the
      worst case over the pulls is the bound a lost Report leaves; after
      row 14
+ 16  multicast (asked with --rows; after row 15, repetition 1): the
+     repeated sweep's MADs with the fabric's default partition tables
+     and no port in a group, then two HCAs (the mount's and the next)
+     joined to opensm's IPoIB broadcast group through the mount's send
+     (MCMemberRecord Sets), and the repeated sweep after; each less its
+     detail counters' Gets (a slice of the ports in turn)
 
 Row 9 also sweeps a second mount of the same node, -o fabric_routes=off
 (and fabric_light_sweep=0), right after the first: the sweep without the
@@ -209,7 +215,7 @@ class Bench:
         self.fabric = sim.Fabric(str(net), workdir=self.tmp / "fabric",
                                  ibsim_args=ibsim_args)
         self.fabric.start(timeout=60)
-        if self.rows_asked & {9, 10, 11, 13, 14, 15}:
+        if self.rows_asked & {9, 10, 11, 13, 14, 15, 16}:
             # The fabric rows need LIDs and ACTIVE ports: one SM sweep,
             # then none (-s 0) to disturb the other rows.
             self.fabric.start_opensm(hcas[-1], ("-s", "0"))
@@ -870,6 +876,56 @@ class Bench:
         if missed:
             self.record(rep, 15, "stale_missed", missed)
 
+    def mcast_join(self, host):
+        """Row 16: host's port joins the IPoIB broadcast group, a proxy
+        join (SM_Key 1) through the mount's send; the SA's status."""
+        port = self.port_dir
+        sm_lid = int((port / "sm_lid").read_text(), 16)
+        guid = int(self.fabric.ibstat(host)["ports"][1]["Port GUID"], 16)
+        data = ("ff12401bffff000000000000ffffffff" + "fe80000000000000%016x" % guid +
+                "00" * 16 + "01" + "00" * 3)
+        with open(port / "send", "w") as f:
+            f.write("class=sa method=set attr=MCMemberRecord lid=%d smkey=1 "
+                    "comp_mask=0x10003 data=%s\n" % (sm_lid, data))
+        with open(port / "recv") as f:
+            for line in f:
+                if "attr=MCMemberRecord" in line:
+                    return int(re.search(r"status=(0x[0-9a-f]+)", line).group(1), 16)
+        return None
+
+    def mcast_row(self, rep):
+        """Row 16: the repeated sweep's MADs before and after a join, less
+        the detail counters' (a slice in turn, not the same each sweep)."""
+        def mads(kv):
+            return int(kv["mads"]) - int(kv["detail_mads"])
+        self.fabric_sweep()
+        self.record(rep, 16, "mads_none", mads(self.fabric_sweep()[1]))
+        for host in (self.host, self.hcas[1]):
+            status = self.mcast_join(host)
+            if status != 0:
+                raise RuntimeError("row 16: the join of %s: status %s" % (host, status))
+        deadline = time.monotonic() + 30
+        kv = self.fabric_sweep()[1]
+        while kv.get("mcast_members") != "2" and time.monotonic() < deadline:
+            time.sleep(0.5)
+            kv = self.fabric_sweep()[1]
+        # (the sweep that first saw the members read every switch's
+        # multicast table: it may be the one the SM's trap asked for)
+        self.record(rep, 16, "members", int(kv.get("mcast_members", 0)))
+        self.record(rep, 16, "mads_joined", mads(self.fabric_sweep()[1]))
+
+    def mcast_table(self, L, ok):
+        before = self.med(16, "mads_none")
+        if before is None:
+            return
+        after = self.med(16, "mads_joined")
+        r = after / before
+        L.append("%-4s %-58s %12s %10s %10s %5s" % (
+            16, "repeated sweep's MADs, a group of %d joined / none" % self.med(16, "members"),
+            "%d" % after, "%.3fx" % r, "<= 1.01x", ok(r <= 1.01)))
+        L.append("%-4s   none joined: %d MADs (detail counters' Gets left out of both)"
+                 % ("", before))
+
     def staleness_table(self, L, ok):
         rate = self.med(15, "guard_mads_per_s")
         if rate is None:
@@ -1197,6 +1253,7 @@ class Bench:
         self.routes_table(L, ok)
         self.traps_table(L, ok)
         self.staleness_table(L, ok)
+        self.mcast_table(L, ok)
         peak = max(self.rows.get((0, "daemon_vmhwm_kib"), [0]))
         L.append("%-4s %-58s %12s %10s %10s %5s" % (
             "rss", "daemon peak RSS before the fabric rows (VmHWM)",
@@ -1268,6 +1325,8 @@ def main(argv):
             b.traps_row(rep)
         for rep in range(1, a.reps + 1) if 15 in rows else ():
             b.staleness_row(rep)
+        if 16 in rows:      # (joins stay: once)
+            b.mcast_row(1)
         if {13, 14} <= rows:
             b.reroute_check()
     finally:

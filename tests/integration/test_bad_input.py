@@ -281,7 +281,7 @@ def run_daemon(args, timeout=10):
      "umadfs: fabric_light_sweep=soon: expected milliseconds from 0 to 86400000"),
     (["-o", "fabric_metrics=state+bogus", "MNT"], 2,
      "umadfs: fabric_metrics=state+bogus: 'bogus' is not one of sweep, problems, "
-     "nodes, state, links, routes, routing, errors, xmit_wait, data, details, partitions, all "
+     "nodes, state, links, routes, routing, errors, xmit_wait, data, details, partitions, mcast, all "
      "(joined by +)"),
     (["-o", "fabric_metrics=", "MNT"], 2,
      "umadfs: fabric_metrics=: '' is not one of sweep, problems, nodes, state"),

@@ -268,9 +268,11 @@ def test_routes_off(fabric, mount):
     kv = [dict(ln.split(" ", 1) for ln in open(x.path("fabric", "sweep")).read().splitlines()
                if " " in ln) for x in (on, off)]
     assert kv[0]["nodes"] == kv[1]["nodes"]
-    # One block per switch, and its SL-to-VL probe (none without tables).
+    # One LinearForwardingTable block per switch and its SL-to-VL probe
+    # (none without tables), and one MulticastForwardingTable block
+    # (opensm's broadcast group's MLID).
     assert (kv[0]["sl2vl_mads"], kv[1]["sl2vl_mads"]) == ("2", "0")
-    assert int(kv[0]["mads"]) == int(kv[1]["mads"]) + 2 + 2
+    assert int(kv[0]["mads"]) == int(kv[1]["mads"]) + 2 + 2 + 2
     assert not os.path.exists(off.path("fabric", "routes"))
     g = "0x%016x" % SW1
     assert not os.path.exists(off.path("fabric", "nodes", g, "lft"))

@@ -9,6 +9,7 @@
 #include "snapbuild.h"
 #include "umadfs/fabric/files/fabtext.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/fabric/snapshot/mcast.h"
 
 static void test_hash(void)
 {
@@ -81,11 +82,65 @@ static void test_quote(void)
 	CHECK_STR(b, "\"a\\\"b\\\\c\\x01\"");
 }
 
+/* A group 0xc000 of n members, GUIDs guid[0..n). */
+static struct fab_mcast *group_of(const uint64_t *guid, unsigned n)
+{
+	struct fab_mcast *m = fabmcast_new(1, n);
+
+	CHECK(m != NULL);
+	m->groups[0] = (struct fab_mgroup){ .mgid = { 0xff, 0x12 }, .mlid = 0xc000, .n = n };
+	for (unsigned i = 0; i < n; i++)
+		m->members[i] = (struct fab_mcmember){ .prefix = 0xfe80ull << 48, .guid = guid[i],
+						       .join_state = FAB_JOIN_FULL };
+	return m;
+}
+
+static unsigned joins, leaves;
+static uint64_t last_guid;
+
+static void count_diff(void *ctx, bool join, const struct fab_mgroup *g,
+		       const struct fab_mcmember *m)
+{
+	(void)ctx;
+	(void)g;
+	*(join ? &joins : &leaves) += 1;
+	last_guid = m->guid;
+}
+
+/* The members come and gone between two snapshots' groups, a GID's
+ * text, a table's entries by position. */
+static void test_mcast(void)
+{
+	static const uint64_t a[] = { 1, 2, 3 }, b[] = { 2, 3, 4, 5 };
+	struct fab_mcast *ma = group_of(a, 3), *mb = group_of(b, 4);
+	struct fab_mft *t = fabmft_new(1, 3, 0);
+	char text[FAB_GID_TEXT];
+
+	fabmcast_diff(ma, mb, count_diff, NULL);
+	CHECK(joins == 2 && leaves == 1);
+	CHECK(!fabmcast_same(ma, mb) && fabmcast_same(ma, ma));
+	mb->truncated = true;                  /* not whole: no event */
+	fabmcast_diff(ma, mb, count_diff, NULL);
+	CHECK(joins == 2 && leaves == 1);
+	fabmcast_member_gid_text(text, &ma->members[2]);
+	CHECK(strcmp(text, "fe80:0000:0000:0000:0000:0000:0000:0003") == 0);
+	CHECK(strcmp(fabmcast_join_name(FAB_JOIN_SENDONLY), "send-only") == 0);
+	CHECK(t != NULL);
+	t->block[0] = 1;                      /* MLIDs 0xc020-0xc03f */
+	t->mask[(0x21 - 0x20) * 3 + 2] = 1u << 3; /* 0xc021: port 2 x 16 + 3 */
+	CHECK(fabmft_has(t, 0xc021, 35) && !fabmft_has(t, 0xc021, 3));
+	CHECK(!fabmft_has(t, 0xc001, 35) && fabmft_mask(t, 0xc021, 2) == 8);
+	fabmft_put(t);
+	fabmcast_put(ma);
+	fabmcast_put(mb);
+}
+
 int main(void)
 {
 	test_hash();
 	test_texts();
 	test_make_ahead();
 	test_quote();
+	test_mcast();
 	CHECK_DONE();
 }

@@ -377,6 +377,8 @@ static void test_groups(void)
 		  "port_switch_lifetime_limit_discards_total",
 		  "port_switch_hoq_lifetime_limit_discards_total",
 		  "port_vl_transmit_wait_total", NULL },
+		{ "partition_members", NULL },
+		{ "mcast_group_members", NULL },
 	};
 	struct fab_snap *s = fabric("fat-tree.txt");
 	size_t len, sum = 0, all;
@@ -384,6 +386,7 @@ static void test_groups(void)
 	bool only;
 
 	decorate(s, 7);
+	CHECK_INT((int)(sizeof(families) / sizeof(families[0])), PROM_GROUPS);
 	for (unsigned g = 0; g < PROM_GROUPS; g++) {
 		struct fab_snap *again = fabric("fat-tree.txt");
 

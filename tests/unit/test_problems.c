@@ -15,6 +15,7 @@
 #include "umadfs/fabric/problems/problems.h"
 #include "umadfs/fabric/problems/thresholds.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/fabric/snapshot/mcast.h"
 #include "umadfs/mad/ibcodes.h"
 
 static void port_up(struct fab_port *p, uint16_t lid)
@@ -516,6 +517,104 @@ static void test_partitions(void)
 	fabsnap_put(s);
 }
 
+/* Switch n's MulticastForwardingTable: block 0 (MLIDs 0xc000-0xc01f),
+ * mlid forwarded to the ports of mask (ports 0-15). */
+static void give_mft(struct fab_node *n, unsigned mlid, unsigned mask)
+{
+	unsigned npos = n->nports / FAB_MFT_PORTS + 1u;
+
+	if (!n->mft) {
+		n->mft = fabmft_new(1, npos, 0);
+		CHECK(n->mft != NULL);
+		n->mft->pending = 0;
+	}
+	n->mft->mask[(mlid - 0xc000) * npos] = (uint16_t)mask;
+}
+
+/* Groups 0xc000 (hca0 and hca1 full members, hca2 send-only), 0xc001
+ * (no member), 0xc002 (an IPoIB broadcast group, no member) and 0xc003
+ * (hca2 send-only). */
+static void give_groups(struct fab_snap *s)
+{
+	struct fab_mcast *mc = fabmcast_new(4, 4);
+
+	CHECK(mc != NULL);
+	mc->groups[0] = (struct fab_mgroup){ .mgid = { 0xff, 0x12, [15] = 1 }, .mlid = 0xc000,
+					     .first = 0, .n = 3 };
+	mc->groups[1] = (struct fab_mgroup){ .mgid = { 0xff, 0x12, [15] = 2 }, .mlid = 0xc001,
+					     .first = 3, .n = 0 };
+	mc->groups[2] = (struct fab_mgroup){
+		.mgid = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, [12] = 0xff, 0xff, 0xff, 0xff },
+		.mlid = 0xc002, .first = 3, .n = 0 };
+	mc->groups[3] = (struct fab_mgroup){ .mgid = { 0xff, 0x12, [15] = 3 }, .mlid = 0xc003,
+					     .first = 3, .n = 1 };
+	mc->members[3] = (struct fab_mcmember){ .prefix = 0xfe80ull << 48, .guid = 0x202,
+						.port = 1, .node_guid = 0x202,
+						.join_state = FAB_JOIN_SENDONLY };
+	for (unsigned i = 0; i < 3; i++)
+		mc->members[i] = (struct fab_mcmember){
+			.prefix = 0xfe80ull << 48, .guid = 0x200 + i, .port = 1,
+			.node_guid = 0x200 + i,
+			.join_state = i < 2 ? FAB_JOIN_FULL : FAB_JOIN_SENDONLY };
+	s->mcast = mc;
+}
+
+static void test_mcast(void)
+{
+	struct fab_snap *s = star(3, 10, 1000);
+	struct fab_node *sw = &s->nodes[0], *sw2;
+
+	give_groups(s);
+	give_mft(sw, 0xc000, 1u << 1 | 1u << 2);   /* hca0, hca1: not hca2 */
+	problems_judge(NULL, s, NULL);
+	CHECK_INT((int)count(s, PROBLEM_MCAST_MEMBER_UNREACHABLE), 0);
+	CHECK_INT((int)count(s, PROBLEM_MCAST_LOOP), 0);
+	/* 0xc001 and 0xc003 (a sender, none to receive); not 0xc002 */
+	CHECK_INT((int)count(s, PROBLEM_MCAST_GROUP_EMPTY), 2);
+	check_keys(s, PROBLEM_MCAST_GROUP_EMPTY,
+		   "problem=mcast_group_empty severity=warning mlid=0xc001"
+		   " mgid=ff12:0000:0000:0000:0000:0000:0000:0002 members=0");
+	CHECK_STR(s->problems[s->nproblems - 1].found,
+		  "mlid=0xc003 mgid=ff12:0000:0000:0000:0000:0000:0000:0003 members=1");
+	give_mft(sw, 0xc000, 1u << 1);              /* hca1's entry gone */
+	rejudge(s);
+	CHECK_INT((int)count(s, PROBLEM_MCAST_MEMBER_UNREACHABLE), 1);
+	check_keys(s, PROBLEM_MCAST_MEMBER_UNREACHABLE,
+		   "problem=mcast_member_unreachable severity=error"
+		   " guid=0x0000000000000201 port=1 node_desc=\"hca1\""
+		   " peer_guid=0x0000000000000200 peer_port=1 peer_node_desc=\"hca0\""
+		   " mlid=0xc000 mgid=ff12:0000:0000:0000:0000:0000:0000:0001 senders=2");
+	give_mft(sw, 0xc000, 1u << 1 | 1u << 2);
+	rejudge(s);
+	CHECK_INT((int)count(s, PROBLEM_MCAST_MEMBER_UNREACHABLE), 0);
+	/* A second switch on two links, both forwarding the group: a cycle. */
+	sw2 = fabsnap_add(s, 0x300, 8);
+	sw = &s->nodes[0];
+	sw2->type = FAB_SWITCH;
+	strcpy(sw2->desc, "sw2");
+	link_ports(sw, 10, sw2, 1);
+	link_ports(sw, 11, sw2, 2);
+	give_mft(sw, 0xc000, 1u << 1 | 1u << 2 | 1u << 10);
+	give_mft(sw2, 0xc000, 1u << 1);
+	rejudge(s);
+	CHECK_INT((int)count(s, PROBLEM_MCAST_LOOP), 0);  /* a tree */
+	give_mft(sw, 0xc000, 1u << 1 | 1u << 2 | 1u << 10 | 1u << 11);
+	give_mft(sw2, 0xc000, 1u << 1 | 1u << 2);
+	rejudge(s);
+	CHECK_INT((int)count(s, PROBLEM_MCAST_LOOP), 1);
+	check_keys(s, PROBLEM_MCAST_LOOP,
+		   "problem=mcast_loop severity=error guid=0x0000000000000100 port=11"
+		   " node_desc=\"sw\" peer_guid=0x0000000000000300 peer_port=2"
+		   " peer_node_desc=\"sw2\" mlid=0xc000"
+		   " mgid=ff12:0000:0000:0000:0000:0000:0000:0001");
+	CHECK_INT((int)count(s, PROBLEM_MCAST_MEMBER_UNREACHABLE), 0);
+	/* Members hidden by the SA: an empty group is not judged so. */
+	s->mcast->untrusted = true;
+	rejudge(s);
+	CHECK_INT((int)count(s, PROBLEM_MCAST_GROUP_EMPTY), 0);
+	fabsnap_put(s);
+}
+
 int main(void)
 {
 	/* Each test's fabric its own: the flaps one remembers are not the
@@ -534,5 +633,6 @@ int main(void)
 	test_flapping();
 	problems_forget();
 	test_partitions();
+	test_mcast();
 	return check_failures ? 1 : 0;
 }

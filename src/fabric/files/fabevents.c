@@ -14,6 +14,7 @@
 #include "umadfs/fabric/files/fabtext.h"
 #include "umadfs/fabric/problems/problem.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/fabric/snapshot/mcast.h"
 #include "umadfs/fuse/readq.h"
 #include "umadfs/fuse/stream.h"
 #include "umadfs/fuse/tree.h"
@@ -457,6 +458,21 @@ static void problem_events(const struct fab_snap *old, const struct fab_snap *ne
 	}
 }
 
+/* A member come or gone between two sweeps (fabmcast_diff()). */
+static void mcast_event(void *ctx, bool join, const struct fab_mgroup *g,
+			const struct fab_mcmember *m)
+{
+	const struct fab_node *n = m->node_guid ? fabsnap_find(ctx, m->node_guid) : NULL;
+	char mgid[FAB_GID_TEXT], gid[FAB_GID_TEXT], q[QUOTED_DESC];
+
+	fabmcast_gid_text(mgid, g->mgid);
+	fabmcast_member_gid_text(gid, m);
+	fabsnap_quote(q, sizeof(q), n ? n->desc : "");
+	emit("event=%s mlid=0x%04x mgid=%s gid=%s join_state=%s node_desc=%s",
+	     join ? "mcast_join" : "mcast_leave", g->mlid, mgid, gid,
+	     fabmcast_join_name(m->join_state), q);
+}
+
 /* The changes between two complete sweeps. */
 static void change_events(const struct fab_snap *old, const struct fab_snap *new)
 {
@@ -465,6 +481,8 @@ static void change_events(const struct fab_snap *old, const struct fab_snap *new
 	link_events(new, old, "link_down");
 	node_events(old, new, "node_appeared");
 	link_events(old, new, "link_up");
+	/* a member gone is found in the old snapshot, one come in the new */
+	fabmcast_diff(old->mcast, new->mcast, mcast_event, (void *)new);
 	for (size_t i = 0; i < new->nnodes; i++) {
 		const struct fab_node *n = &new->nodes[i];
 		const struct fab_node *na = fabsnap_find(old, n->guid);

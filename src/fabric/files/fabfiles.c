@@ -17,6 +17,7 @@
 #include "umadfs/fabric/files/fabmetrics.h"
 #include "umadfs/fabric/files/fabtext.h"
 #include "umadfs/fabric/files/lasterror.h"
+#include "umadfs/fabric/files/mcastfiles.h"
 #include "umadfs/fabric/files/pkeyfiles.h"
 #include "umadfs/fabric/files/routefiles.h"
 #include "umadfs/fabric/files/trafficfiles.h"
@@ -609,6 +610,7 @@ static int node_populate(struct node *dir)
 	if (!fn)
 		return 0;
 	routefiles_node(dir, fn);
+	mcastfiles_node(dir, fn);
 	sync_port_dirs(fn, nd);
 	for (unsigned p = 1; p <= fn->nports; p++)
 		update_peer(shown, fn, nd, p);

@@ -19,9 +19,10 @@
 #define CHUNK_MIN (32u << 10)
 #define CHUNK_BUF (CHUNK_MIN + PROMLINES_UNIT_MAX)
 
-/* "all": every group but details and partitions, named on their own. */
+/* "all": every group but details, partitions and mcast, named on their
+ * own. */
 #define ALL_GROUPS (((1u << PROM_GROUPS) - 1) & ~(1u << PROM_DETAILS) & \
-		    ~(1u << PROM_PARTITIONS))
+		    ~(1u << PROM_PARTITIONS) & ~(1u << PROM_MCAST))
 
 /* The groups shown, a bit each (enum prom_group): set once by
  * fabmetrics_configure(), before any thread. */

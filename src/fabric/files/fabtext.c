@@ -12,6 +12,7 @@
 #include "umadfs/base/clock.h"
 #include "umadfs/fabric/files/fabtext.h"
 #include "umadfs/fabric/problems/problem.h"
+#include "umadfs/fabric/snapshot/mcast.h"
 #include "umadfs/fabric/snapshot/rates.h"
 #include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/madtext.h"
@@ -289,6 +290,7 @@ int fabtext_port_rates(const struct fab_snap *s, const struct fab_node *n,
 int fabtext_sweep(const struct fab_snap *s, char *buf, size_t cap)
 {
 	const struct fab_stats *st = &s->stats;
+	const struct fab_mcast *mc = s->mcast;
 	char when[32];
 	int n;
 
@@ -298,14 +300,17 @@ int fabtext_sweep(const struct fab_snap *s, char *buf, size_t cap)
 		     "ports %u\nmads %" PRIu64 "\nlfts_read %u\ndetail_mads %u\nsl2vl_mads %u\n"
 		     "timeouts %" PRIu64 "\n"
 		     "unreachable %" PRIu64 "\nproblems %zu\nproblems_us %u\n"
-		     "routing_us %u\nok %d\nerror %s\nrefreshes %u\n", when,
+		     "routing_us %u\nok %d\nerror %s\nrefreshes %u\n"
+		     "mcast_groups %u\nmcast_members %u\nmcast_sa %s\n", when,
 		     clock_now_ms() - s->mono_ms,
 		     s->duration_ms, s->via, st->nodes, st->switches, st->cas,
 		     st->routers, st->links, st->ports, st->mads, st->lfts_read,
 		     st->detail_mads, st->sl2vl_mads,
 		     st->timeouts,
 		     st->unreachable, s->nproblems, s->problems_us, s->routing_us, s->ok, s->error,
-		     s->refreshes);
+		     s->refreshes, mc ? mc->ngroups : 0, mc ? mc->nmembers : 0,
+		     !mc ? "none" : mc->truncated ? "truncated" :
+		     mc->untrusted ? "untrusted" : "ok");
 	return n < 0 || (size_t)n >= cap ? -ENOSPC : n;
 }
 

@@ -10,13 +10,14 @@
 #include "umadfs/fabric/files/promlines.h"
 #include "umadfs/fabric/problems/problem.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/fabric/snapshot/mcast.h"
 #include "umadfs/fabric/snapshot/routes.h"
 #include "umadfs/mad/pmacounters.h"
 #include "umadfs/mad/pmadetails.h"
 
 static const char *const group_names[PROM_GROUPS] = {
 	"sweep", "problems", "nodes", "state", "links", "routes", "routing",
-	"errors", "xmit_wait", "data", "details", "partitions",
+	"errors", "xmit_wait", "data", "details", "partitions", "mcast",
 };
 
 const char *promlines_group_name(unsigned group)
@@ -73,11 +74,12 @@ static const char *const prom_details[] = {
  * their count, the nodes, the ports' state, physical state and rate,
  * their links, their routed LIDs, the routing's credit loops and hop
  * histograms (fabric/routing), then their counters, then their detail
- * counters and the wait per VL, then the partitions' members. */
+ * counters and the wait per VL, then the partitions' members, then the
+ * multicast groups'. */
 enum { F_SWEEP = 0, F_PROBLEM = NSWEEP, F_PROBLEMS, F_NODE_UP, F_STATE,
        F_PHYS, F_RATE, F_LINK, F_ROUTED, F_CREDIT_LOOPS, F_ROUTE_PAIRS, F_COUNTER,
        F_DETAIL = F_COUNTER + NCOUNTERS, F_VL_WAIT = F_DETAIL + NDETAILS,
-       F_PARTITION, F_COUNT };
+       F_PARTITION, F_MCAST, F_COUNT };
 
 unsigned promlines_families(void)
 {
@@ -105,6 +107,8 @@ static enum prom_group group_of(unsigned f)
 		return PROM_ROUTING;
 	if (f == F_PARTITION)
 		return PROM_PARTITIONS;
+	if (f == F_MCAST)
+		return PROM_MCAST;
 	if (f >= F_DETAIL)
 		return PROM_DETAILS;
 	c = pmacounters_index(prom_counters[f - F_COUNTER].sysfs);
@@ -281,6 +285,8 @@ static void problem_line(struct out *o, const struct fab_problem *p)
 		out_printf(o, ",lid=\"%u\"", p->lid);
 	if (p->pkey)
 		out_printf(o, ",pkey=\"0x%04x\"", p->pkey);
+	if (p->kind >= PROBLEM_MCAST_MEMBER_UNREACHABLE && p->kind <= PROBLEM_MCAST_GROUP_EMPTY)
+		out_printf(o, ",mlid=\"0x%04x\"", p->lid);
 	out_mem(o, "} 1\n", 4);
 }
 
@@ -391,6 +397,10 @@ static void header(struct out *o, const struct fab_snap *s, unsigned f)
 				      " switch ports 0) whose PKeyTable holds the partition"
 				      " (pkey, without its membership bit) as a full or"
 				      " limited member (fabric/partitions).");
+	} else if (f == F_MCAST) {
+		if (s->mcast && s->mcast->ngroups)
+			family_header(o, "mcast_group_members", "gauge", "Ports the SA"
+				      " lists in the multicast group (fabric/mcast).");
 	} else if (f < F_DETAIL) {
 		family_header(o, families[f].name, "counter",
 			      "Port counter (sysfs name in ports/N/counters/).");
@@ -589,6 +599,21 @@ static bool partition_line(struct out *o, const struct fab_snap *s,
 	return true;
 }
 
+/* umadfs_mcast_group_members item *pos: a group's members. */
+static bool mcast_line(struct out *o, const struct fab_snap *s, struct prom_pos *pos)
+{
+	const struct fab_mgroup *g;
+	char mgid[FAB_GID_TEXT];
+
+	if (!s->mcast || pos->item >= s->mcast->ngroups)
+		return false;
+	g = &s->mcast->groups[pos->item++];
+	fabmcast_gid_text(mgid, g->mgid);
+	out_printf(o, "umadfs_mcast_group_members{mgid=\"%s\",mlid=\"0x%04x\"} %" PRIu32 "\n",
+		   mgid, g->mlid, g->n);
+	return true;
+}
+
 /* Item *pos of family f into o and *pos to the next: false at the end. */
 static bool item(struct out *o, const struct fab_snap *s, struct prom_pos *pos,
 		 struct prom_cache *c)
@@ -609,6 +634,8 @@ static bool item(struct out *o, const struct fab_snap *s, struct prom_pos *pos,
 		return route_pairs_line(o, s, pos);
 	if (f == F_PARTITION)
 		return partition_line(o, s, pos);
+	if (f == F_MCAST)
+		return mcast_line(o, s, pos);
 	if (f < F_STATE || f == F_CREDIT_LOOPS || pos->item >= s->nnodes)
 		return false;
 	if (s->nodes[pos->item].ports[pos->port].has_info)

@@ -46,6 +46,9 @@ static const struct {
 	[PROBLEM_PKEY_ENFORCEMENT_MISMATCH] = { "pkey_enforcement_mismatch", SEVERITY_ERROR },
 	[PROBLEM_PORT_WITHOUT_DEFAULT_PARTITION] = { "port_without_default_partition",
 						     SEVERITY_WARNING },
+	[PROBLEM_MCAST_MEMBER_UNREACHABLE] = { "mcast_member_unreachable", SEVERITY_ERROR },
+	[PROBLEM_MCAST_LOOP] = { "mcast_loop", SEVERITY_ERROR },
+	[PROBLEM_MCAST_GROUP_EMPTY] = { "mcast_group_empty", SEVERITY_WARNING },
 };
 
 const char *problem_kind_name(unsigned kind)
@@ -300,7 +303,9 @@ static void kind_keys(const struct fab_problem *p, char *buf, size_t cap, size_t
 		fabsnap_quote(q, sizeof(q), p->found);
 		keyf(buf, cap, o, " reason=%s", q);
 		break;
-	default:
+	default: /* the mcast kinds: found holds their keys */
+		if (p->kind >= PROBLEM_MCAST_MEMBER_UNREACHABLE)
+			keyf(buf, cap, o, " %s", p->found);
 		break;
 	}
 }

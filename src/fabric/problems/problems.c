@@ -478,6 +478,7 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		congestion_judge(&j, thr.wait_per_second);
 		flapcheck_judge(&j, thr.flap_count, thr.flap_window_s);
 		partcheck_judge(&j);
+		mcastcheck_judge(&j);
 		judge_lids(&j);
 		judge_descs(&j);
 		judge_guids(&j);

@@ -64,6 +64,10 @@ void congestion_judge(struct problem_list *l, uint64_t threshold);
  * pkey_enforcement_mismatch, port_without_default_partition. */
 void partcheck_judge(struct problem_list *l);
 
+/* mcastcheck.c: the multicast groups and tables: mcast_group_empty,
+ * mcast_member_unreachable, mcast_loop. */
+void mcastcheck_judge(struct problem_list *l);
+
 /* routequal.c: the routing as a whole: credit_loop, and the snapshot's
  * routing (fabric/routing); nothing without a switch's table. */
 void routequal_judge(struct problem_list *l);

@@ -6,7 +6,8 @@
  *
  * The window of requests in flight is window.c's, the table and queue of
  * requests sweepreq.c's, the PMA's counters sweeppma.c's, the
- * PKeyTables sweeppkeys.c's.
+ * PKeyTables sweeppkeys.c's, the multicast groups and tables
+ * sweepmcast.c's.
  *
  * With a snapshot before it (prev), a sweep asks only what can change
  * (docs/files.md, "What a sweep asks"):
@@ -121,6 +122,9 @@ static void build(struct discover *d, uint32_t i, uint8_t *frame)
 		break;
 	case REQ_SL2VL: /* AttributeModifier: in-port in bits 8-15, out-port 0-7 */
 		smp_frame(r, frame, IB_ATTR_SLVL_TABLE, (unsigned)r->block << 8 | r->port);
+		break;
+	case REQ_MFT:
+		smp_frame(r, frame, IB_ATTR_MULTICASTFORWTBL, sweepmcast_attrmod(d, r));
 		break;
 	default:
 		sweeppma_frame(d, r, frame);
@@ -484,6 +488,9 @@ static int answered(struct discover *d, const struct req *r, uint8_t *mad)
 	case REQ_SL2VL:
 		sweepsl2vl_answer(d, r, smp);
 		return 0;
+	case REQ_MFT:
+		sweepmcast_block(d, r, smp);
+		return 0;
 	default: /* SwitchInfo */
 		n->enhanced_port0 = mad_get_field(smp, 0, IB_SW_ENHANCED_PORT0_F);
 		n->enforce_cap = (uint16_t)mad_get_field(smp, 0, IB_SW_PARTITION_ENFORCE_CAP_F);
@@ -515,6 +522,9 @@ static int failed(struct discover *d, const struct req *r)
 		return 0;
 	case REQ_SL2VL:
 		sweepsl2vl_answer(d, r, NULL);
+		return 0;
+	case REQ_MFT:
+		sweepmcast_block(d, r, NULL);
 		return 0;
 	default:
 		return 0;
@@ -580,7 +590,8 @@ static int next_answer(struct discover *d)
 /* Nothing more in flight: after discovery (ends 0) the master's SMInfo
  * by LID, unless found with IsSM, and the ports' PKeyTables
  * (sweeppkeys.c); after that (1) what the whole sweep shows against the
- * one before (sweeplft.c); then (2, 3) the SL-to-VL tables in two steps
+ * one before (sweeplft.c), then the multicast groups and tables
+ * (sweepmcast.c); then (2, 3) the SL-to-VL tables in two steps
  * (sweepsl2vl.c). */
 static int sweep_end(struct discover *d, unsigned ends)
 {
@@ -588,7 +599,7 @@ static int sweep_end(struct discover *d, unsigned ends)
 		return ask_sminfo(d, d->snap->sm_lid, NO_NODE, 0, 0, NULL) < 0 ?
 			-ENOMEM : sweeppkeys_ask(d);
 	if (ends == 1)
-		return sweeplft_finish(d);
+		return sweeplft_finish(d) < 0 ? -ENOMEM : sweepmcast_ask(d);
 	return sweepsl2vl_ask(d, ends - 2);
 }
 

@@ -1,5 +1,6 @@
 /* What a sweep's files share (discover.c, sweepreq.c, sweeppma.c,
- * sweeplft.c, sweeppkeys.c, sweepsl2vl.c): the sweep's state, its requests and what it keeps of each
+ * sweeplft.c, sweeppkeys.c, sweepsl2vl.c, sweepmcast.c, sweepsets.c): the
+ * sweep's state, its requests and what it keeps of each
  * node. */
 #ifndef UMADFS_DISCOVER_PRIV_H
 #define UMADFS_DISCOVER_PRIV_H
@@ -15,7 +16,8 @@
 #define SM_MAX 32           /* SMs asked for their SMInfo in one sweep */
 
 enum req_kind { REQ_NODE_INFO, REQ_NODE_DESC, REQ_PORT_INFO, REQ_SWITCH_INFO,
-		REQ_SM_INFO, REQ_LFT, REQ_PKEYS, REQ_SL2VL, /* SMPs above, PMA below */
+		REQ_SM_INFO, REQ_LFT, REQ_PKEYS, REQ_SL2VL, REQ_MFT,
+		/* SMPs above, PMA below */
 		REQ_PMA_CPI, REQ_PORT_COUNTERS, REQ_PORT_COUNTERS_EXT,
 		REQ_PORT_DETAILS };
 
@@ -29,7 +31,8 @@ struct req {
 	uint16_t lid;   /* SMInfo: the LID asked */
 	uint32_t node;  /* the node asked, or (NodeInfo) the one it leaves: NO_NODE */
 	uint32_t next_free;
-	uint16_t block;  /* LinearForwardingTable, PKeyTable: the block asked;
+	uint16_t block;  /* LinearForwardingTable, PKeyTable: the block asked
+			  * (MulticastForwardingTable: its index << 4 | position);
 			  * a port's details: the attribute (PMADET_*);
 			  * SLtoVLMappingTable: the in-port (port: the out) */
 	uint8_t path[FAB_PATH_MAX];
@@ -158,5 +161,14 @@ void sweeppkeys_block(struct discover *d, const struct req *r, const uint8_t *da
 int sweepsl2vl_ask(struct discover *d, unsigned step);
 /* A table answered (data: the SMP data), or lost (NULL: VL 0 taken). */
 void sweepsl2vl_answer(struct discover *d, const struct req *r, const uint8_t *data);
+/* sweepmcast.c: discovery over, the SA's multicast groups asked and each
+ * switch's MulticastForwardingTable for their MLIDs, or the snapshot
+ * before's shared.  0 or -ENOMEM. */
+int sweepmcast_ask(struct discover *d);
+/* A MulticastForwardingTable Get's AttributeModifier. */
+unsigned sweepmcast_attrmod(const struct discover *d, const struct req *r);
+/* A block answered (data: the SMP data), or lost (NULL): the switch has
+ * no table in this snapshot then. */
+void sweepmcast_block(struct discover *d, const struct req *r, const uint8_t *data);
 
 #endif

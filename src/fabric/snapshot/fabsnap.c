@@ -11,6 +11,7 @@
 
 #include "umadfs/base/array.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/fabric/snapshot/mcast.h"
 #include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/madtext.h"
 
@@ -40,7 +41,9 @@ void fabsnap_put(struct fab_snap *s)
 		free(s->nodes[i].ports);
 		fabsnap_lft_put(s->nodes[i].lft);
 		fabsnap_sl2vl_put(s->nodes[i].sl2vl);
+		fabmft_put(s->nodes[i].mft);
 	}
+	fabmcast_put(s->mcast);
 	for (int t = 0; t < FAB_TEXT_COUNT; t++)
 		if (s->texts[t].buf)
 			munmap(s->texts[t].buf, s->texts[t].len + 1);
@@ -333,6 +336,8 @@ static int copy_node(struct fab_snap *s, const struct fab_node *n)
 		fabsnap_lft_get(c->lft);
 	if (c->sl2vl)
 		fabsnap_sl2vl_get(c->sl2vl);
+	if (c->mft)
+		fabmft_get(c->mft);
 	return 0;
 }
 
@@ -358,6 +363,8 @@ struct fab_snap *fabsnap_copy(const struct fab_snap *from,
 	s->local_port_guid = from->local_port_guid;
 	s->sm_lid = from->sm_lid;
 	s->sm_act_since_ms = from->sm_act_since_ms;
+	if ((s->mcast = from->mcast))
+		fabmcast_get(s->mcast);
 	if (from->nsms) {
 		s->sms = malloc(from->nsms * sizeof(*s->sms));
 		if (!s->sms)

@@ -1,8 +1,10 @@
 /* The SM's traps as events (traps.h): a subscription (SA InformInfo Set)
- * to traps 64, 65, 128 and 144 from the fabric view's port, an agent
- * registered there for the SA's Reports, and a thread that answers each
- * Report (ReportResponse), notes it in fabric/events and asks the sweep
- * thread to refresh what it names.
+ * to traps 64, 65, 66, 67, 128 and 144 from the fabric view's port, an
+ * agent registered there for the SA's Reports, and a thread that answers
+ * each Report (ReportResponse), notes it in fabric/events and asks the
+ * sweep thread to refresh what it names (a multicast group created or
+ * deleted, 66 and 67: a sweep, whose groups against the snapshot
+ * before's make the mcast_join and mcast_leave events).
  *
  * The same thread checks every TRAPS_CHECK_MS that the subscription
  * stands: the port's master SM (its PortInfo MasterSMLID, that SM's
@@ -34,6 +36,7 @@
 #include "umadfs/engine/engine.h"
 #include "umadfs/engine/query.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
+#include "umadfs/fabric/snapshot/mcast.h"
 #include "umadfs/fabric/snapshot/refresh.h"
 #include "umadfs/fabric/watch/reportq.h"
 #include "umadfs/fabric/watch/sweeper.h"
@@ -48,7 +51,7 @@
 			       * (or at once for another SM) */
 #define SA_VERSION 2
 
-static const unsigned trap_numbers[] = { 64, 65, 128, 144 };
+static const unsigned trap_numbers[] = { 64, 65, 66, 67, 128, 144 };
 
 /* CHECKING: not yet checked since the first sweep. */
 enum traps_state { TRAPS_OFF, TRAPS_NONE, TRAPS_SUBSCRIBED, TRAPS_REFUSED,
@@ -460,6 +463,20 @@ static void who(char *buf, size_t cap, const struct refresh_ask *a)
 	fabsnap_put(s);
 }
 
+/* Trap 66 (a multicast group created) or 67 (deleted), its MGID at
+ * DataDetails 6..21: noted, and a sweep asked (its groups against the
+ * snapshot before's make the mcast_join and mcast_leave events). */
+static void group_trap(unsigned trap, unsigned issuer, const uint8_t *notice)
+{
+	char mgid[FAB_GID_TEXT], line[160];
+
+	fabmcast_gid_text(mgid, notice + 16);
+	snprintf(line, sizeof(line), "event=trap trap=%u issuer_lid=%u mgid=%s", trap,
+		 issuer, mgid);
+	tr.note(line);
+	sweeper_sweep();
+}
+
 static void handle(uint8_t *frame)
 {
 	uint8_t *notice = frame + UMAD_FRAME_HDR_SIZE + IB_SA_DATA_OFFS;
@@ -473,6 +490,10 @@ static void handle(uint8_t *frame)
 	answer(copy);
 	if (!mad_get_field(notice, 0, IB_NOTICE_IS_GENERIC_F))
 		return;
+	if (trap == 66 || trap == 67) {
+		group_trap(trap, issuer, notice);
+		return;
+	}
 	switch (trap) {
 	case 64: /* GID in service, 65: out of service: DataDetails 6..21 */
 	case 65: {

@@ -28,6 +28,7 @@ enum prom_group {
 	PROM_DETAILS,   /* the detail counters and the wait per VL: not in
 			 * the default (all), named on its own */
 	PROM_PARTITIONS, /* umadfs_partition_members: not in all either */
+	PROM_MCAST,     /* umadfs_mcast_group_members: nor this */
 	PROM_GROUPS
 };
 

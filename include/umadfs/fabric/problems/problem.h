@@ -38,6 +38,9 @@ enum fab_problem_kind {
 	PROBLEM_PARTITION_NO_FULL_MEMBER, /* partcheck.c's: pkey set */
 	PROBLEM_PKEY_ENFORCEMENT_MISMATCH,
 	PROBLEM_PORT_WITHOUT_DEFAULT_PARTITION,
+	PROBLEM_MCAST_MEMBER_UNREACHABLE, /* mcastcheck.c's: lid is the MLID */
+	PROBLEM_MCAST_LOOP,
+	PROBLEM_MCAST_GROUP_EMPTY,
 	PROBLEM_KIND_COUNT
 };
 
@@ -53,7 +56,7 @@ struct fab_problem {
 	uint8_t port;
 	uint8_t node_type; /* FAB_CA ...; 0 unknown */
 	int8_t counter;    /* thresholds.h's index (counter kinds), else -1 */
-	uint16_t lid;      /* duplicate_lid, sm kinds */
+	uint16_t lid;      /* duplicate_lid, sm kinds; the mcast kinds' MLID */
 	uint16_t pkey;     /* the partition kinds: the PKey without its
 			    * membership bit, 0 none */
 	uint64_t guid;     /* 0: the fabric's (sm_missing, sweep_failed) */

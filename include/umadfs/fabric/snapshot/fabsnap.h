@@ -144,6 +144,9 @@ struct fab_node {
 	struct fab_lft *lft;
 	/* Its SLtoVLMappingTables (above), NULL when not read. */
 	struct fab_sl2vl *sl2vl;
+	/* A switch's MulticastForwardingTable for the MLIDs in use (mcast.h,
+	 * sweepmcast.c); NULL when none. */
+	struct fab_mft *mft;
 	struct fab_port *ports; /* [0..nports]; [0] of a CA unused */
 	struct fab_nodedir *dir; /* fabfiles: its directory, once made */
 };
@@ -164,6 +167,8 @@ enum fab_text { FAB_TEXT_SWEEP, FAB_TEXT_TOPOLOGY, FAB_TEXT_LINKS,
 		FAB_TEXT_PROBLEMS, FAB_TEXT_RATES, FAB_TEXT_ROUTING, FAB_TEXT_COUNT };
 
 struct fab_problem; /* problem.h */
+struct fab_mcast;   /* mcast.h */
+struct fab_mft;
 
 #define FAB_ROUTE_HOPS 66  /* hop counts 0..65 of a CA-to-CA route */
 
@@ -223,6 +228,7 @@ struct fab_snap {
 	unsigned problems_us;    /* how long judging them took */
 	struct fab_routing *routing; /* NULL: no table judged */
 	struct fab_partition *partitions; /* partcheck.c's, by PKey */
+	struct fab_mcast *mcast; /* the SA's groups (mcast.h); NULL: not asked */
 	size_t npartitions;
 	unsigned routing_us;     /* of problems_us, the routing check's (0:
 				  * carried from the snapshot before) */
