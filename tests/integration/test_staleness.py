@@ -17,6 +17,7 @@ import time
 import pytest
 
 import diags as tm
+import simfabric as sim
 
 SW1 = "0x0000000000200000"     # two-switch.net
 SW2 = "0x0000000000200001"
@@ -218,6 +219,7 @@ def test_sm_stopped(viewed):
     assert not tm.problems(m, "sm_missing")
 
 
+@pytest.mark.watchdog(300)
 def test_storm_settles(tmp_path, make_fabric, mount):
     """150 Unlink/ReLink pairs of two HCA cables as fast as ibsim takes
     them: once the ports have settled (Active again, as the diags see
@@ -234,9 +236,17 @@ def test_storm_settles(tmp_path, make_fabric, mount):
                   'ReLink "H0003"[1]', 'ReLink "H0005"[1]']
     f.commands(storm, timeout=120)
     # opensm's trap aging ignores a port's traps past ten in its window:
-    # its own light sweep (every 10 s) brings the ports back.
+    # its own light sweep (every 10 s) brings the ports back.  Where it
+    # did not within two minutes (once, under the ASan daemon: H0003 left
+    # Initializing), a HUP makes it sweep heavily (opensm(8), NOTES): the
+    # view is judged once the SM has brought the ports back, not the SM.
     for h in ("H0003", "H0005"):
-        f.wait_active(h, timeout=120)
+        try:
+            f.wait_active(h, timeout=60)
+        except sim.FabricError:
+            for proc, _ in list(f.opensm.values()):
+                proc.send_signal(signal.SIGHUP)
+            f.wait_active(h, timeout=60)
     settled = time.monotonic()
     while links(m) != before and time.monotonic() - settled < STALE_BOUND:
         time.sleep(0.2)
