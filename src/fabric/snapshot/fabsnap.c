@@ -10,6 +10,7 @@
 #include <infiniband/mad.h>
 
 #include "umadfs/base/array.h"
+#include "umadfs/base/refs.h"
 #include "umadfs/fabric/snapshot/fabsnap.h"
 #include "umadfs/fabric/snapshot/mcast.h"
 #include "umadfs/mad/ibcodes.h"
@@ -28,12 +29,12 @@ struct fab_snap *fabsnap_new(void)
 
 void fabsnap_get(struct fab_snap *s)
 {
-	__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+	refs_get(&s->refs);
 }
 
 void fabsnap_put(struct fab_snap *s)
 {
-	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL))
+	if (!s || !refs_put(&s->refs))
 		return;
 	for (size_t i = 0; i < s->nnodes; i++) {
 		for (unsigned p = 0; s->nodes[i].ports && p <= s->nodes[i].nports; p++)
@@ -74,12 +75,12 @@ struct fab_lft *fabsnap_lft_new(unsigned top, int64_t read_ms)
 
 void fabsnap_lft_get(struct fab_lft *t)
 {
-	__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+	refs_get(&t->refs);
 }
 
 void fabsnap_lft_put(struct fab_lft *t)
 {
-	if (t && !__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
+	if (t && refs_put(&t->refs))
 		free(t);
 }
 
@@ -100,12 +101,12 @@ struct fab_sl2vl *fabsnap_sl2vl_new(unsigned nports)
 
 void fabsnap_sl2vl_get(struct fab_sl2vl *t)
 {
-	__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+	refs_get(&t->refs);
 }
 
 void fabsnap_sl2vl_put(struct fab_sl2vl *t)
 {
-	if (t && !__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
+	if (t && refs_put(&t->refs))
 		free(t);
 }
 
@@ -152,12 +153,12 @@ const struct fab_pkeys *fabsnap_endport_pkeys(const struct fab_node *n, unsigned
 
 void fabsnap_pkeys_get(struct fab_pkeys *t)
 {
-	__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+	refs_get(&t->refs);
 }
 
 void fabsnap_pkeys_put(struct fab_pkeys *t)
 {
-	if (t && !__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
+	if (t && refs_put(&t->refs))
 		free(t);
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "umadfs/base/refs.h"
 #include "umadfs/fabric/snapshot/mcast.h"
 #include "umadfs/mad/ibcodes.h"
 
@@ -27,12 +28,12 @@ struct fab_mcast *fabmcast_new(uint32_t ngroups, uint32_t nmembers)
 
 void fabmcast_get(struct fab_mcast *m)
 {
-	__atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
+	refs_get(&m->refs);
 }
 
 void fabmcast_put(struct fab_mcast *m)
 {
-	if (m && !__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL))
+	if (m && refs_put(&m->refs))
 		free(m);
 }
 
@@ -175,12 +176,12 @@ struct fab_mft *fabmft_new(unsigned nblocks, unsigned npos, int64_t read_ms)
 
 void fabmft_get(struct fab_mft *t)
 {
-	__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+	refs_get(&t->refs);
 }
 
 void fabmft_put(struct fab_mft *t)
 {
-	if (t && !__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
+	if (t && refs_put(&t->refs))
 		free(t);
 }
 
