@@ -19,6 +19,8 @@
 #include "pending_table.h"
 #include "receiver.h"
 
+#define CLOSE_QUIET_MS 1000 /* the longest engine_close() waits for answers */
+
 int engine_open(struct mad_engine **out, const char *ca, int portnum,
 		engine_transport_fn on_transport, void *ctx)
 {
@@ -31,6 +33,7 @@ int engine_open(struct mad_engine **out, const char *ca, int portnum,
 	engine->portnum = portnum;
 	pthread_mutex_init(&engine->lock, NULL);
 	pthread_mutex_init(&engine->dispatch_lock, NULL);
+	pthread_cond_init(&engine->idle, NULL);
 	pending_table_init(&engine->pending);
 	agent_table_init(engine);
 	liveness_init(engine, on_transport, ctx);
@@ -49,6 +52,7 @@ int engine_open(struct mad_engine **out, const char *ca, int portnum,
 err_close:
 	ibumad_close_port(engine->fd);
 err_free:
+	pthread_cond_destroy(&engine->idle);
 	pthread_mutex_destroy(&engine->dispatch_lock);
 	pthread_mutex_destroy(&engine->lock);
 	free(engine);
@@ -68,10 +72,15 @@ void engine_close(struct mad_engine *engine)
 {
 	if (!engine)
 		return;
+	/* What is still on the wire comes back to the agents it left from
+	 * (the receiver drops it) before they go. */
+	if (!engine->joined)
+		pending_quiesce(engine, CLOSE_QUIET_MS);
 	engine_stop(engine);
 	delivery_drop_held(engine, NULL);
 	agent_table_close(engine);
 	ibumad_close_port(engine->fd);
+	pthread_cond_destroy(&engine->idle);
 	pthread_mutex_destroy(&engine->dispatch_lock);
 	pthread_mutex_destroy(&engine->lock);
 	free(engine);

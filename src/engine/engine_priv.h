@@ -83,6 +83,7 @@ struct mad_engine {
 	char trigger[160];    /* what made the engine doubt last (engine_doubt()) */
 	char why[320];        /* why it is down (liveness.c) */
 	struct pending_table pending; /* pending.c's */
+	pthread_cond_t idle;          /* pending.c: the table emptied */
 	bool requests_closed; /* pending.c: engine_request()s ended, no more */
 	struct agent agents[AGENTS_MAX]; /* agent_table.c's, and below */
 	unsigned nagents;

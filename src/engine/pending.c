@@ -1,7 +1,9 @@
 /* Requests from their send to their one delivery (the answer, or the
  * request given back or ended with ETIMEDOUT): the send with its TID
  * rewritten (pending_table.c), answer matching (the TID, then the class
- * and the source), early timeouts resent or held, expiry. */
+ * and the source), early timeouts resent or held, expiry, and the
+ * requests whose sink was cancelled, still on the wire, kept until their
+ * answer or their expiry so that the port is let go only when quiet. */
 #include <endian.h>
 #include <errno.h>
 #include <pthread.h>
@@ -19,6 +21,24 @@
 #include "pending.h"
 
 #define MISROUTED_LOGGED 16 /* answers from elsewhere logged one by one */
+
+/* The sink of a request whose own sink was cancelled while it was on the
+ * wire: its answer, or its expiry, frees the slot and goes nowhere.
+ * Never called (no ops). */
+static struct mad_sink orphaned;
+
+/* Frees e's slot (pending_table_end()): its sink, or NULL for an
+ * orphaned request; the last slot freed wakes pending_quiesce().
+ * engine->lock held. */
+static struct mad_sink *end_entry(struct mad_engine *engine, struct pending *e,
+				  uint8_t *mad)
+{
+	struct mad_sink *sink = pending_table_end(&engine->pending, e, mad);
+
+	if (engine->pending.nfree == PENDING_MAX)
+		pthread_cond_broadcast(&engine->idle);
+	return sink == &orphaned ? NULL : sink;
+}
 
 /* Takes a free slot for a request of sink and puts its wire TID in the
  * MAD: 0, or -EBUSY when the table is full.  engine->lock held. */
@@ -80,7 +100,7 @@ static bool send_undo(struct mad_engine *engine, uint32_t wire)
 	pthread_mutex_lock(&engine->lock);
 	e = pending_table_find(&engine->pending, wire);
 	if (e)
-		pending_table_end(&engine->pending, e, NULL);
+		end_entry(engine, e, NULL);
 	pthread_mutex_unlock(&engine->lock);
 	return e != NULL;
 }
@@ -125,8 +145,8 @@ void pending_cancel(struct mad_engine *engine, struct mad_sink *sink)
 
 	pthread_mutex_lock(&engine->lock);
 	for (uint32_t i = 0; i < PENDING_MAX; i++) {
-		if (t->entries[i].sink == sink)
-			pending_table_end(t, &t->entries[i], NULL);
+		if (sink && t->entries[i].sink == sink)
+			t->entries[i].sink = &orphaned;
 	}
 	pthread_mutex_unlock(&engine->lock);
 	/* Wait out a delivery to sink that may have begun before, and drop
@@ -155,7 +175,7 @@ static void resend(struct mad_engine *engine, uint8_t *frame, size_t mad_len,
 	pthread_mutex_lock(&engine->lock);
 	e = pending_table_find(&engine->pending, wire);
 	if (e)
-		sink = pending_table_end(&engine->pending, e, mad);
+		sink = end_entry(engine, e, mad);
 	pthread_mutex_unlock(&engine->lock);
 	if (sink)
 		delivery_add(engine, sink, frame, mad_len);
@@ -237,7 +257,8 @@ static void given_back(const struct pending *e, uint8_t *frame)
  * spent by resending, and the final timeout is held until the deadline. */
 static enum answer_fate answer_fate(const struct pending *e, unsigned status)
 {
-	if (status != ETIMEDOUT || clock_now_ms() + e->timeout_ms / 2 >= e->deadline_ms)
+	if (status != ETIMEDOUT || e->sink == &orphaned ||
+	    clock_now_ms() + e->timeout_ms / 2 >= e->deadline_ms)
 		return ANSWER_DELIVER;
 	return e->retries_left > 0 ? ANSWER_RESEND : ANSWER_HOLD;
 }
@@ -278,8 +299,10 @@ bool pending_answer(struct mad_engine *engine, uint8_t *frame, size_t mad_len)
 	case ANSWER_DELIVER:
 		break;
 	}
-	sink = pending_table_end(&engine->pending, e, mad);
+	sink = end_entry(engine, e, mad);
 	pthread_mutex_unlock(&engine->lock);
+	if (!sink)
+		return true; /* orphaned: the answer ends it, no more */
 	if (due)
 		delivery_hold(engine, sink, frame, mad_len, due);
 	else
@@ -308,7 +331,7 @@ static struct mad_sink *expire_next(struct mad_engine *engine, bool all, int64_t
 		memcpy(frame, e->head, sizeof(e->head));
 		((struct ib_user_mad *)frame)->status = ETIMEDOUT;
 		*flags = e->flags;
-		sink = pending_table_end(t, e, frame + UMAD_FRAME_HDR_SIZE);
+		sink = end_entry(engine, e, frame + UMAD_FRAME_HDR_SIZE);
 	}
 	pthread_mutex_unlock(&engine->lock);
 	return sink;
@@ -349,6 +372,17 @@ void pending_end_requests(struct mad_engine *engine)
 	engine->requests_closed = true;
 	pthread_mutex_unlock(&engine->lock);
 	expire(engine, true, PENDING_REQUEST);
+}
+
+void pending_quiesce(struct mad_engine *engine, int max_ms)
+{
+	int64_t until = clock_now_ms() + max_ms;
+	int r = 0;
+
+	pthread_mutex_lock(&engine->lock);
+	while (engine->pending.nfree < PENDING_MAX && !engine->down && r != ETIMEDOUT)
+		r = clock_wait_until(&engine->idle, &engine->lock, until);
+	pthread_mutex_unlock(&engine->lock);
 }
 
 bool pending_awaited(struct mad_engine *engine)

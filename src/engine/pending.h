@@ -34,6 +34,13 @@ unsigned pending_expire(struct mad_engine *engine, bool all);
 /* Ends (as timed out) every pending engine_request(), and refuses new ones
  * (-ENODEV): at the receiver's end, after the held timeouts went out. */
 void pending_end_requests(struct mad_engine *engine);
+/* Waits, at most max_ms, until no request is on the wire any more: each
+ * answered, given back or expired by the receiver thread, the orphaned
+ * ones (their sink cancelled) too.  Not while the transport is down
+ * (nothing would come).  Before the agents are unregistered: an answer
+ * for an agent gone is dropped by the kernel, but crashes umad2sim's
+ * receiver thread. */
+void pending_quiesce(struct mad_engine *engine, int max_ms);
 /* Whether any request waits for its answer. */
 bool pending_awaited(struct mad_engine *engine);
 

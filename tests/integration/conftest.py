@@ -144,6 +144,6 @@ def mount(request, tmp_path, make_fabric):
         for p in m.problems():
             problems.append("%s (%s on %s)" % (p, m.mountpoint, m.sim_host))
         if m.problems():
-            problems.append("---- daemon log %s ----\n%s" % (m.log_path, m.log_text()[-6000:]))
+            problems.append("---- daemon log %s ----\n%s" % (m.log_path, m.log_excerpt()))
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)

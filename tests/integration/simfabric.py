@@ -659,6 +659,20 @@ class Mount:
     def log_text(self):
         return _read(self.log_path)
 
+    def log_excerpt(self, tail=6000):
+        """The log's end and, before it, the first report of what went
+        wrong that the end leaves out (a sanitizer's report, the stack
+        valgrind printed when the daemon died of a signal, both long
+        before the leak summary at the end)."""
+        log = self.log_text()
+        end = log[-tail:]
+        m = re.search(r"(^.*(Process terminating with default action|"
+                      r"ERROR: AddressSanitizer|runtime error:|"
+                      r"Invalid (read|write) of size).*$)", log, re.M)
+        if not m or m.start() >= len(log) - tail:
+            return end
+        return "%s\n[...]\n%s" % (log[m.start():m.start() + 4000], end)
+
     def _fusermount(self, flags, timeout=KILL_TIMEOUT):
         try:
             cp = subprocess.run(["fusermount3", flags, str(self.mountpoint)],

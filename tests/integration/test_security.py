@@ -109,7 +109,7 @@ def open_mount(sec_fabric):
     for d, m in made:
         m.unmount()
         if m.problems():
-            problems += m.problems() + ["---- daemon log ----", m.log_text()[-6000:]]
+            problems += m.problems() + ["---- daemon log ----", m.log_excerpt()]
         shutil.rmtree(d, ignore_errors=True)
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)

@@ -46,7 +46,7 @@ def fm(tmp_path_factory):
         f.stop()
     if m.problems():
         pytest.fail("\n".join(m.problems() + ["---- daemon log ----",
-                                              m.log_text()[-6000:]]), pytrace=False)
+                                              m.log_excerpt()]), pytrace=False)
 
 
 def sh(shell, script, *args):

@@ -15,10 +15,12 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
+#include "umadfs/base/clock.h"
 #include "umadfs/mad/mad.h"
 #include "engine_priv.h"
 #include "pending.h"
@@ -218,8 +220,17 @@ static struct mad_engine *engine_new(void)
 	engine->issm_fd = -1;
 	pthread_mutex_init(&engine->lock, NULL);
 	pthread_mutex_init(&engine->dispatch_lock, NULL);
+	pthread_cond_init(&engine->idle, NULL);
 	pending_table_init(&engine->pending);
 	return engine;
+}
+
+static void engine_free(struct mad_engine *engine)
+{
+	pthread_cond_destroy(&engine->idle);
+	pthread_mutex_destroy(&engine->dispatch_lock);
+	pthread_mutex_destroy(&engine->lock);
+	free(engine);
 }
 
 /* A request of sink with TID tid, as pending_send() leaves it in the table
@@ -255,7 +266,8 @@ static bool answered(struct mad_engine *engine, uint64_t tid, unsigned status)
 
 /* Request A answered, B in A's slot: A's answer again (late, duplicated)
  * or A given back is not B's; B's own is, with B's TID.  The same when A
- * was cancelled rather than answered. */
+ * was cancelled rather than answered: its slot is B's only once A's
+ * answer came, which goes to nobody. */
 static void test_late_answer(void)
 {
 	struct mad_engine *engine = engine_new();
@@ -278,15 +290,78 @@ static void test_late_answer(void)
 
 	wa = start(engine, &a.sink, 0xc);
 	pending_cancel(engine, &a.sink);
+	CHECK(pending_awaited(engine)); /* still on the wire */
+	CHECK(answered(engine, wa, 0));
+	CHECK_INT(a.n + b.n, 2);
+	CHECK(!pending_awaited(engine));
 	wb = start(engine, &b.sink, 0xd);
 	CHECK_INT(SLOT((uint32_t)wb), SLOT((uint32_t)wa));
 	CHECK(!answered(engine, wa, 0));
 	CHECK_INT(a.n + b.n, 2);
 	CHECK(answered(engine, wb, 0));
 	CHECK_INT(b.tid, 0xd);
-	pthread_mutex_destroy(&engine->dispatch_lock);
-	pthread_mutex_destroy(&engine->lock);
-	free(engine);
+	engine_free(engine);
+}
+
+struct late {
+	struct mad_engine *engine;
+	uint64_t tid;
+};
+
+static void *answer_late(void *arg)
+{
+	struct late *l = arg;
+	const struct timespec pause = { 0, 50 * 1000 * 1000 };
+
+	nanosleep(&pause, NULL);
+	answered(l->engine, l->tid, 0);
+	return NULL;
+}
+
+/* A request whose sink was cancelled (orphaned): given back early, it is
+ * not sent again; expired, it is nobody's timeout and not counted;
+ * pending_quiesce() waits for its answer, or gives up at its limit. */
+static void test_orphaned(void)
+{
+	struct mad_engine *engine = engine_new();
+	struct rec_sink a = { .sink.ops = &rec_ops };
+	struct late l = { engine, 0 };
+	pthread_t thread;
+	int64_t t0;
+	uint64_t w;
+
+	w = start(engine, &a.sink, 0x1);
+	engine->pending.entries[SLOT((uint32_t)w)].retries_left = 3;
+	pending_cancel(engine, &a.sink);
+	CHECK(answered(engine, w, ETIMEDOUT)); /* fd -1: a resend would fail, delivered */
+	CHECK_INT(a.n, 0);
+	CHECK(!pending_awaited(engine));
+
+	start(engine, &a.sink, 0x2);
+	pending_cancel(engine, &a.sink);
+	CHECK_INT(pending_expire(engine, true), 0);
+	CHECK_INT(a.n, 0);
+	CHECK(!pending_awaited(engine));
+
+	t0 = clock_now_ms();
+	pending_quiesce(engine, 5000); /* nothing on the wire: at once */
+	CHECK(clock_now_ms() - t0 < 1000);
+	l.tid = start(engine, &a.sink, 0x3);
+	pending_cancel(engine, &a.sink);
+	CHECK_INT(pthread_create(&thread, NULL, answer_late, &l), 0);
+	t0 = clock_now_ms();
+	pending_quiesce(engine, 20000);
+	CHECK(clock_now_ms() - t0 < 10000);
+	CHECK(!pending_awaited(engine));
+	pthread_join(thread, NULL);
+
+	start(engine, &a.sink, 0x4); /* never answered: the limit */
+	t0 = clock_now_ms();
+	pending_quiesce(engine, 100);
+	CHECK(clock_now_ms() - t0 >= 100);
+	CHECK(pending_awaited(engine));
+	CHECK_INT(a.n, 0);
+	engine_free(engine);
 }
 
 int main(void)
@@ -296,5 +371,6 @@ int main(void)
 	test_generation_wraps();
 	test_full_table();
 	test_late_answer();
+	test_orphaned();
 	CHECK_DONE();
 }
