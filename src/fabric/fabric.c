@@ -10,8 +10,10 @@
 #include <time.h>
 
 #include "umadfs/base/clock.h"
+#include "umadfs/base/log.h"
 #include "umadfs/base/group.h"
 #include "umadfs/base/number.h"
+#include "umadfs/device/device.h"
 #include "umadfs/fabric/fabric.h"
 #include "umadfs/fabric/files/actions.h"
 #include "umadfs/fabric/files/expectedfile.h"
@@ -27,6 +29,7 @@
 #include "umadfs/fabric/problems/problems.h"
 #include "umadfs/fabric/snapshot/discover.h"
 #include "umadfs/fabric/snapshot/lightsweep.h"
+#include "umadfs/fabric/snapshot/pathsl.h"
 #include "umadfs/fabric/watch/sweeper.h"
 #include "umadfs/fabric/watch/traps.h"
 
@@ -220,6 +223,29 @@ int fabric_parse_options(struct fuse_args *args)
 }
 
 
+/* The pairs' SLs of a small fabric whose routing has a credit loop when
+ * every route is taken to be on SL 0 (pathsl.h): a loop of SL 0's, or of
+ * a routing engine (lash, dfsssp) that puts pairs on other SLs, which
+ * the SA alone knows.  prev's when the routing is prev's.  Asked before
+ * the judgement, so that none is ever made on SLs it takes for others. */
+static void path_sls(const struct fab_snap *old, struct fab_snap *snap)
+{
+	struct ca_port *port;
+	struct mad_engine *e;
+	int err;
+
+	if (snap->refreshes || pathsl_carry(old, snap) || !pathsl_small(snap) ||
+	    problems_credit_loops(snap) <= 0)
+		return;
+	port = sweeper_port(snap);
+	e = port ? ca_port_engine(port, &err) : NULL;
+	if (!e)
+		return;
+	if (pathsl_ask(snap, e) < 0)
+		log_dbg("fabric: the pairs' SLs were not all answered: routes taken on SL 0");
+	ca_port_engine_done(port);
+}
+
 /* A new snapshot, before it is current: the expectation it may be, and
  * what is wrong. */
 static void on_judge(const struct fab_snap *old, struct fab_snap *snap)
@@ -227,6 +253,7 @@ static void on_judge(const struct fab_snap *old, struct fab_snap *snap)
 	int64_t t0 = clock_now_us();
 	struct fab_snap *expected;
 
+	path_sls(old, snap);
 	expected_offer(snap);
 	expected = expected_get();
 	problems_judge(old, snap, expected);

@@ -118,7 +118,9 @@ def check_against(r, chk):
 def test_ring_credit_loop(tmp_path, make_fabric, mount):
     """The ring of five switches under opensm's minhop: ibdmchk finds a
     credit loop; so does the mount, on the same ports, and its
-    histograms are ibdmchk's."""
+    histograms are ibdmchk's.  Having found it, the mount asked the SA
+    the 20 pairs' SLs (a small fabric): all SL 0, as saquery says, so the
+    loop stands."""
     need("ibdmchk")
     f = make_fabric("ring5.net")
     d = opensm_dumping(f, "Hca5", tmp_path)
@@ -136,7 +138,11 @@ def test_ring_credit_loop(tmp_path, make_fabric, mount):
     assert all(p["severity"] == "error" and p["vl"] == "0" for p in loops), loops
     assert {(int(p["guid"], 16), int(p["port"])) for p in loops} == \
         {min(c) for c in cycles(r)}, (loops, r)
-    # A sweep that reads no table keeps the verdict unjudged.
+    sls = path_sls(f, "Hca1", ring_cas(f))
+    assert r["path_sls"] == [str(len(sls))] and r["path_sls_unknown"] == ["0"], r
+    assert r["sls"] == [" ".join(str(s) for s in sorted(set(sls.values())))] == ["0"], r
+    # A sweep that reads no table keeps the verdict unjudged, and the
+    # pairs' SLs unasked.
     deadline = time.monotonic() + 30
     while True:
         sweep(m)
@@ -146,6 +152,7 @@ def test_ring_credit_loop(tmp_path, make_fabric, mount):
             break
         assert time.monotonic() < deadline, kv
     assert kv["routing_us"] == "0" and routing(m) == r and problems(m, "credit_loop") == loops
+    assert kv["pathsl_mads"] == "0", kv
     check_metrics(m, r)
     check_far(r, chk)
 
@@ -532,9 +539,10 @@ def test_ring_vl_engines(tmp_path, make_fabric, mount, engine):
     pairs SLs other than 0 (the SA's PathRecords) and their SL-to-VL
     tables send each SL on its own VL, so ibdmchk, given the pairs' SLs
     (-c, from saquery PR) and the tables (-d, from smpquery sl2vl), finds
-    no credit loop.  The mount reads the tables but not the SA: it follows
-    every route on SL 0, as ibdmchk does without -c, and names the cycles
-    ibdmchk then finds (files.md, "Routing")."""
+    no credit loop; without -c, every route on SL 0, it finds the ring's
+    cycle.  The mount, finding that cycle on SL 0, asks the SA the pairs'
+    SLs (the same as saquery's) and every switch's tables, and finds none
+    either (files.md, "Routing")."""
     need("ibdmchk")
     f = make_fabric("ring5.net")
     d = opensm_dumping(f, "Hca5", tmp_path, engine=engine, qos=True)
@@ -552,5 +560,24 @@ def test_ring_vl_engines(tmp_path, make_fabric, mount, engine):
                    "-c", str(tmp_path / "sl0" / "psl.txt"))
     assert re.search(r"Credit Loops [2-9] SLs", full["text"]) and full["loop"] is None, \
         full["text"]
+    assert chk["loop"], chk["text"]
     r = routing(m)
-    assert r["vls"] == ["1"] and chk["loop"] and chk["loop"] in cycles(r), (r, chk["text"])
+    assert r["credit_loops"] == ["0"] and not cycles(r) and \
+        not problems(m, "credit_loop"), (r, full["text"])
+    assert r["path_sls"] == [str(len(sls))] and r["path_sls_unknown"] == ["0"], r
+    # dfsssp answers each PathRecord with an SL drawn at random from the
+    # pair's layer's split (opensm's get_dfsssp_sl: any of them is free of
+    # deadlock), so two askings differ; lash's are fixed.
+    assert len(r["sls"][0].split()) > 1, r
+    if engine == "lash":
+        assert r["sls"] == [" ".join(str(s) for s in sorted(set(sls.values())))], (r, sls)
+    assert int(r["vls"][0]) >= 2, r
+    # The next sweep that reads no forwarding table keeps them: no Get.
+    deadline = time.monotonic() + 30
+    while True:
+        sweep(m)
+        kv = sweep_kv(m)
+        if kv["lfts_read"] == "0" and kv["sl2vl_mads"] == "0":
+            break
+        assert time.monotonic() < deadline, kv
+    assert kv["pathsl_mads"] == "0" and routing(m) == r, (kv, routing(m), r)

@@ -412,6 +412,73 @@ static void test_routing_vls(void)
 	fabsnap_put(s);
 }
 
+/* ring()'s pairs' SLs (routesl.c): each on SL 0 but B's to A (LID 10)
+ * on sl_ba, every switch sending SL n on VL n; the tables' maps read. */
+static struct fab_snap *ring_sls(unsigned sl_ba)
+{
+	static const uint64_t sw[3] = { S1, S2, S3 }, ports[3] = { CA_A + 1, CA_B + 1, CA_C + 1 };
+	static const unsigned lids[3][2] = { { 10, 10 }, { 20, 20 }, { 30, 31 } };
+	struct fab_snap *s = ring();
+	struct fab_pathsl *t = calloc(1, sizeof(*t) + 16 * sizeof(t->pairs[0]));
+
+	t->refs = 1;
+	for (unsigned a = 0; a < 3; a++)
+		for (unsigned b = 0; b < 3; b++)
+			for (unsigned l = lids[b][0]; a != b && l <= lids[b][1]; l++) {
+				unsigned sl = a == 1 && l == 10 ? sl_ba : 0;
+
+				t->pairs[t->n++] = (struct fab_pathsl_pair){ ports[a], (uint16_t)l,
+									     (uint8_t)sl };
+				t->sls |= (uint16_t)(1u << sl);
+			}
+	qsort(t->pairs, t->n, sizeof(t->pairs[0]), fabsnap_pathsl_cmp);
+	s->pathsl = t;
+	for (unsigned i = 0; i < 3; i++) {
+		struct fab_node *n = fabsnap_find(s, sw[i]);
+		size_t cells = (n->nports + 1u) * (n->nports + 1u);
+
+		n->sl2vl = fabsnap_sl2vl_new(n->nports);
+		n->sl2vl->maps = calloc(cells, sizeof(uint64_t));
+		memset(n->sl2vl->vl, 0, cells);
+		for (size_t c = 0; c < cells; c++)
+			n->sl2vl->maps[c] = 0x0123456789abcdefull;
+	}
+	return s;
+}
+
+/* Pairs on their SLs: B's route to A alone on SL 1 (VL 1) cuts the
+ * ring's loop; on SL 0 like the others it stands (the SA's SLs all 0:
+ * followed on SL 0, the maps unused); every pair on SL 1 moves it to
+ * VL 1. */
+static void test_routing_pair_sls(void)
+{
+	struct fab_snap *s = ring_sls(1);
+
+	problems_judge(NULL, s, NULL);
+	CHECK_STR(routing_tail(s), "vls 2\npath_sls 8\nsls 0 1\npath_sls_unknown 0\n"
+		  "credit_loops 0\n");
+	CHECK_INT(problems_credit_loops(s), 0);
+	fabsnap_put(s);
+
+	s = ring_sls(0);
+	problems_judge(NULL, s, NULL);
+	CHECK_STR(routing_tail(s), "vls 1\npath_sls 8\nsls 0\npath_sls_unknown 0\n"
+		  "credit_loop vl=0 ports=3 cycle=0x0000000000000011/1,"
+		  "0x0000000000000012/1,0x0000000000000013/1\ncredit_loops 1\n");
+	CHECK_INT(problems_credit_loops(s), 1);
+	fabsnap_put(s);
+
+	s = ring_sls(1);
+	for (size_t i = 0; i < s->pathsl->n; i++)
+		s->pathsl->pairs[i].sl = 1;
+	s->pathsl->sls = 2;
+	problems_judge(NULL, s, NULL);
+	CHECK_STR(routing_tail(s), "vls 2\npath_sls 8\nsls 1\npath_sls_unknown 0\n"
+		  "credit_loop vl=1 ports=3 cycle=0x0000000000000011/1/1,"
+		  "0x0000000000000012/1/1,0x0000000000000013/1/1\ncredit_loops 1\n");
+	fabsnap_put(s);
+}
+
 /* Many LIDs broken apart: their ranges cut to fit the line. */
 static void test_ranges(void)
 {
@@ -551,6 +618,7 @@ int main(void)
 	test_routes_carried();
 	test_routing_quality();
 	test_routing_vls();
+	test_routing_pair_sls();
 	test_ranges();
 	test_carries();
 	return check_failures ? 1 : 0;

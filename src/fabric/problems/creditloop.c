@@ -179,8 +179,8 @@ static void loop_found(struct tarjan *t, const uint32_t *members, size_t n,
 	len = cycle(t, first);
 	while (k + 1 < q->nsw && q->first[k + 1] <= first / q->nvl)
 		k++;
-	p = problem_add(q->list, PROBLEM_CREDIT_LOOP, &q->s->nodes[q->sw[k]],
-			(int)(first / q->nvl - q->first[k]));
+	p = q->list ? problem_add(q->list, PROBLEM_CREDIT_LOOP, &q->s->nodes[q->sw[k]],
+				  (int)(first / q->nvl - q->first[k])) : NULL;
 	rq_put(text, "credit_loop vl=%u ports=%zu cycle=", first % q->nvl, len);
 	o = p ? (size_t)snprintf(p->found, sizeof(p->found), "vl=%u ports=%zu cycle=",
 				 first % q->nvl, len) : 0;

@@ -365,19 +365,6 @@ static void carry_to_refresh(struct problem_list *j, const struct fab_snap *prev
 	}
 }
 
-/* Whether the route problems of prev stand for snap unjudged: a sweep that
- * read no forwarding table and no SL-to-VL table (each is prev's, shared)
- * and saw no change that
- * makes an SM reroute since prev (the ports' states and the endports'
- * LIDs the routes are checked against are prev's too).  The route checks
- * follow every LID from every switch: the part of a judgement that grows
- * fastest with the fabric. */
-static bool routes_as_before(const struct fab_snap *prev, const struct fab_snap *snap)
-{
-	return prev && prev->ok && !snap->refreshes && !snap->stats.lfts_read &&
-	       !snap->stats.sl2vl_mads && snap->reroute_ms == prev->reroute_ms;
-}
-
 /* prev's fabric/routing, as it stands (a copy: each snapshot frees its
  * own). */
 static void carry_routing(struct problem_list *j, const struct fab_snap *prev)
@@ -486,7 +473,9 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 		if (snap->refreshes) {
 			carry_to_refresh(&j, prev);
 			carry_routing(&j, prev);
-		} else if (routes_as_before(prev, snap)) {
+		} else if (fabsnap_routes_as_before(prev, snap)) {
+			/* The route checks follow every LID from every switch:
+			 * the part of a judgement that grows fastest. */
 			carry_routes(&j, prev);
 			carry_routing(&j, prev);
 		} else {
@@ -500,6 +489,11 @@ void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,
 	snap->problems = j.list;
 	snap->nproblems = j.n;
 	snap->routes_broken = routes_broken(&j);
+}
+
+int problems_credit_loops(const struct fab_snap *snap)
+{
+	return snap->ok ? routequal_loops(snap) : 0;
 }
 
 void problems_forget(void)

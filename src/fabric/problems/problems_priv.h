@@ -71,5 +71,8 @@ void mcastcheck_judge(struct problem_list *l);
 /* routequal.c: the routing as a whole: credit_loop, and the snapshot's
  * routing (fabric/routing); nothing without a switch's table. */
 void routequal_judge(struct problem_list *l);
+/* routequal.c: the credit loops of s's routing, found as the judgement
+ * finds them but made into no problem: their count, or -ENOMEM. */
+int routequal_loops(const struct fab_snap *s);
 
 #endif

@@ -49,10 +49,16 @@ static unsigned vl_of(const struct rq *q, uint32_t k, unsigned in, unsigned out)
 	return v < q->nvl ? v : q->nvl - 1;
 }
 
-/* The VLs the switches' SL-to-VL tables map SL 0 to: q->nvl. */
+/* The VLs the switches' SL-to-VL tables map SL 0 (or the pairs' SLs)
+ * to: q->nvl. */
 static void count_vls(struct rq *q)
 {
+	routesl_init(q);
 	q->nvl = 1;
+	if (q->sls) {
+		q->nvl = routesl_nvl(q);
+		return;
+	}
 	for (uint32_t k = 0; k < q->nsw; k++) {
 		const struct fab_node *n = &q->s->nodes[q->sw[k]];
 
@@ -114,7 +120,7 @@ static int ca_vls(struct rq *q)
 	q->camask = calloc(q->nch + 1, sizeof(*q->camask));
 	if (!q->camask)
 		return -ENOMEM;
-	for (size_t i = 0; q->nvl > 1 && i < q->nca; i++) {
+	for (size_t i = 0; q->nvl > 1 && !q->sls && i < q->nca; i++) {
 		uint32_t k = q->ca[i].sw;
 		unsigned in = q->ca[i].port->peer_port;
 
@@ -254,11 +260,6 @@ static void count_pairs(struct rq *q, uint32_t s, size_t d, uint64_t n, unsigned
 	}
 }
 
-static bool routed(const struct rq *q, uint32_t k)
-{
-	return q->hops[k] && q->hops[k] < RQ_WALKING;
-}
-
 /* The VL on switch j's entry's channel for a route come from switch k's
  * channel c (into j) on SL 0. */
 static unsigned vl_from(const struct rq *q, uint32_t k, size_t c, uint32_t j)
@@ -272,12 +273,12 @@ static unsigned vl_from(const struct rq *q, uint32_t k, size_t c, uint32_t j)
 static void route_vls(struct rq *q, uint32_t dsw)
 {
 	for (uint32_t k = 0; k < q->nsw; k++)
-		q->vlmask[k] = routed(q, k) && q->cas[k] - (k == dsw) ?
+		q->vlmask[k] = rq_routed(q, k) && q->cas[k] - (k == dsw) ?
 			q->camask[q->first[k] + q->ent[k]] : 0;
 	for (uint32_t k = 0; k < q->nsw; k++) {
 		size_t c = q->first[k] + q->ent[k];
 
-		if (routed(q, k) && q->peer[c] != RQ_NONE)
+		if (rq_routed(q, k) && q->peer[c] != RQ_NONE)
 			q->vlmask[q->peer[c]] |= (uint16_t)(1u << vl_from(q, k, c, q->peer[c]));
 	}
 }
@@ -316,7 +317,9 @@ static void route_lid(struct rq *q, size_t d, unsigned lid, bool base)
 		if (base)
 			count_pairs(q, s, d, n, h);
 	}
-	if (q->nvl > 1)
+	if (q->sls)
+		routesl_vls(q, d, lid);
+	else if (q->nvl > 1)
 		route_vls(q, dsw);
 	for (uint32_t k = 0; k < q->nsw; k++) {
 		size_t c = q->first[k] + q->ent[k];
@@ -324,7 +327,10 @@ static void route_lid(struct rq *q, size_t d, unsigned lid, bool base)
 		if (!q->hops[k] || q->hops[k] >= RQ_WALKING || q->peer[c] == RQ_NONE)
 			continue;
 		q->dlids[c]++;
-		depend(q, k, c);
+		if (q->sls)
+			routesl_depend(q, k, c);
+		else
+			depend(q, k, c);
 		if (q->dist[q->peer[c]] >= q->dist[k] && !q->longer[k]++)
 			q->longer_lid[k] = (uint16_t)lid;
 	}
@@ -341,7 +347,7 @@ static int route_all(struct rq *q)
 	q->queue = malloc((q->nsw + 1) * sizeof(*q->queue));
 	q->vlmask = calloc(q->nsw + 1, sizeof(*q->vlmask));
 	if (!q->ent || !q->next || !q->hops || !q->dist || !q->queue || !q->vlmask ||
-	    ca_vls(q) < 0)
+	    ca_vls(q) < 0 || (q->sls && routesl_alloc(q) < 0))
 		return -ENOMEM;
 	for (size_t d = 0; d < q->nca; d++) {
 		const struct fab_port *p = q->ca[d].port;
@@ -462,6 +468,8 @@ static void rq_free(struct rq *q)
 	free(q->queue);
 	free(q->vlmask);
 	free(q->camask);
+	free(q->slmask);
+	free(q->slvl);
 }
 
 /* Switch k's ports as check_lft_balance weighs them: the CA LIDs its
@@ -529,6 +537,38 @@ static int routing_block(struct rq *q, struct rq_text *t)
 	return 0;
 }
 
+/* The pairs' SLs, when the SA was asked them (pathsl.h): how many, the
+ * SLs they are on, and those it had no record for. */
+static void sls_text(const struct rq *q, struct rq_text *t)
+{
+	const struct fab_pathsl *p = q->s->pathsl;
+
+	if (!p)
+		return;
+	rq_put(t, "path_sls %zu\nsls", p->n);
+	for (unsigned sl = 0; sl < 16; sl++)
+		if (p->sls >> sl & 1)
+			rq_put(t, " %u", sl);
+	rq_put(t, "\npath_sls_unknown %u\n", p->unknown);
+}
+
+int routequal_loops(const struct fab_snap *s)
+{
+	struct rq q = { .s = s };
+	struct rq_text t = { 0 };
+	int r = build_switches(&q);
+
+	if (r == 0 && q.nsw)
+		r = build_cas(&q);
+	if (r == 0 && q.nsw)
+		r = route_all(&q);
+	if (r == 0 && q.nsw)
+		r = creditloop_find(&q, &t);
+	free(t.buf);
+	rq_free(&q);
+	return r < 0 ? r : (int)q.r.credit_loops;
+}
+
 void routequal_judge(struct problem_list *list)
 {
 	struct rq q = { .list = list, .s = list->snap };
@@ -548,6 +588,7 @@ void routequal_judge(struct problem_list *list)
 	if (r == 0) {
 		far_text(&q, &t);
 		rq_put(&t, "vls %u\n", q.nvl);
+		sls_text(&q, &t);
 		r = creditloop_find(&q, &t);
 	}
 	for (uint32_t k = 0; r == 0 && k < q.nsw; k++) {

@@ -36,7 +36,9 @@ struct rq {
 	uint64_t *edges;     /* bit ((ebase[c] + p) * nvl + vl) * nvl + vl2:
 			      * channel c on vl -> peer's port p on vl2 */
 	uint16_t *camask;    /* per channel: the VLs SL 0 takes out of it from
-			      * its switch's CA ports (nvl > 1) */
+			      * its switch's CA ports (nvl > 1, no sls) */
+	uint16_t sls;        /* the SLs the pairs are on (pathsl.h) when one
+			      * is not SL 0, else 0: every route on SL 0 */
 	uint32_t *dlids;     /* per channel: the DLIDs routed out of it */
 	uint32_t *calids;    /* per channel: the CA LIDs its switch's table
 			      * sends out of it (check_lft_balance's count) */
@@ -50,6 +52,9 @@ struct rq {
 	/* one destination's: */
 	uint8_t *ent;        /* per switch: its entry */
 	uint16_t *vlmask;    /* per switch: the VLs on its entry's channel */
+	uint16_t *slmask;    /* per switch: the SLs on it (sls) */
+	uint16_t *slvl;      /* per switch and SL: the VLs that SL is on there
+			      * (sls; [k * 16 + sl]) */
 	uint32_t *next;      /* per switch: the switch it forwards to, RQ_NONE
 			      * (nowhere), RQ_NONE - 1 (arrived) */
 	uint8_t *hops;       /* per switch: links to the LID, 0 not walked,
@@ -79,6 +84,24 @@ void rq_put(struct rq_text *t, const char *fmt, ...)
 /* Channel c as "GUID/PORT". */
 void rq_channel_name(const struct rq *q, size_t c, char *buf, size_t cap);
 
+/* Switch k is on some source's route to the destination. */
+static inline bool rq_routed(const struct rq *q, uint32_t k)
+{
+	return q->hops[k] && q->hops[k] < RQ_WALKING;
+}
+
+/* routesl.c: routes on their pairs' SLs (q->sls set from the snapshot's
+ * pathsl, when some pair is not on SL 0): the VLs SL sl goes out of
+ * switch k's port out on, come in by in (clamped to q->nvl); the VLs the
+ * tables use (q->nvl); one destination's SLs and VLs on each switch's
+ * entry's channel; and switch k's channel c's dependencies on them. */
+void routesl_init(struct rq *q);
+unsigned routesl_vl(const struct rq *q, uint32_t k, unsigned in, unsigned out,
+		    unsigned sl);
+unsigned routesl_nvl(const struct rq *q);
+int routesl_alloc(struct rq *q);
+void routesl_vls(struct rq *q, size_t d, unsigned lid);
+void routesl_depend(struct rq *q, uint32_t k, size_t c);
 /* creditloop.c: the dependency graph's cycles: a credit_loop problem for
  * each cyclic component (up to CREDIT_LOOPS_LISTED), their count in
  * q->r.credit_loops, and a line for each listed one on t.  0 or -ENOMEM. */

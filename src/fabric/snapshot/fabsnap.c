@@ -45,6 +45,7 @@ void fabsnap_put(struct fab_snap *s)
 		fabmft_put(s->nodes[i].mft);
 	}
 	fabmcast_put(s->mcast);
+	fabsnap_pathsl_put(s->pathsl);
 	for (int t = 0; t < FAB_TEXT_COUNT; t++)
 		if (s->texts[t].buf)
 			munmap(s->texts[t].buf, s->texts[t].len + 1);
@@ -95,6 +96,7 @@ struct fab_sl2vl *fabsnap_sl2vl_new(unsigned nports)
 	t->nports = (uint8_t)nports;
 	t->full = false;
 	t->pending = 0;
+	t->maps = NULL;
 	memset(t->vl, 0xff, n);
 	return t;
 }
@@ -106,8 +108,10 @@ void fabsnap_sl2vl_get(struct fab_sl2vl *t)
 
 void fabsnap_sl2vl_put(struct fab_sl2vl *t)
 {
-	if (t && refs_put(&t->refs))
+	if (t && refs_put(&t->refs)) {
+		free(t->maps);
 		free(t);
+	}
 }
 
 unsigned fabsnap_sl2vl_vl(const struct fab_sl2vl *t, unsigned in, unsigned out)
@@ -118,6 +122,65 @@ unsigned fabsnap_sl2vl_vl(const struct fab_sl2vl *t, unsigned in, unsigned out)
 		return 0;
 	v = t->vl[in * (t->nports + 1u) + out];
 	return v >= 0xfe ? 0 : v; /* not read, or asked and not answered */
+}
+
+bool fabsnap_port_active(const struct fab_snap *s, const struct fab_node *n,
+			 unsigned p, bool to_switch)
+{
+	const struct fab_port *fp = &n->ports[p];
+	const struct fab_node *pn = NULL;
+
+	if (!fp->has_info || fp->state != IB_LINK_ACTIVE || !fp->peer_guid)
+		return false;
+	return !to_switch || (fabsnap_peer(s, fp, &pn) && pn->type == FAB_SWITCH);
+}
+
+unsigned fabsnap_sl2vl_vl_sl(const struct fab_sl2vl *t, unsigned in, unsigned out,
+			     unsigned sl)
+{
+	size_t i;
+
+	if (!sl || !t || !t->maps || in > t->nports || out > t->nports || sl > 15)
+		return fabsnap_sl2vl_vl(t, in, out);
+	i = in * (t->nports + 1u) + out;
+	return t->vl[i] >= 0xfe ? 0 : (unsigned)(t->maps[i] >> (60 - 4 * sl) & 0xf);
+}
+
+void fabsnap_pathsl_get(struct fab_pathsl *t)
+{
+	refs_get(&t->refs);
+}
+
+void fabsnap_pathsl_put(struct fab_pathsl *t)
+{
+	if (t && refs_put(&t->refs))
+		free(t);
+}
+
+int fabsnap_pathsl_cmp(const void *a, const void *b)
+{
+	const struct fab_pathsl_pair *x = a, *y = b;
+
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return (x->dlid > y->dlid) - (x->dlid < y->dlid);
+}
+
+unsigned fabsnap_pathsl_sl(const struct fab_pathsl *t, uint64_t src, unsigned dlid)
+{
+	struct fab_pathsl_pair key = { .src = src, .dlid = (uint16_t)dlid };
+	const struct fab_pathsl_pair *p;
+
+	if (!t)
+		return 0;
+	p = bsearch(&key, t->pairs, t->n, sizeof(key), fabsnap_pathsl_cmp);
+	return p ? p->sl : 0;
+}
+
+bool fabsnap_routes_as_before(const struct fab_snap *prev, const struct fab_snap *snap)
+{
+	return prev && prev->ok && !snap->refreshes && !snap->stats.lfts_read &&
+	       !snap->stats.sl2vl_mads && snap->reroute_ms == prev->reroute_ms;
 }
 
 struct fab_pkeys *fabsnap_pkeys_new(unsigned n, int64_t read_ms)
@@ -366,6 +429,8 @@ struct fab_snap *fabsnap_copy(const struct fab_snap *from,
 	s->sm_act_since_ms = from->sm_act_since_ms;
 	if ((s->mcast = from->mcast))
 		fabmcast_get(s->mcast);
+	if ((s->pathsl = from->pathsl))
+		fabsnap_pathsl_get(s->pathsl);
 	if (from->nsms) {
 		s->sms = malloc(from->nsms * sizeof(*s->sms));
 		if (!s->sms)

@@ -24,18 +24,6 @@
 
 #include "discover_priv.h"
 
-/* Port p of n is Active and leads to a switch (to_switch) or anywhere. */
-static bool active(const struct discover *d, const struct fab_node *n,
-		   unsigned p, bool to_switch)
-{
-	const struct fab_port *fp = &n->ports[p];
-	const struct fab_node *pn = NULL;
-
-	if (!fp->has_info || fp->state != IB_LINK_ACTIVE || !fp->peer_guid)
-		return false;
-	return !to_switch || (fabsnap_peer(d->snap, fp, &pn) && pn->type == FAB_SWITCH);
-}
-
 static int ask(struct discover *d, uint32_t ni, unsigned in, unsigned out)
 {
 	struct fab_node *n = &d->snap->nodes[ni];
@@ -60,7 +48,7 @@ static int probe(struct discover *d, uint32_t ni)
 	unsigned first = 0, last = 0;
 
 	for (unsigned p = 1; p <= n->nports; p++) {
-		if (!active(d, n, p, true))
+		if (!fabsnap_port_active(d->snap, n, p, true))
 			continue;
 		if (!first)
 			first = p;
@@ -131,8 +119,10 @@ static int step_full(struct discover *d)
 		}
 		n->sl2vl->full = true;
 		for (unsigned in = 1; in <= n->nports; in++)
-			for (unsigned out = 1; active(d, n, in, false) && out <= n->nports; out++)
-				if (out != in && active(d, n, out, true) && ask(d, ni, in, out) < 0)
+			for (unsigned out = 1; out <= n->nports; out++)
+				if (out != in && fabsnap_port_active(d->snap, n, in, false) &&
+				    fabsnap_port_active(d->snap, n, out, true) &&
+				    ask(d, ni, in, out) < 0)
 					return -ENOMEM;
 	}
 	return 0;

@@ -15,6 +15,11 @@ int problems_configure(const char *thresholds_path);
 /* -o fabric_routes_minimal=: whether the routing engine claims minimal
  * paths (route_not_minimal is judged); before the sweep thread starts. */
 void problems_routes_minimal(bool on);
+/* How many credit loops snap's routing has, every route followed on its
+ * pair's SL when snap knows it (pathsl.h), else on SL 0, as the judgement
+ * finds them; no problem made.  -ENOMEM.  The sweep thread, before
+ * problems_judge(): whether the pairs' SLs are worth asking. */
+int problems_credit_loops(const struct fab_snap *snap);
 /* Judges snap (not yet swapped in) against prev (the snapshot before, or
  * NULL) and expected (or NULL): sets snap->problems.  The sweep thread. */
 void problems_judge(const struct fab_snap *prev, struct fab_snap *snap,

@@ -97,16 +97,20 @@ struct fab_pkeys {
 };
 
 /* A switch's SLtoVLMappingTables as a sweep read them (sweepsl2vl.c),
- * for SL 0 only (the SL the routing check follows routes on): vl[in *
- * (nports + 1) + out] the VL SL 0 goes out on from in to out, 0xff not
- * read.  full: every pair the sweep asks was asked, else only the probe.
- * Shared, as the switch's LinearForwardingTable is, by the snapshots that
- * follow until a sweep reads the switch's table again. */
+ * for SL 0 (the SL the routing check follows routes on when it knows no
+ * pair's SL): vl[in * (nports + 1) + out] the VL SL 0 goes out on from in
+ * to out, 0xff not read.  full: every pair the sweep asks was asked, else
+ * only the probe.  maps: NULL, or (pathsl.c, when the pairs' SLs are in
+ * use) every SL's VL, the table as read (SL 0 in its top 4 bits), where
+ * vl[] says read.  Shared, as the switch's LinearForwardingTable is, by
+ * the snapshots that follow until a sweep reads the switch's table
+ * again. */
 struct fab_sl2vl {
 	int refs;         /* atomic */
 	uint8_t nports;
 	bool full;
 	uint16_t pending; /* Gets not answered */
+	uint64_t *maps;
 	uint8_t vl[];
 };
 
@@ -169,6 +173,24 @@ enum fab_text { FAB_TEXT_SWEEP, FAB_TEXT_TOPOLOGY, FAB_TEXT_LINKS,
 struct fab_problem; /* problem.h */
 struct fab_mcast;   /* mcast.h */
 struct fab_mft;
+/* One pair of the pairs' SLs: from the CA port whose GUID is src to DLID
+ * dlid, on SL sl. */
+struct fab_pathsl_pair {
+	uint64_t src;
+	uint16_t dlid;
+	uint8_t sl;
+};
+
+/* The pairs' SLs of a snapshot as the SA gave them (pathsl.h), shared by
+ * the snapshots that follow as long as their routing is the same
+ * (fabsnap_routes_as_before()). */
+struct fab_pathsl {
+	int refs;          /* atomic */
+	size_t n;
+	uint16_t sls;      /* bit s: some pair is on SL s */
+	unsigned unknown;  /* pairs the SA gave no record for (SL 0 taken) */
+	struct fab_pathsl_pair pairs[]; /* by src, then dlid */
+};
 
 #define FAB_ROUTE_HOPS 66  /* hop counts 0..65 of a CA-to-CA route */
 
@@ -191,6 +213,8 @@ struct fab_stats {
 	uint64_t mads, timeouts, unreachable;
 	unsigned lfts_read;     /* switches whose table the sweep read */
 	unsigned sl2vl_mads;    /* SLtoVLMappingTable Gets (sweepsl2vl.c) */
+	unsigned pathsl_mads;   /* PathRecord Gets and the SL-to-VL Gets
+				 * made for their SLs (pathsl.c) */
 	unsigned detail_mads;   /* the detail counters' Gets (sweepdet.c) */
 };
 
@@ -229,6 +253,7 @@ struct fab_snap {
 	struct fab_routing *routing; /* NULL: no table judged */
 	struct fab_partition *partitions; /* partcheck.c's, by PKey */
 	struct fab_mcast *mcast; /* the SA's groups (mcast.h); NULL: not asked */
+	struct fab_pathsl *pathsl; /* the pairs' SLs (pathsl.h); NULL: not asked */
 	size_t npartitions;
 	unsigned routing_us;     /* of problems_us, the routing check's (0:
 				  * carried from the snapshot before) */
@@ -272,6 +297,21 @@ struct fab_sl2vl *fabsnap_sl2vl_new(unsigned nports);
 void fabsnap_sl2vl_get(struct fab_sl2vl *t);
 void fabsnap_sl2vl_put(struct fab_sl2vl *t);
 unsigned fabsnap_sl2vl_vl(const struct fab_sl2vl *t, unsigned in, unsigned out);
+/* The VL SL sl goes out on from in to out: fabsnap_sl2vl_vl() for SL 0;
+ * 0 for another SL whose map was not read. */
+unsigned fabsnap_sl2vl_vl_sl(const struct fab_sl2vl *t, unsigned in, unsigned out,
+			     unsigned sl);
+void fabsnap_pathsl_get(struct fab_pathsl *t);
+/* Drops a reference (t may be NULL); the last frees it.  Any thread. */
+void fabsnap_pathsl_put(struct fab_pathsl *t);
+/* The order of pairs[]: by src, then dlid (qsort(), bsearch()). */
+int fabsnap_pathsl_cmp(const void *a, const void *b);
+/* The SL of the pair (src, dlid): 0 when not known (t may be NULL). */
+unsigned fabsnap_pathsl_sl(const struct fab_pathsl *t, uint64_t src, unsigned dlid);
+/* Whether snap's forwarding and SL-to-VL tables are all prev's, taken as
+ * they were (no refresh, none read, no reroute since): what was made of
+ * prev's routing holds for snap. */
+bool fabsnap_routes_as_before(const struct fab_snap *prev, const struct fab_snap *snap);
 /* A PKeyTable of n entries (at most FAB_PKEYS_MAX), every entry 0, one
  * reference; NULL on ENOMEM. */
 struct fab_pkeys *fabsnap_pkeys_new(unsigned n, int64_t read_ms);
@@ -301,6 +341,10 @@ const struct fab_port *fabsnap_find_lid(const struct fab_snap *s, unsigned lid,
 const struct fab_port *fabsnap_peer(const struct fab_snap *s,
 				    const struct fab_port *p,
 				    const struct fab_node **peer_node);
+/* Whether n's port p is Active, linked, and (to_switch) leads to a
+ * switch. */
+bool fabsnap_port_active(const struct fab_snap *s, const struct fab_node *n,
+			 unsigned p, bool to_switch);
 /* The LID node n's PMA answers on for port p (a switch's port 0's; a CA
  * port's own, or another port's when it has none), or 0 when none. */
 unsigned fabsnap_pma_lid(const struct fab_node *n, unsigned p);
