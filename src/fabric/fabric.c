@@ -250,10 +250,11 @@ static void path_sls(const struct fab_snap *old, struct fab_snap *snap)
  * what is wrong. */
 static void on_judge(const struct fab_snap *old, struct fab_snap *snap)
 {
-	int64_t t0 = clock_now_us();
+	int64_t t0;
 	struct fab_snap *expected;
 
 	path_sls(old, snap);
+	t0 = clock_now_us();
 	expected_offer(snap);
 	expected = expected_get();
 	problems_judge(old, snap, expected);
