@@ -157,6 +157,27 @@ def test_ring_credit_loop(tmp_path, make_fabric, mount):
     check_far(r, chk)
 
 
+def test_tables_read_again_the_same(tmp_path, make_fabric, mount):
+    """With every table read at every sweep (fabric_routes_max_age=0), the
+    ring's tables under minhop come back the same: no table changed, so
+    the routing verdict, its credit loops and the pairs' SLs are kept,
+    not judged or asked again; ibdmchk's loop stands in it."""
+    need("ibdmchk")
+    f = make_fabric("ring5.net")
+    d = opensm_dumping(f, "Hca5", tmp_path)
+    f.wait_active("Hca1", timeout=30)
+    m = mount("Hca1", fabric=f, options=("fabric_routes_max_age=0",))
+    chk = settled(f, m, d)
+    r = routing(m)
+    assert chk["loop"] and chk["loop"] in cycles(r), (r, chk["text"])
+    for _ in range(3):
+        sweep(m)
+        kv = sweep_kv(m)
+        assert kv["lfts_read"] == "5" and kv["tables_changed"] == "0", kv
+        assert kv["routing_us"] == "0" and kv["pathsl_mads"] == "0", kv
+        assert routing(m) == r
+
+
 def check_metrics(m, r):
     """metrics.prom's umadfs_credit_loops and umadfs_route_pairs say what
     fabric/routing says."""

@@ -283,21 +283,21 @@ static void test_routes_carried(void)
 	fabsnap_find(prev, S2)->lft->port[20] = 1; /* a loop, in prev */
 	problems_judge(NULL, prev, NULL);
 	CHECK_INT(loops(prev), 3);
-	/* s's tables shared with prev's (no table read), no change since:
-	 * prev's loop stands, though s's own S2 table (set apart here to
-	 * tell the two) would have none. */
-	s->stats.lfts_read = 0;
+	/* s's tables prev's (shared, or read again the same: none changed),
+	 * no change since: prev's loop stands, though s's own S2 table (set
+	 * apart here to tell the two) would have none. */
+	s->stats.tables_changed = 0;
 	s->reroute_ms = prev->reroute_ms = 5;
 	problems_judge(prev, s, NULL);
 	CHECK_INT(loops(s), 3);
-	/* A table read: judged again, no loop. */
+	/* A table changed: judged again, no loop. */
 	rejudge(s);
-	s->stats.lfts_read = 1;
+	s->stats.tables_changed = 1;
 	problems_judge(prev, s, NULL);
 	CHECK_INT(loops(s), 0);
-	/* No table read but a rerouting change since prev: judged again. */
+	/* No table changed but a rerouting change since prev: judged again. */
 	rejudge(s);
-	s->stats.lfts_read = 0;
+	s->stats.tables_changed = 0;
 	s->reroute_ms = 9;
 	problems_judge(prev, s, NULL);
 	CHECK_INT(loops(s), 0);

@@ -646,6 +646,7 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 			break;
 	}
 	window_end(d->window);
+	sweeplft_changes(d);
 	finish_sms(snap);
 	rates_take_base(snap, prev);
 	d->prev = NULL;

@@ -145,6 +145,11 @@ int sweeplft_reroute(struct discover *d);
  * before (a node gone, the master SM another or restarted, a sweep before
  * that did not reach the fabric) make it sweeplft_reroute(). */
 int sweeplft_finish(struct discover *d);
+/* At the sweep's end: the switches whose forwarding or SL-to-VL tables,
+ * as the routing check sees them, are not the snapshot before's
+ * (stats.tables_changed): a table read again that equals the one before
+ * changes nothing. */
+void sweeplft_changes(struct discover *d);
 
 /* sweeppkeys.c: discovery over, each port's PKeyTable asked, or the
  * snapshot before's shared.  0 or -ENOMEM. */

@@ -179,8 +179,8 @@ unsigned fabsnap_pathsl_sl(const struct fab_pathsl *t, uint64_t src, unsigned dl
 
 bool fabsnap_routes_as_before(const struct fab_snap *prev, const struct fab_snap *snap)
 {
-	return prev && prev->ok && !snap->refreshes && !snap->stats.lfts_read &&
-	       !snap->stats.sl2vl_mads && snap->reroute_ms == prev->reroute_ms;
+	return prev && prev->ok && !snap->refreshes && !snap->stats.tables_changed &&
+	       snap->reroute_ms == prev->reroute_ms;
 }
 
 struct fab_pkeys *fabsnap_pkeys_new(unsigned n, int64_t read_ms)

@@ -138,6 +138,47 @@ static bool master_changed(const struct fab_snap *prev, const struct fab_snap *s
 	return a && b && (a->guid != b->guid || b->act_count < a->act_count);
 }
 
+/* Whether forwarding table t says what old says (t == old: shared). */
+static bool lft_same(const struct fab_lft *t, const struct fab_lft *old)
+{
+	if (t == old)
+		return true;
+	return t && old && t->top == old->top &&
+	       !memcmp(t->port, old->port, (t->top / 64u + 1u) * 64u);
+}
+
+/* Whether SL-to-VL tables t give the routing check what old gives: each
+ * pair's VL for SL 0 (fabsnap_sl2vl_vl()), and no SL's map read for the
+ * pairs' SLs (pathsl.c) that t would not have. */
+static bool sl2vl_same(const struct fab_sl2vl *t, const struct fab_sl2vl *old)
+{
+	if (t == old)
+		return true;
+	if (!t || !old || t->nports != old->nports || old->maps)
+		return false;
+	for (unsigned in = 0; in <= t->nports; in++)
+		for (unsigned out = 0; out <= t->nports; out++)
+			if (fabsnap_sl2vl_vl(t, in, out) != fabsnap_sl2vl_vl(old, in, out))
+				return false;
+	return true;
+}
+
+void sweeplft_changes(struct discover *d)
+{
+	struct fab_snap *s = d->snap;
+
+	s->stats.tables_changed = 0;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct fab_node *n = &s->nodes[i], *was = d->ns[i].was;
+
+		if (n->type != FAB_SWITCH)
+			continue;
+		if (!lft_same(n->lft, was ? was->lft : NULL) ||
+		    !sl2vl_same(n->sl2vl, was ? was->sl2vl : NULL))
+			s->stats.tables_changed++;
+	}
+}
+
 int sweeplft_finish(struct discover *d)
 {
 	const struct fab_snap *prev = d->prev;

@@ -212,6 +212,9 @@ struct fab_stats {
 	unsigned nodes, switches, cas, routers, links, ports;
 	uint64_t mads, timeouts, unreachable;
 	unsigned lfts_read;     /* switches whose table the sweep read */
+	unsigned tables_changed; /* switches whose forwarding or SL-to-VL
+				  * tables are not the snapshot before's
+				  * (sweeplft.c) */
 	unsigned sl2vl_mads;    /* SLtoVLMappingTable Gets (sweepsl2vl.c) */
 	unsigned pathsl_mads;   /* PathRecord Gets and the SL-to-VL Gets
 				 * made for their SLs (pathsl.c) */
@@ -309,8 +312,8 @@ int fabsnap_pathsl_cmp(const void *a, const void *b);
 /* The SL of the pair (src, dlid): 0 when not known (t may be NULL). */
 unsigned fabsnap_pathsl_sl(const struct fab_pathsl *t, uint64_t src, unsigned dlid);
 /* Whether snap's forwarding and SL-to-VL tables are all prev's, taken as
- * they were (no refresh, none read, no reroute since): what was made of
- * prev's routing holds for snap. */
+ * they were or read again the same (no refresh, none changed, no
+ * reroute since): what was made of prev's routing holds for snap. */
 bool fabsnap_routes_as_before(const struct fab_snap *prev, const struct fab_snap *snap);
 /* A PKeyTable of n entries (at most FAB_PKEYS_MAX), every entry 0, one
  * reference; NULL on ENOMEM. */
