@@ -241,7 +241,7 @@ static void path_sls(const struct fab_snap *old, struct fab_snap *snap)
 	e = port ? ca_port_engine(port, &err) : NULL;
 	if (!e)
 		return;
-	if (pathsl_ask(snap, e) < 0)
+	if (pathsl_ask(snap, e, sweeper_stopping) < 0)
 		log_dbg("fabric: the pairs' SLs were not all answered: routes taken on SL 0");
 	ca_port_engine_done(port);
 }

@@ -64,13 +64,15 @@ bool pathsl_small(const struct fab_snap *snap)
 /* One PathRecord Get from slid to dlid: its SL in *sl.  0, -ENOENT (the
  * SA has no such path), or -errno (no answer). */
 static int path_get(struct fab_snap *snap, struct mad_engine *engine, unsigned slid,
-		    unsigned dlid, unsigned *sl)
+		    unsigned dlid, unsigned *sl, bool (*stop)(void))
 {
 	uint8_t frame[UMAD_FRAME_HDR_SIZE + MAD_SIZE], rec[IB_SA_DATA_SIZE] = { 0 };
 	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
 	size_t len = MAD_SIZE;
 	int r;
 
+	if (stop())
+		return -ECANCELED;
 	mad_set_field(rec, 0, IB_SA_PR_DLID_F, dlid);
 	mad_set_field(rec, 0, IB_SA_PR_SLID_F, slid);
 	getframe_sa(frame, snap->sm_lid, IB_MAD_METHOD_GET, IB_SA_ATTR_PATHRECORD, rec,
@@ -89,14 +91,16 @@ static int path_get(struct fab_snap *snap, struct mad_engine *engine, unsigned s
 
 /* Every pair's SL, into a new table (*out). */
 static int ask_pairs(struct fab_snap *snap, struct mad_engine *engine,
-		     struct fab_pathsl **out)
+		     struct fab_pathsl **out, bool (*stop)(void))
 {
 	const struct fab_port *eps[PATHSL_CAS_MAX];
 	size_t n = endports(snap, eps, PATHSL_CAS_MAX), k = 0;
-	struct fab_pathsl *t = calloc(1, sizeof(*t) + n * n * PATHSL_LIDS_MAX *
-					     sizeof(t->pairs[0]));
+	struct fab_pathsl *t;
 	int r = 0;
 
+	if (n > PATHSL_CAS_MAX)
+		return -E2BIG;
+	t = calloc(1, sizeof(*t) + n * n * PATHSL_LIDS_MAX * sizeof(t->pairs[0]));
 	if (!t)
 		return -ENOMEM;
 	t->refs = 1;
@@ -105,7 +109,8 @@ static int ask_pairs(struct fab_snap *snap, struct mad_engine *engine,
 			unsigned lids = 1u << (eps[b]->lmc & 7), sl = 0;
 
 			for (unsigned l = 0; a != b && l < lids && l < PATHSL_LIDS_MAX; l++) {
-				r = path_get(snap, engine, eps[a]->lid, eps[b]->lid + l, &sl);
+				r = path_get(snap, engine, eps[a]->lid, eps[b]->lid + l, &sl,
+					     stop);
 				if (r == -ENOENT)
 					t->unknown++;
 				else if (r < 0)
@@ -130,7 +135,8 @@ static int ask_pairs(struct fab_snap *snap, struct mad_engine *engine,
 /* One SLtoVLMappingTable Get of switch n, from port in to port out, into
  * t (SL 0's VL in vl[], the map in maps[]).  0 or -errno (no answer). */
 static int table_get(struct fab_snap *snap, struct mad_engine *engine,
-		     const struct fab_node *n, struct fab_sl2vl *t, unsigned in, unsigned out)
+		     const struct fab_node *n, struct fab_sl2vl *t, unsigned in, unsigned out,
+		     bool (*stop)(void))
 {
 	uint8_t frame[UMAD_FRAME_HDR_SIZE + MAD_SIZE];
 	uint8_t *mad = frame + UMAD_FRAME_HDR_SIZE;
@@ -138,6 +144,8 @@ static int table_get(struct fab_snap *snap, struct mad_engine *engine,
 	uint64_t map;
 	int r;
 
+	if (stop())
+		return -ECANCELED;
 	getframe_smp_route(frame, IB_ATTR_SLVL_TABLE, in << 8 | out, n->hops, n->path);
 	snap->stats.pathsl_mads++;
 	snap->stats.mads++;
@@ -153,7 +161,8 @@ static int table_get(struct fab_snap *snap, struct mad_engine *engine,
 }
 
 /* Switch n's tables, each SL's VL, in a new table of snap's. */
-static int ask_switch(struct fab_snap *snap, struct mad_engine *engine, struct fab_node *n)
+static int ask_switch(struct fab_snap *snap, struct mad_engine *engine, struct fab_node *n,
+		      bool (*stop)(void))
 {
 	size_t cells = (n->nports + 1u) * (n->nports + 1u);
 	struct fab_sl2vl *t = fabsnap_sl2vl_new(n->nports);
@@ -168,7 +177,7 @@ static int ask_switch(struct fab_snap *snap, struct mad_engine *engine, struct f
 		for (unsigned out = 1; r == 0 && fabsnap_port_active(snap, n, in, false) &&
 		     out <= n->nports; out++)
 			if (out != in && fabsnap_port_active(snap, n, out, true))
-				r = table_get(snap, engine, n, t, in, out);
+				r = table_get(snap, engine, n, t, in, out, stop);
 	if (r < 0) {
 		fabsnap_sl2vl_put(t);
 		return r;
@@ -178,16 +187,16 @@ static int ask_switch(struct fab_snap *snap, struct mad_engine *engine, struct f
 	return 0;
 }
 
-int pathsl_ask(struct fab_snap *snap, struct mad_engine *engine)
+int pathsl_ask(struct fab_snap *snap, struct mad_engine *engine, bool (*stop)(void))
 {
 	struct fab_pathsl *t = NULL;
-	int r = ask_pairs(snap, engine, &t);
+	int r = ask_pairs(snap, engine, &t, stop);
 
 	for (size_t i = 0; r == 0 && (t->sls & ~1u) && i < snap->nnodes; i++) {
 		struct fab_node *n = &snap->nodes[i];
 
 		if (n->type == FAB_SWITCH && n->lft && n->sl2vl && !n->sl2vl->maps)
-			r = ask_switch(snap, engine, n);
+			r = ask_switch(snap, engine, n, stop);
 	}
 	if (r < 0) {
 		fabsnap_pathsl_put(t);

@@ -298,7 +298,7 @@ static struct fab_snap *install(struct fab_snap *snap, int64_t seen_ms)
 	return old;
 }
 
-static bool stopping(void)
+bool sweeper_stopping(void)
 {
 	bool stop;
 
@@ -324,7 +324,7 @@ static struct fab_snap *refresh_once(const struct fab_snap *prev,
 	via.ctx = port ? ca_port_engine(port, &err) : NULL;
 	if (!via.ctx)
 		return NULL;
-	snap = refresh_run(&via, prev, asks, n, stopping, need_sweep, again_ms);
+	snap = refresh_run(&via, prev, asks, n, sweeper_stopping, need_sweep, again_ms);
 	ca_port_engine_done(port);
 	if (!snap)
 		return NULL;

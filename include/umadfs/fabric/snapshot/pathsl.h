@@ -26,7 +26,9 @@ bool pathsl_small(const struct fab_snap *snap);
  * SL but 0, then every switch's SL-to-VL tables the routing check needs
  * (as sweepsl2vl.c's full read, each SL's VL kept: fab_sl2vl.maps), in
  * new tables of snap's.  Each waits for its answer; the first that gets
- * none ends the asking (snap->pathsl left NULL).  0 or -errno. */
-int pathsl_ask(struct fab_snap *snap, struct mad_engine *engine);
+ * none ends the asking, and so does stop() returning true before a Get
+ * (snap->pathsl left NULL).  0, -E2BIG (not a small fabric), -ECANCELED,
+ * or -errno. */
+int pathsl_ask(struct fab_snap *snap, struct mad_engine *engine, bool (*stop)(void));
 
 #endif

@@ -40,6 +40,9 @@ int sweeper_start(const struct sweeper_hooks *hooks, sweeper_ports_fn ports);
 /* Answers every parked write (ENODEV) and first reader, and ends a
  * running sweep soon. */
 void sweeper_shutdown(void);
+/* Whether sweeper_shutdown() has been called: work of the sweep thread's
+ * that takes long ends at its next step.  Any thread. */
+bool sweeper_stopping(void);
 /* Joins the thread and drops the current snapshot. */
 void sweeper_stop(void);
 
