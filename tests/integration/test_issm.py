@@ -94,13 +94,15 @@ def test_issm_sets_and_clears(fabric, hca2):
         assert e.value.errno == errno.EINVAL
     finally:
         os.close(fd)
-    assert read(issm) == "0\n"
+    # The hold goes with the file's RELEASE, which the kernel sends after
+    # close(2) has returned (as the issm device's goes with its release).
+    assert wait_for(lambda: read(issm) == "0\n", 5), read(issm)
     assert not capmask(fabric) & IS_SM, "IsSM not cleared at close"
     # O_RDWR holds it too (opensm opens its issm device so)
     fd = os.open(issm, os.O_RDWR)
     assert capmask(fabric) & IS_SM
     os.close(fd)
-    assert not capmask(fabric) & IS_SM
+    assert wait_for(lambda: not capmask(fabric) & IS_SM, 5)
 
 
 def test_issm_second_opener_waits(fabric, hca2):
@@ -160,8 +162,11 @@ def test_issm_wait_interrupted(fabric, hca2):
         assert read(issm) == "1 %d\n" % os.getpid()   # still ours
     finally:
         os.close(fd)
-    # the interrupted waiter was not handed the hold
-    assert read(issm) == "0\n"
+    # The interrupted waiter was not handed the hold: once ours goes (with
+    # the RELEASE that follows close(2)), nobody holds it.
+    ours = "1 %d\n" % os.getpid()
+    now = wait_for(lambda: (lambda v: v if v != ours else None)(read(issm)), 5)
+    assert now == "0\n", now
     assert not capmask(fabric) & IS_SM
 
 
