@@ -221,5 +221,5 @@ def test_issm_shared_with_agents(fabric, mount):
     fd = os.open(issm, os.O_WRONLY)
     assert read(issm) == "1 %d\n" % os.getpid()
     os.close(fd)
-    assert read(issm) == "1 umadfs\n"
+    assert wait_for(lambda: read(issm) == "1 umadfs\n", 5), read(issm)   # after RELEASE
     assert capmask(fabric) & IS_SM, "the agents' hold went with the file's"
