@@ -552,16 +552,25 @@ static void sls_text(const struct rq *q, struct rq_text *t)
 	rq_put(t, "\npath_sls_unknown %u\n", p->unknown);
 }
 
+/* The switches, the CA ports and every route between them followed:
+ * 0 (nothing when no switch has a table: q->nsw 0), or -ENOMEM. */
+static int route_tables(struct rq *q)
+{
+	int r = build_switches(q);
+
+	if (r == 0 && q->nsw)
+		r = build_cas(q);
+	if (r == 0 && q->nsw)
+		r = route_all(q);
+	return r;
+}
+
 int routequal_loops(const struct fab_snap *s)
 {
 	struct rq q = { .s = s };
 	struct rq_text t = { 0 };
-	int r = build_switches(&q);
+	int r = route_tables(&q);
 
-	if (r == 0 && q.nsw)
-		r = build_cas(&q);
-	if (r == 0 && q.nsw)
-		r = route_all(&q);
 	if (r == 0 && q.nsw)
 		r = creditloop_find(&q, &t);
 	free(t.buf);
@@ -573,14 +582,10 @@ void routequal_judge(struct problem_list *list)
 {
 	struct rq q = { .list = list, .s = list->snap };
 	struct rq_text t = { 0 };
-	int r = build_switches(&q);
+	int r = route_tables(&q);
 
 	if (r == 0 && !q.nsw)
 		goto out;
-	if (r == 0)
-		r = build_cas(&q);
-	if (r == 0)
-		r = route_all(&q);
 	if (r == 0) {
 		hops_text(&q, &t);
 		r = dlids_text(&q, &t);

@@ -135,6 +135,13 @@ bool fabsnap_port_active(const struct fab_snap *s, const struct fab_node *n,
 	return !to_switch || (fabsnap_peer(s, fp, &pn) && pn->type == FAB_SWITCH);
 }
 
+bool fabsnap_sl2vl_pair(const struct fab_snap *s, const struct fab_node *n,
+			unsigned in, unsigned out)
+{
+	return in != out && fabsnap_port_active(s, n, in, false) &&
+	       fabsnap_port_active(s, n, out, true);
+}
+
 unsigned fabsnap_sl2vl_vl_sl(const struct fab_sl2vl *t, unsigned in, unsigned out,
 			     unsigned sl)
 {

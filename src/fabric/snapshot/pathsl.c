@@ -174,9 +174,8 @@ static int ask_switch(struct fab_snap *snap, struct mad_engine *engine, struct f
 	}
 	t->full = true;
 	for (unsigned in = 1; r == 0 && in <= n->nports; in++)
-		for (unsigned out = 1; r == 0 && fabsnap_port_active(snap, n, in, false) &&
-		     out <= n->nports; out++)
-			if (out != in && fabsnap_port_active(snap, n, out, true))
+		for (unsigned out = 1; r == 0 && out <= n->nports; out++)
+			if (fabsnap_sl2vl_pair(snap, n, in, out))
 				r = table_get(snap, engine, n, t, in, out, stop);
 	if (r < 0) {
 		fabsnap_sl2vl_put(t);

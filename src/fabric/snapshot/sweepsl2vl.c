@@ -120,8 +120,7 @@ static int step_full(struct discover *d)
 		n->sl2vl->full = true;
 		for (unsigned in = 1; in <= n->nports; in++)
 			for (unsigned out = 1; out <= n->nports; out++)
-				if (out != in && fabsnap_port_active(d->snap, n, in, false) &&
-				    fabsnap_port_active(d->snap, n, out, true) &&
+				if (fabsnap_sl2vl_pair(d->snap, n, in, out) &&
 				    ask(d, ni, in, out) < 0)
 					return -ENOMEM;
 	}

@@ -300,8 +300,8 @@ struct fab_sl2vl *fabsnap_sl2vl_new(unsigned nports);
 void fabsnap_sl2vl_get(struct fab_sl2vl *t);
 void fabsnap_sl2vl_put(struct fab_sl2vl *t);
 unsigned fabsnap_sl2vl_vl(const struct fab_sl2vl *t, unsigned in, unsigned out);
-/* The VL SL sl goes out on from in to out: fabsnap_sl2vl_vl() for SL 0;
- * 0 for another SL whose map was not read. */
+/* The VL SL sl goes out on from in to out: the map's where it was read
+ * (pathsl.c), else fabsnap_sl2vl_vl()'s, SL 0's. */
 unsigned fabsnap_sl2vl_vl_sl(const struct fab_sl2vl *t, unsigned in, unsigned out,
 			     unsigned sl);
 void fabsnap_pathsl_get(struct fab_pathsl *t);
@@ -348,6 +348,11 @@ const struct fab_port *fabsnap_peer(const struct fab_snap *s,
  * switch. */
 bool fabsnap_port_active(const struct fab_snap *s, const struct fab_node *n,
 			 unsigned p, bool to_switch);
+/* Whether switch n's SL-to-VL table from port in to port out is one the
+ * routing check follows (a full read asks each such): both Active, out
+ * to a switch (the VL of a channel to a CA closes no cycle). */
+bool fabsnap_sl2vl_pair(const struct fab_snap *s, const struct fab_node *n,
+			unsigned in, unsigned out);
 /* The LID node n's PMA answers on for port p (a switch's port 0's; a CA
  * port's own, or another port's when it has none), or 0 when none. */
 unsigned fabsnap_pma_lid(const struct fab_node *n, unsigned p);
