@@ -94,6 +94,10 @@ def test_pkeys_read_when_they_can_change(make_fabric, mount):
     wait_pkey_entry1(f, "Hca2", 0x8001)
     sweep(m)
     assert fabric_table(m, guid, 1)[1] == 0, "a repeated sweep read the table"
+    # (a sweep more: Hca3, an SM's host until now, is asked whole by the
+    # sweep after the one that found it without IsSM, then taken as its
+    # link stands: files.md, "What a sweep asks")
+    sweep(m)
     mads = sweep_mads(m)
     # The mount's own Sets: LID-routed, then directed (Hca2 from Hca1 in
     # two-switch.net: Hca1's port 1, Switch1's port 2).

@@ -288,6 +288,12 @@ def test_repeated_sweep_asks_less_and_sees_changes(make_fabric, mount):
     saved = 2 * nodes + switch_ports(m) - switches + switches + pkey_table_gets(f)
     assert (first["sl2vl_mads"], again["sl2vl_mads"]) == (str(switches), "0")
     saved += switches
+    # Light sweeps guard the view: each CA behind a link that stands (all
+    # but this host's) is the sweep before's, its NodeInfo and PortInfo
+    # not asked; only its counters are.
+    remote = int(first["cas"]) - 1
+    assert (first["cas_kept"], again["cas_kept"]) == ("0", str(remote))
+    saved += 2 * remote
     assert int(again["mads"]) == int(first["mads"]) - saved, (first, again)
     assert (first["lfts_read"], again["lfts_read"]) == (str(switches), "0")
     steady = int(again["mads"])
@@ -331,6 +337,55 @@ def test_repeated_sweep_asks_less_and_sees_changes(make_fabric, mount):
     sweep(m)
     check_switch_counters(f, m, lids)
     assert error_counters(m, SW1, 7)["PortXmitDiscards"] == 2
+
+
+def test_kept_ca_asked_again_after_its_link_went_down(make_fabric, mount):
+    """While light sweeps guard the view, a repeated sweep takes each CA
+    behind a link that stands from the sweep before (cas_kept), the view
+    unchanged.  A LinkDownedCounter that moved at either end of its link
+    (the link went down and up between two sweeps, unseen: ibsim counts
+    none, so the test sets it as a port counts it) has the sweep after ask
+    it again.  With light sweeps off, every sweep asks every CA."""
+    f = tm.quiet_fabric(make_fabric)
+    m = mount("Hca1", fabric=f)
+    sweep(m)
+    def view():
+        """topology without its header's date, and links."""
+        return {"topology": re.sub(r"generated on .*", "", read(m, "topology")),
+                "links": read(m, "links")}
+    before = view()
+    hca2 = {a: read(m, node_dir(HCA2, a)) for a in ("node_desc", "fw_ver")}
+    hca2["lid"] = read(m, node_dir(HCA2, "ports", "1", "lid"))
+    kv = sweep(m)
+    assert (kv["cas_kept"], kv["guard"]) == ("2", "light_sweep"), kv
+    assert view() == before
+    assert {a: read(m, node_dir(HCA2, a)) for a in ("node_desc", "fw_ver")} == \
+        {a: hca2[a] for a in ("node_desc", "fw_ver")}
+    assert read(m, node_dir(HCA2, "ports", "1", "lid")) == hca2["lid"]
+
+    # Hca2's end (Hca2 is kept, its counters read: marked), then Switch2's
+    # end of Hca3's link.
+    for node, port in (("Hca2", 1), ("Switch2", 1)):
+        tm.perf_set(f, node, port, "PortCounters", {"LinkDownedCounter": 1})
+        assert [sweep(m)["cas_kept"] for _ in range(3)] == ["2", "1", "2"], node
+
+    # Hca2 given another LID while its link stands: its counters asked at
+    # the old one go unanswered, so the same sweep asks its PortInfo and
+    # then its counters at the new LID; the lost Gets are not its fault.
+    f.command('Baselid "Hca2"[1] 77')
+    assert tm.lid_of(f, "Hca2") == 77
+    kv = sweep(m)
+    assert int(read(m, node_dir(HCA2, "ports", "1", "lid")), 0) == 77
+    # No SM routes LID 77 here, so the Gets there are lost too: Hca2 is
+    # unresponsive for its two at the new LID, not for the two at the old.
+    assert int(kv["timeouts"]) >= 4, kv
+    assert [p["pma_timeouts"] for p in tm.problems(m, "node_unresponsive")
+            if p["guid"] == "0x%016x" % HCA2] == ["2"], tm.problems(m)
+
+    m2 = mount("Hca1", fabric=f, options=("fabric_light_sweep=0",))
+    sweep(m2)
+    kv = sweep(m2)
+    assert (kv["cas_kept"], kv["guard"]) == ("0", "none"), kv
 
 
 def test_repeated_sweep_sees_cable_and_lid_changes(make_fabric, mount):

@@ -13,13 +13,17 @@
  * (docs/files.md, "What a sweep asks"):
  * - a node of the same GUID and NodeInfo keeps its NodeDescription and
  *   ClassPortInfo, and its SwitchInfo is not asked, until they are due
- *   (STATIC_MAX_MS, spread by GUID) or, for a CA, its port was not Active;
+ *   (STATIC_MAX_MS, spread by GUID) or, for a CA, its port was not Active
+ *   (sweepkeep.c);
  * - a switch keeps prev's forwarding table until a change can have made
  *   the SM rewrite it, or it is due (sweeplft.c);
  * - a switch whose PMA sums its ports keeps prev's PortCounters while
  *   the sum says they stand (sweeppma.c);
  * - a port keeps prev's PKeyTable while its state and LID stand, until
- *   it is due (sweeppkeys.c). */
+ *   it is due (sweeppkeys.c);
+ * - while light sweeps guard the view, a CA of one port behind a switch
+ *   port whose link stands is prev's, unasked, until it is due
+ *   (sweepkeep.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +31,6 @@
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
-#include "umadfs/base/array.h"
 #include "umadfs/base/clock.h"
 #include "umadfs/engine/engine.h"
 #include "umadfs/fabric/snapshot/discover.h"
@@ -39,12 +42,6 @@
 #include "umadfs/mad/mad.h"
 
 #include "discover_priv.h"
-
-/* NodeDescription, SwitchInfo and ClassPortInfo are asked again at least
- * this often; each node's due time is brought forward by up to half of it
- * (by its GUID), so that a fabric found at once is not asked again at
- * once. */
-#define STATIC_MAX_MS 300000
 
 struct discover *discover_new(void)
 {
@@ -182,50 +179,6 @@ static bool same_node_info(const struct fab_node *a, const struct fab_node *b)
 	       a->device_id == b->device_id && a->revision == b->revision;
 }
 
-/* Whether was's NodeDescription and ClassPortInfo still stand for the node
- * reached at its port lp: not due, and (a CA) that port was Active, since a
- * host that booted since may have set another description. */
-static bool static_fresh(const struct discover *d, const struct fab_node *was,
-			 unsigned lp)
-{
-	if (d->now_ms >= sweepreq_due_ms(was->guid, was->static_ms, STATIC_MAX_MS))
-		return false;
-	return was->type == FAB_SWITCH ||
-	       (lp <= was->nports && was->ports[lp].state == IB_LINK_ACTIVE);
-}
-
-/* A new node's NodeDescription and SwitchInfo, or what prev has of them
- * and of its ClassPortInfo. */
-static int ask_static(struct discover *d, uint32_t ni, unsigned lp)
-{
-	struct fab_node *n = &d->snap->nodes[ni];
-	const struct fab_node *was = d->ns[ni].was;
-	bool fresh = was && static_fresh(d, was, lp);
-
-	/* SwitchInfo: its LinearFDBTop (which grows with the LIDs the SM
-	 * hands out) for the forwarding table, read at every sweep with
-	 * fabric_routes; its EnhancedPort0 for the ports ibqueryerrors
-	 * checks. */
-	if (n->type == FAB_SWITCH && (!fresh || d->routes.on) &&
-	    sweepreq_ask(d, REQ_SWITCH_INFO, ni, 0, n->hops, n->path) < 0)
-		return -ENOMEM;
-	if (!fresh) {
-		n->static_ms = d->now_ms;
-		return sweepreq_ask(d, REQ_NODE_DESC, ni, 0, n->hops, n->path);
-	}
-	n->static_ms = was->static_ms;
-	n->enhanced_port0 = was->enhanced_port0;
-	n->enforce_cap = was->enforce_cap;
-	n->has_cpi = was->has_cpi;
-	n->pma_capmask = was->pma_capmask;
-	d->ns[ni].cpi = was->has_cpi ? CPI_KNOWN : CPI_NONE;
-	if (!was->has_desc)
-		return sweepreq_ask(d, REQ_NODE_DESC, ni, 0, n->hops, n->path);
-	memcpy(n->desc, was->desc, sizeof(n->desc));
-	n->has_desc = true;
-	return 0;
-}
-
 /* -- SMInfo -------------------------------------------------------------- */
 
 /* SMInfo of the SM at lid, found at node's port by the directed route
@@ -308,18 +261,15 @@ static struct fab_node *new_node(struct discover *d, const struct req *r,
 {
 	unsigned lp = mad_get_field(data, 0, IB_NODE_LOCAL_PORT_F);
 	struct fab_node *n = fabsnap_add_node_info(d->snap, data), *was;
-	size_t ni;
 
 	if (!n)
 		return NULL;
-	ni = (size_t)(n - d->snap->nodes);
-	if (ARRAY_GROW(d->ns, d->ns_cap, ni + 1, 256) < 0)
-		return NULL; /* the node stays, unasked: the sweep ends ENOMEM */
 	n->hops = r->hops;
 	n->entry_port = (uint8_t)(r->node == NO_NODE ? 0 : lp);
 	memcpy(n->path, r->path, FAB_PATH_MAX);
 	was = d->prev ? fabsnap_find(d->prev, n->guid) : NULL;
-	d->ns[ni] = (struct nstate){ .was = was && same_node_info(was, n) ? was : NULL };
+	if (sweepkeep_track(d, n, was && same_node_info(was, n) ? was : NULL) < 0)
+		return NULL;
 	return n;
 }
 
@@ -328,7 +278,7 @@ static struct fab_node *new_node(struct discover *d, const struct req *r,
 static int ask_node(struct discover *d, uint32_t ni, unsigned lp)
 {
 	struct fab_node *n = &d->snap->nodes[ni];
-	int r = ask_static(d, ni, lp);
+	int r = sweepkeep_static(d, ni, lp);
 
 	if (n->type != FAB_SWITCH)
 		return r;
@@ -404,6 +354,7 @@ static int port_info(struct discover *d, const struct req *r, uint8_t *data)
 	int err = 0;
 
 	fabsnap_read_port_info(n, r->port, data);
+	sweepkeep_port_info(d, r->node, was);
 	if (was && r->port <= was->nports &&
 	    fabsnap_port_reroutes(n, r->port, &was->ports[r->port]) &&
 	    sweeplft_reroute(d) < 0)
@@ -423,6 +374,9 @@ static int port_info(struct discover *d, const struct req *r, uint8_t *data)
 	    r->port == n->entry_port || n->hops >= FAB_HOPS_MAX ||
 	    (n->type != FAB_SWITCH && n->hops))
 		return err;
+	err = sweepkeep_ca(d, r->node, r->port);
+	if (err)
+		return err < 0 ? err : 0;
 	memcpy(path, n->path, FAB_PATH_MAX);
 	path[n->hops + 1] = r->port;
 	return sweepreq_ask(d, REQ_NODE_INFO, r->node, r->port, n->hops + 1u, path);
@@ -509,8 +463,9 @@ static int failed(struct discover *d, const struct req *r)
 		return 0;
 	case REQ_PORT_INFO:
 		return port_info_ended(d, r);
-	case REQ_PMA_CPI:
 	case REQ_PORT_COUNTERS:
+		return sweeppma_failed(d, r) < 0 ? -ENOMEM : sweepkeep_silent(d, r);
+	case REQ_PMA_CPI:
 	case REQ_PORT_COUNTERS_EXT:
 	case REQ_PORT_DETAILS:
 		return sweeppma_failed(d, r);
@@ -605,7 +560,7 @@ static int sweep_end(struct discover *d, unsigned ends)
 
 int discover_run(struct discover *d, struct mad_engine *engine,
 		 const struct fab_snap *prev, struct fab_snap *snap,
-		 int timeout_ms, int retries)
+		 int timeout_ms, int retries, bool guarded)
 {
 	unsigned ends = 0;
 	int r = 0;
@@ -618,6 +573,7 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	sweepsets_take(d);
 	d->routes = routes_opts;
 	d->lft_all = prev && prev->routes_broken;
+	d->keep_cas = guarded && prev && prev->ok;
 	snap->reroute_ms = prev ? prev->reroute_ms : 0;
 	snap->sweeps = prev ? prev->sweeps + 1 : 0;
 	sweepreq_reset(d);
@@ -646,6 +602,7 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 			break;
 	}
 	window_end(d->window);
+	sweepkeep_finish(d);
 	sweeplft_changes(d);
 	finish_sms(snap);
 	rates_take_base(snap, prev);

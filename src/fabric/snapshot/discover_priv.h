@@ -1,4 +1,4 @@
-/* What a sweep's files share (discover.c, sweepreq.c, sweeppma.c,
+/* What a sweep's files share (discover.c, sweepkeep.c, sweepreq.c, sweeppma.c,
  * sweeplft.c, sweeppkeys.c, sweepsl2vl.c, sweepmcast.c, sweepsets.c): the
  * sweep's state, its requests and what it keeps of each
  * node. */
@@ -13,6 +13,11 @@
 #include "umadfs/fabric/snapshot/fabsnap.h"
 
 #define NO_NODE UINT32_MAX
+/* NodeDescription, SwitchInfo and ClassPortInfo (and a CA kept by
+ * sweepkeep.c) are asked again at least this often; each node's due time
+ * is brought forward by up to half of it (by its GUID), so that a fabric
+ * found at once is not asked again at once. */
+#define STATIC_MAX_MS 300000
 #define SM_MAX 32           /* SMs asked for their SMInfo in one sweep */
 
 enum req_kind { REQ_NODE_INFO, REQ_NODE_DESC, REQ_PORT_INFO, REQ_SWITCH_INFO,
@@ -47,6 +52,8 @@ struct nstate {
 	bool summed;          /* its ports' PortCounters may be prev's */
 	bool sum_matched;     /* the sum says they are */
 	bool lft_shared;      /* its table is was's (sweeplft.c) */
+	bool kept;            /* a CA taken from prev unasked (sweepkeep.c) */
+	bool silent;          /* kept, its PortCounters unanswered: asked */
 };
 
 /* fabric_routes=, fabric_routes_settle=, fabric_routes_max_age=
@@ -70,6 +77,7 @@ struct discover {
 	int64_t now_ms;      /* CLOCK_MONOTONIC at the start */
 	struct discover_routes routes; /* this sweep's */
 	bool lft_all;        /* every table is read (sweeplft.c) */
+	bool keep_cas;       /* light sweeps guard the view (sweepkeep.c) */
 	unsigned det_new;    /* ports never answered whose details this sweep asks (sweepdet.c) */
 	struct req *reqs;
 	uint32_t nreqs, free_head;
@@ -93,6 +101,29 @@ struct discover {
  * set by them. */
 void sweepsets_take(struct discover *d);
 bool sweepsets_touched(const struct discover *d, uint64_t guid, unsigned attr);
+
+/* sweepkeep.c: node n (just added to the snapshot) tracked by the sweep,
+ * was prev's node of its GUID and NodeInfo (or NULL).  0 or -ENOMEM. */
+int sweepkeep_track(struct discover *d, struct fab_node *n, const struct fab_node *was);
+/* Node ni's NodeDescription and SwitchInfo asked, reached at its port
+ * lp, or what prev has of them and of its ClassPortInfo taken.  0 or
+ * -ENOMEM. */
+int sweepkeep_static(struct discover *d, uint32_t ni, unsigned lp);
+/* Switch si's port sp answered its PortInfo, not Down, with
+ * no peer yet: 1 when the CA at its other end is taken from prev, unasked,
+ * 0 when it is to be asked, -ENOMEM. */
+int sweepkeep_ca(struct discover *d, uint32_t si, unsigned sp);
+/* A PortCounters Get ended unanswered: a kept CA's PortInfo is asked
+ * then (its SM may have given it another LID).  0 or -ENOMEM. */
+int sweepkeep_silent(struct discover *d, const struct req *r);
+/* Node ni's PortInfo is in (was: prev's node): a kept CA whose LID is not
+ * prev's has its counters asked at the new one, the Gets lost at the old
+ * not counted against it. */
+void sweepkeep_port_info(struct discover *d, uint32_t ni, const struct fab_node *was);
+/* At the sweep's end: a CA kept whose link may have gone down and come
+ * up meanwhile (its LinkDownedCounter, or its switch port's, moved; its
+ * PMA silent) is marked to be asked by the next sweep. */
+void sweepkeep_finish(struct discover *d);
 
 /* sweepreq.c: a new request, queued, with the directed route hops/path
  * (SMPs); NULL on ENOMEM.  The pointer is good until the next enqueue. */

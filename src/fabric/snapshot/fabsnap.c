@@ -483,6 +483,47 @@ struct fab_node *fabsnap_add_node_info(struct fab_snap *s, uint8_t *data)
 	return n;
 }
 
+/* Port p's PortInfo and PortGUID, as another snapshot has them. */
+static void take_port_info(struct fab_port *p, const struct fab_port *was)
+{
+	p->port_guid = was->port_guid;
+	p->has_info = was->has_info;
+	p->state = was->state;
+	p->phys_state = was->phys_state;
+	p->lid = was->lid;
+	p->lmc = was->lmc;
+	p->sm_lid = was->sm_lid;
+	p->cap_mask = was->cap_mask;
+	p->oper_vls = was->oper_vls;
+	p->part_enf = was->part_enf;
+	p->width = was->width;
+	p->width_enabled = was->width_enabled;
+	p->width_supported = was->width_supported;
+	p->speed = was->speed;
+	p->speed_enabled = was->speed_enabled;
+	p->speed_supported = was->speed_supported;
+	p->ext_speed = was->ext_speed;
+	p->ext_speed_enabled = was->ext_speed_enabled;
+	p->ext_speed_supported = was->ext_speed_supported;
+}
+
+struct fab_node *fabsnap_add_found(struct fab_snap *s, const struct fab_node *was)
+{
+	struct fab_node *n = fabsnap_add(s, was->guid, was->nports);
+
+	if (!n)
+		return NULL;
+	n->type = was->type;
+	n->sys_guid = was->sys_guid;
+	n->vendor_id = was->vendor_id;
+	n->device_id = was->device_id;
+	n->revision = was->revision;
+	n->partition_cap = was->partition_cap;
+	for (unsigned p = 0; p <= was->nports; p++)
+		take_port_info(&n->ports[p], &was->ports[p]);
+	return n;
+}
+
 void fabsnap_read_node_desc(struct fab_node *n, const uint8_t *data)
 {
 	memcpy(n->desc, data, FAB_DESC_LEN);

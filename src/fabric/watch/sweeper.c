@@ -125,9 +125,10 @@ struct ca_port *sweeper_port(const struct fab_snap *snap)
 }
 
 /* Discovery out of port, its engine held (a CA removed meanwhile waits
- * for the sweep, whose requests then time out). */
+ * for the sweep, whose requests then time out); guarded: light sweeps
+ * guard the view. */
 static int sweep_port(struct ca_port *port, const struct fab_snap *prev,
-		      struct fab_snap *snap)
+		      struct fab_snap *snap, bool guarded)
 {
 	int err = 0;
 	struct mad_engine *e = ca_port_engine(port, &err);
@@ -138,7 +139,8 @@ static int sweep_port(struct ca_port *port, const struct fab_snap *prev,
 			 strerror(-err));
 		return 0;
 	}
-	r = discover_run(sw.disc, e, prev, snap, QUERY_TIMEOUT_MS, QUERY_RETRIES);
+	r = discover_run(sw.disc, e, prev, snap, QUERY_TIMEOUT_MS, QUERY_RETRIES,
+			 guarded);
 	ca_port_engine_done(port);
 	if (r == 0 && !snap->nnodes)
 		snprintf(snap->error, sizeof(snap->error),
@@ -148,7 +150,7 @@ static int sweep_port(struct ca_port *port, const struct fab_snap *prev,
 
 /* One sweep into a new snapshot, prev the current one (or NULL); NULL
  * when stopped (or out of memory). */
-static struct fab_snap *sweep_once(const struct fab_snap *prev)
+static struct fab_snap *sweep_once(const struct fab_snap *prev, bool guarded)
 {
 	struct fab_snap *snap = fabsnap_new();
 	int64_t start = clock_now_ms();
@@ -157,7 +159,7 @@ static struct fab_snap *sweep_once(const struct fab_snap *prev)
 	if (!snap)
 		return NULL;
 	port = pick_port(snap);
-	if (port && sweep_port(port, prev, snap) < 0) {
+	if (port && sweep_port(port, prev, snap, guarded) < 0) {
 		fabsnap_put(snap);
 		return NULL;
 	}
@@ -423,6 +425,7 @@ static void *sweep_thread(void *arg)
 	while (wait_for_work()) {
 		struct fab_snap *snap, *old = NULL;
 		uint64_t number;
+		bool guarded;
 		struct sweep_writer *done;
 
 		if (sw.sm_silent) {
@@ -440,8 +443,9 @@ static void *sweep_thread(void *arg)
 		sw.nasks = sw.nagain = sw.again_tries = 0; /* the sweep asks all */
 		sw.due_ms = 0; /* the period runs from this sweep */
 		sw.running = true;
+		guarded = light_on();
 		pthread_mutex_unlock(&sw.lock);
-		snap = sweep_once(sw.snap);
+		snap = sweep_once(sw.snap, guarded);
 		if (snap)
 			old = install(snap, snap->mono_ms - snap->duration_ms);
 		pthread_mutex_lock(&sw.lock);

@@ -25,12 +25,14 @@ struct discover *discover_new(void);
 void discover_free(struct discover *d);
 /* Sweeps out of engine into snap (nodes, links, counters and its mads,
  * timeouts, unreachable); prev (the snapshot before, or NULL) tells what
- * need not be asked again.  Returns 0, -ECANCELED after discover_abort(),
- * or -ENOMEM.  The caller's thread does the work; answers arrive on the
- * engine's receiver thread. */
+ * need not be asked again; guarded: light sweeps guard the view, so a CA
+ * behind a link that stands may be prev's (docs/files.md, "What a sweep
+ * asks").  Returns 0, -ECANCELED after discover_abort(), or -ENOMEM.  The
+ * caller's thread does the work; answers arrive on the engine's receiver
+ * thread. */
 int discover_run(struct discover *d, struct mad_engine *engine,
 		 const struct fab_snap *prev, struct fab_snap *snap,
-		 int timeout_ms, int retries);
+		 int timeout_ms, int retries, bool guarded);
 /* Makes a running (or the next) discover_run return -ECANCELED soon;
  * any thread. */
 void discover_abort(struct discover *d);

@@ -140,6 +140,10 @@ struct fab_node {
 	 * (CLOCK_MONOTONIC ms): later sweeps take them from the snapshot
 	 * before until they are due again (discover.c). */
 	int64_t static_ms;
+	/* A CA a sweep took from the snapshot before without asking it, whose
+	 * link may have gone down and up meanwhile: the next sweep asks it
+	 * (sweepkeep.c). */
+	bool recheck;
 	/* Requests to it that timed out in this sweep (node_unresponsive). */
 	uint16_t sma_timeouts, pma_timeouts;
 	char desc[FAB_DESC_LEN + 1];
@@ -219,6 +223,8 @@ struct fab_stats {
 	unsigned pathsl_mads;   /* PathRecord Gets and the SL-to-VL Gets
 				 * made for their SLs (pathsl.c) */
 	unsigned detail_mads;   /* the detail counters' Gets (sweepdet.c) */
+	unsigned cas_kept;      /* CAs taken from the snapshot before,
+				 * unasked (sweepkeep.c) */
 };
 
 struct fab_snap {
@@ -367,6 +373,10 @@ struct fab_snap *fabsnap_copy(const struct fab_snap *from,
  * PortGUID of the port that answered (fabsnap_node_info_port); NULL on
  * ENOMEM.  Its route (hops, path, entry_port) is the caller's. */
 struct fab_node *fabsnap_add_node_info(struct fab_snap *s, uint8_t *data);
+/* Node was of another snapshot, as its NodeInfo and its ports' PortInfo
+ * left it (not its description, counters, tables or links), added to s;
+ * NULL on ENOMEM.  Its route is the caller's. */
+struct fab_node *fabsnap_add_found(struct fab_snap *s, const struct fab_node *was);
 /* The PortGUID a NodeInfo gives, into the port that answered it
  * (LocalPortNum; a switch's port 0 too). */
 void fabsnap_node_info_port(struct fab_node *n, uint8_t *data);

@@ -1,0 +1,213 @@
+/* What a sweep takes of a node from the snapshot before
+ * (discover_priv.h): a node tracked with prev's node of its GUID and
+ * NodeInfo; its NodeDescription, ClassPortInfo (and, without forwarding
+ * tables, SwitchInfo) kept until due; and, while light sweeps guard the
+ * view, a CA of one port at the other end of a switch port whose link
+ * stands as the snapshot before had it, taken whole - NodeInfo,
+ * NodeDescription, PortInfo - without a MAD: only its counters are
+ * asked.  Two Gets a CA fewer: on a fabric of thousands of HCAs, over a
+ * quarter of a repeated sweep.
+ *
+ * What that could miss is a CA exchanged for another while its link was
+ * Active at both sweeps, unseen by the guard (its Reports lost and the
+ * cable out for less than a light sweep's cycle); so a CA is asked again
+ * when its LinkDownedCounter or its switch port's moved, when its PMA did
+ * not answer (its PortInfo at once, since its SM may have given it
+ * another LID: the counters then asked there), and in any case when its
+ * description is due (STATIC_MAX_MS, spread by GUID).  docs/files.md, "What a sweep asks". */
+#include <errno.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+
+#include "umadfs/base/array.h"
+#include "umadfs/mad/ibcodes.h"
+
+#include "discover_priv.h"
+
+int sweepkeep_track(struct discover *d, struct fab_node *n, const struct fab_node *was)
+{
+	size_t ni = (size_t)(n - d->snap->nodes);
+
+	if (ARRAY_GROW(d->ns, d->ns_cap, ni + 1, 256) < 0)
+		return -ENOMEM; /* the node stays, unasked: the sweep ends ENOMEM */
+	d->ns[ni] = (struct nstate){ .was = was };
+	return 0;
+}
+
+/* Whether was's NodeDescription and ClassPortInfo still stand for the node
+ * reached at its port lp: not due, and (a CA) that port was Active, since a
+ * host that booted since may have set another description. */
+static bool static_fresh(const struct discover *d, const struct fab_node *was,
+			 unsigned lp)
+{
+	if (d->now_ms >= sweepreq_due_ms(was->guid, was->static_ms, STATIC_MAX_MS))
+		return false;
+	return was->type == FAB_SWITCH ||
+	       (lp <= was->nports && was->ports[lp].state == IB_LINK_ACTIVE);
+}
+
+int sweepkeep_static(struct discover *d, uint32_t ni, unsigned lp)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+	const struct fab_node *was = d->ns[ni].was;
+	bool fresh = was && static_fresh(d, was, lp);
+
+	/* SwitchInfo: its LinearFDBTop (which grows with the LIDs the SM
+	 * hands out) for the forwarding table, read at every sweep with
+	 * fabric_routes; its EnhancedPort0 for the ports ibqueryerrors
+	 * checks. */
+	if (n->type == FAB_SWITCH && (!fresh || d->routes.on) &&
+	    sweepreq_ask(d, REQ_SWITCH_INFO, ni, 0, n->hops, n->path) < 0)
+		return -ENOMEM;
+	if (!fresh) {
+		n->static_ms = d->now_ms;
+		return sweepreq_ask(d, REQ_NODE_DESC, ni, 0, n->hops, n->path);
+	}
+	n->static_ms = was->static_ms;
+	n->enhanced_port0 = was->enhanced_port0;
+	n->enforce_cap = was->enforce_cap;
+	n->has_cpi = was->has_cpi;
+	n->pma_capmask = was->pma_capmask;
+	d->ns[ni].cpi = was->has_cpi ? CPI_KNOWN : CPI_NONE;
+	if (!was->has_desc)
+		return sweepreq_ask(d, REQ_NODE_DESC, ni, 0, n->hops, n->path);
+	memcpy(n->desc, was->desc, sizeof(n->desc));
+	n->has_desc = true;
+	return 0;
+}
+
+/* The link at a switch port stands: Active now and in prev, at the same
+ * physical state, width and speed. */
+static bool link_stands(const struct fab_port *now, const struct fab_port *was)
+{
+	return was->has_info && now->state == IB_LINK_ACTIVE &&
+	       was->state == IB_LINK_ACTIVE && now->phys_state == was->phys_state &&
+	       now->width == was->width && now->speed == was->speed &&
+	       now->ext_speed == was->ext_speed;
+}
+
+/* Whether prev had ca at switch sw's port sp (by whatever route it
+ * reached them), ca's one port Active with a LID and no SM (whose SMInfo
+ * a sweep asks). */
+static bool found_there(const struct fab_node *sw, unsigned sp,
+			const struct fab_node *ca)
+{
+	const struct fab_port *cp;
+
+	if (ca->type != FAB_CA || ca->nports != 1)
+		return false;
+	cp = &ca->ports[1];
+	return cp->has_info && cp->state == IB_LINK_ACTIVE && cp->lid &&
+	       cp->peer_guid == sw->guid && cp->peer_port == sp &&
+	       !(cp->cap_mask & IB_PORT_CAP_IS_SM);
+}
+
+/* prev's CA at the other end of switch si's port sp, if it may be taken
+ * unasked; else NULL. */
+static const struct fab_node *keepable(const struct discover *d, uint32_t si,
+				       unsigned sp)
+{
+	const struct fab_node *sw = &d->snap->nodes[si], *was = d->ns[si].was, *ca;
+
+	if (!d->keep_cas || !was || sp > was->nports ||
+	    d->snap->sm_lid != d->prev->sm_lid ||
+	    !link_stands(&sw->ports[sp], &was->ports[sp]) || !was->ports[sp].peer_guid)
+		return NULL;
+	ca = fabsnap_find(d->prev, was->ports[sp].peer_guid);
+	if (!ca || ca->recheck || !ca->has_desc || !found_there(sw, sp, ca) ||
+	    fabsnap_find(d->snap, ca->guid) ||
+	    sweepsets_touched(d, ca->guid, IB_ATTR_PORT_INFO) ||
+	    d->now_ms >= sweepreq_due_ms(ca->guid, ca->static_ms, STATIC_MAX_MS))
+		return NULL;
+	return ca;
+}
+
+int sweepkeep_ca(struct discover *d, uint32_t si, unsigned sp)
+{
+	const struct fab_node *was = keepable(d, si, sp);
+	struct fab_node *n, *sw;
+	uint32_t ni;
+
+	if (!was)
+		return 0;
+	n = fabsnap_add_found(d->snap, was);
+	if (!n || sweepkeep_track(d, n, was) < 0)
+		return -ENOMEM;
+	ni = (uint32_t)(n - d->snap->nodes);
+	sw = &d->snap->nodes[si]; /* (after the add: the nodes may have moved) */
+	n->hops = (uint8_t)(sw->hops + 1);
+	memcpy(n->path, sw->path, FAB_PATH_MAX);
+	n->path[n->hops] = (uint8_t)sp;
+	n->entry_port = 1;
+	n->ports[1].asked = true;
+	n->ports[1].peer_guid = sw->guid;
+	n->ports[1].peer_port = (uint8_t)sp;
+	sw->ports[sp].peer_guid = n->guid;
+	sw->ports[sp].peer_port = 1;
+	d->ns[ni].kept = true;
+	d->snap->stats.cas_kept++;
+	if (sweepkeep_static(d, ni, 1) < 0 ||
+	    (fabsnap_pma_lid(n, 1) && sweeppma_start(d, ni, 1) < 0))
+		return -ENOMEM;
+	return 1;
+}
+
+int sweepkeep_silent(struct discover *d, const struct req *r)
+{
+	struct nstate *ns = &d->ns[r->node];
+	const struct fab_node *n = &d->snap->nodes[r->node];
+
+	if (!ns->kept || ns->silent)
+		return 0;
+	ns->silent = true;
+	return sweepreq_ask(d, REQ_PORT_INFO, r->node, 1, n->hops, n->path);
+}
+
+void sweepkeep_port_info(struct discover *d, uint32_t ni, const struct fab_node *was)
+{
+	struct fab_node *n = &d->snap->nodes[ni];
+
+	if (!d->ns[ni].silent || n->ports[1].lid == was->ports[1].lid)
+		return;
+	n->ports[1].pma_asked = false;
+	n->pma_timeouts = 0;
+}
+
+static unsigned link_downed(const struct fab_port *p)
+{
+	return mad_get_field((void *)p->basic, 0, IB_PC_LINK_DOWNED_F);
+}
+
+/* Port p's LinkDownedCounter is not was's, both answered. */
+static bool downed_moved(const struct fab_port *p, const struct fab_port *was)
+{
+	return p->has_counters && was->has_counters && link_downed(p) != link_downed(was);
+}
+
+/* Whether kept CA n (prev's: was) must be asked by the next sweep. */
+static bool recheck(const struct discover *d, const struct fab_node *n,
+		    const struct fab_node *was)
+{
+	const struct fab_port *p = &n->ports[1];
+	const struct fab_node *sw = fabsnap_find(d->snap, p->peer_guid);
+	const struct fab_node *sw_was;
+
+	if (!p->has_counters || downed_moved(p, &was->ports[1]) || !sw)
+		return true;
+	sw_was = d->ns[sw - d->snap->nodes].was;
+	return sw_was && p->peer_port <= sw_was->nports &&
+	       downed_moved(&sw->ports[p->peer_port], &sw_was->ports[p->peer_port]);
+}
+
+void sweepkeep_finish(struct discover *d)
+{
+	struct fab_snap *s = d->snap;
+
+	if (d->nomem || !s->stats.cas_kept)
+		return;
+	for (size_t i = 0; i < s->nnodes; i++)
+		if (d->ns[i].kept)
+			s->nodes[i].recheck = d->ns[i].silent ||
+					      recheck(d, &s->nodes[i], d->ns[i].was);
+}
