@@ -80,6 +80,9 @@ def test_link_down_and_up_from_traps(subscribed):
         kv = sweep_kv(m)
         assert int(kv["refreshes"]) >= 1 and kv["nodes"] == "4", kv
         assert int(kv["mads"]) < int(swept["mads"]), (kv, swept)
+        # (none of them the sweep's kinds, which its file counted)
+        assert int(swept["sl2vl_mads"]) > 0, swept
+        assert (kv["detail_mads"], kv["sl2vl_mads"], kv["pathsl_mads"]) == ("0", "0", "0"), kv
         assert int(kv["trap_reports"]) >= 1 and kv["trap_reports_dropped"] == "0"
         refreshed = links(m)
         assert "problem=node_missing" in open(m.path("fabric", "problems")).read()

@@ -483,6 +483,14 @@ struct fab_node *fabsnap_add_node_info(struct fab_snap *s, uint8_t *data)
 	return n;
 }
 
+void fabsnap_refresh_mads(struct fab_snap *s, uint64_t mads)
+{
+	s->stats.mads = mads;
+	s->stats.detail_mads = 0;
+	s->stats.sl2vl_mads = 0;
+	s->stats.pathsl_mads = 0;
+}
+
 /* Port p's PortInfo and PortGUID, as another snapshot has them. */
 static void take_port_info(struct fab_port *p, const struct fab_port *was)
 {

@@ -308,8 +308,7 @@ struct fab_snap *refresh_run(const struct refresh_via *via, const struct fab_sna
 		*need_sweep = true;
 		return NULL;
 	}
-	out->stats.mads = rf.mads;
-	out->stats.detail_mads = 0;
+	fabsnap_refresh_mads(out, rf.mads);
 	if (rf.rerouted)
 		out->reroute_ms = clock_now_ms();
 	fabsnap_count(out);

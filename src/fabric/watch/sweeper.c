@@ -386,8 +386,7 @@ static void sm_silent_once(void)
 		free(snap->sms);
 		snap->sms = NULL;
 		snap->nsms = 0;
-		snap->stats.mads = 0;
-		snap->stats.detail_mads = 0;
+		fabsnap_refresh_mads(snap, 0);
 		snap->refreshes = sw.snap->refreshes + 1;
 		clock_gettime(CLOCK_REALTIME, &snap->time);
 		old = install(snap, 0);

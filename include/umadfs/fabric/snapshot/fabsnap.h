@@ -394,6 +394,10 @@ void fabsnap_switch_ports(struct fab_node *n);
 bool fabsnap_awaits_sm(const struct fab_port *p);
 /* Counts nodes by type, links and ports into s->stats. */
 void fabsnap_count(struct fab_snap *s);
+/* A copy made by a refresh (or the SM found silent): its MADs are mads,
+ * and none of them the sweep's kinds (detail counters, SL-to-VL tables,
+ * PathRecords), as the sweep file says. */
+void fabsnap_refresh_mads(struct fab_snap *s, uint64_t mads);
 /* "ca", "switch", "router" ("unknown" otherwise): the type as the files
  * and metrics name it. */
 const char *fabsnap_type_name(unsigned type);
