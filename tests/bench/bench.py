@@ -324,9 +324,7 @@ class Bench:
         return ["-t", str(self.a.seconds), "-w", "0.3"]
 
     def daemon_cpu_s(self):
-        with open("/proc/%d/stat" % self.daemon_pid) as f:
-            fields = f.read().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_ticks(self.daemon_pid) / os.sysconf("SC_CLK_TCK")
 
     def mb(self, *args, env=None, daemon=True):
         """madbench's numbers, with cpu_us_per_mad: the CPU time of the
@@ -1324,21 +1322,24 @@ class Bench:
                    self.a.reps, "0.5" if self.quick else self.a.seconds))
 
 
+def cpu_ticks(pid):
+    """Process pid's CPU time so far, user and system, in clock ticks."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rpartition(")")[2].split()
+    return int(fields[11]) + int(fields[12])      # utime, stime
+
+
 def wait_idle(proc, limit_s):
     """Waits until proc's CPU time stands still (at most 2% of a CPU) for
     3 s, limit_s at most; returns the seconds waited.  opensm goes on
     configuring the fabric after it made the ports Active (at 16k, 20-50 s
     at a CPU's full), which would load the machine under the first
     repetition's rows but not the second's."""
-    def ticks():
-        with open("/proc/%d/stat" % proc.pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])      # utime, stime
     t0 = time.monotonic()
-    last, still = ticks(), 0
+    last, still = cpu_ticks(proc.pid), 0
     while still < 3 and time.monotonic() - t0 < limit_s:
         time.sleep(1)
-        now = ticks()
+        now = cpu_ticks(proc.pid)
         still = still + 1 if now - last <= 2 else 0
         last = now
     return time.monotonic() - t0

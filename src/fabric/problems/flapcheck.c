@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <infiniband/mad.h>
-
 #include "umadfs/base/array.h"
 #include "umadfs/fabric/problems/problem.h"
 #include "umadfs/fabric/problems/thresholds.h"
@@ -93,11 +91,6 @@ static void flapped(struct problem_list *l, const struct fab_node *n, unsigned p
 		f->last = now;
 }
 
-static uint64_t link_downed(const struct fab_port *p)
-{
-	return mad_get_field((void *)p->basic, 0, IB_PC_LINK_DOWNED_F);
-}
-
 /* The flaps from the snapshot before to this one: each port of a node
  * in both whose link is gone or another (fabevents.c's link_down), and
  * the rise of each port's LinkDownedCounter (after a reset: its value). */
@@ -118,8 +111,8 @@ static void count_flaps(struct problem_list *l, int64_t now)
 				flapped(l, n, p, BY_EVENTS, 1, now);
 			if (!a->has_counters || !b->has_counters)
 				continue;
-			va = link_downed(a);
-			vb = link_downed(b);
+			va = fabsnap_link_downed(a);
+			vb = fabsnap_link_downed(b);
 			flapped(l, n, p, BY_COUNTER, vb < va ? vb : vb - va, now);
 		}
 	}

@@ -483,6 +483,11 @@ struct fab_node *fabsnap_add_node_info(struct fab_snap *s, uint8_t *data)
 	return n;
 }
 
+unsigned fabsnap_link_downed(const struct fab_port *p)
+{
+	return mad_get_field((void *)p->basic, 0, IB_PC_LINK_DOWNED_F);
+}
+
 void fabsnap_refresh_mads(struct fab_snap *s, uint64_t mads)
 {
 	s->stats.mads = mads;

@@ -117,8 +117,7 @@ static const struct fab_node *keepable(const struct discover *d, uint32_t si,
 	ca = fabsnap_find(d->prev, was->ports[sp].peer_guid);
 	if (!ca || ca->recheck || !ca->has_desc || !found_there(sw, sp, ca) ||
 	    fabsnap_find(d->snap, ca->guid) ||
-	    sweepsets_touched(d, ca->guid, IB_ATTR_PORT_INFO) ||
-	    d->now_ms >= sweepreq_due_ms(ca->guid, ca->static_ms, STATIC_MAX_MS))
+	    sweepsets_touched(d, ca->guid, IB_ATTR_PORT_INFO) || !static_fresh(d, ca, 1))
 		return NULL;
 	return ca;
 }
@@ -174,15 +173,10 @@ void sweepkeep_port_info(struct discover *d, uint32_t ni, const struct fab_node 
 	n->pma_timeouts = 0;
 }
 
-static unsigned link_downed(const struct fab_port *p)
-{
-	return mad_get_field((void *)p->basic, 0, IB_PC_LINK_DOWNED_F);
-}
-
 /* Port p's LinkDownedCounter is not was's, both answered. */
 static bool downed_moved(const struct fab_port *p, const struct fab_port *was)
 {
-	return p->has_counters && was->has_counters && link_downed(p) != link_downed(was);
+	return p->has_counters && was->has_counters && fabsnap_link_downed(p) != fabsnap_link_downed(was);
 }
 
 /* Whether kept CA n (prev's: was) must be asked by the next sweep. */

@@ -373,6 +373,8 @@ struct fab_snap *fabsnap_copy(const struct fab_snap *from,
  * PortGUID of the port that answered (fabsnap_node_info_port); NULL on
  * ENOMEM.  Its route (hops, path, entry_port) is the caller's. */
 struct fab_node *fabsnap_add_node_info(struct fab_snap *s, uint8_t *data);
+/* Port p's LinkDownedCounter, from its PortCounters (0 when not read). */
+unsigned fabsnap_link_downed(const struct fab_port *p);
 /* Node was of another snapshot, as its NodeInfo and its ports' PortInfo
  * left it (not its description, counters, tables or links), added to s;
  * NULL on ENOMEM.  Its route is the caller's. */
