@@ -124,7 +124,7 @@ static void build(struct discover *d, uint32_t i, uint8_t *frame)
 		smp_frame(r, frame, IB_ATTR_MULTICASTFORWTBL, sweepmcast_attrmod(d, r));
 		break;
 	default:
-		sweeppma_frame(d, r, frame);
+		d->reqs[i].lid = (uint16_t)sweeppma_frame(d, r, frame);
 		break;
 	}
 	mad_set_tid(frame + UMAD_FRAME_HDR_SIZE, i);
@@ -502,6 +502,10 @@ static void timed_out(struct discover *d, const struct req *r)
 	    r->kind == REQ_PORT_DETAILS || r->kind == REQ_SL2VL)
 		return;
 	n = &d->snap->nodes[r->node];
+	/* Nor a PMA's Get to a LID its port no longer has: its SM gave it
+	 * another since (sweepkeep.c asks a kept CA's PortInfo then). */
+	if (r->kind >= REQ_PMA_CPI && r->lid != fabsnap_pma_lid(n, r->port))
+		return;
 	count = r->kind >= REQ_PMA_CPI ? &n->pma_timeouts : &n->sma_timeouts;
 	if (*count < UINT16_MAX)
 		(*count)++;

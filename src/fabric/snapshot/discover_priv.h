@@ -33,7 +33,7 @@ struct req {
 	uint8_t kind;
 	uint8_t port;   /* NodeInfo: the port of node it leaves by; else the port asked */
 	uint8_t hops;   /* SMPs: the directed route, path[1..hops] */
-	uint16_t lid;   /* SMInfo: the LID asked */
+	uint16_t lid;   /* SMInfo: the LID asked; PMA: the LID sent to */
 	uint32_t node;  /* the node asked, or (NodeInfo) the one it leaves: NO_NODE */
 	uint32_t next_free;
 	uint16_t block;  /* LinearForwardingTable, PKeyTable: the block asked
@@ -145,8 +145,9 @@ void sweepreq_reset(struct discover *d);
  * GUID, so that a fabric found at once is not asked again at once. */
 int64_t sweepreq_due_ms(uint64_t guid, int64_t since, unsigned max_ms);
 
-/* sweeppma.c: the frame of a PMA request (REQ_PMA_CPI and after). */
-void sweeppma_frame(const struct discover *d, const struct req *r, uint8_t *frame);
+/* sweeppma.c: the frame of a PMA request (REQ_PMA_CPI and after); the LID
+ * it goes to. */
+unsigned sweeppma_frame(const struct discover *d, const struct req *r, uint8_t *frame);
 /* The node's PMA may be asked (through port p's LID): its counters, or
  * its ClassPortInfo first. */
 int sweeppma_start(struct discover *d, uint32_t ni, unsigned p);

@@ -170,7 +170,7 @@ void sweepkeep_port_info(struct discover *d, uint32_t ni, const struct fab_node 
 	if (!d->ns[ni].silent || n->ports[1].lid == was->ports[1].lid)
 		return;
 	n->ports[1].pma_asked = false;
-	n->pma_timeouts = 0;
+	n->pma_timeouts = 0; /* (all at the old LID; later ones: timed_out()) */
 }
 
 /* Port p's LinkDownedCounter is not was's, both answered. */

@@ -20,9 +20,10 @@
 
 #define ALL_PORTS 0xff /* PortSelect: the sum over a switch's ports */
 
-void sweeppma_frame(const struct discover *d, const struct req *r, uint8_t *frame)
+unsigned sweeppma_frame(const struct discover *d, const struct req *r, uint8_t *frame)
 {
 	const struct fab_node *n = &d->snap->nodes[r->node];
+	unsigned lid = fabsnap_pma_lid(n, r->port);
 	uint8_t data[IB_PC_DATA_SZ] = { 0 };
 	static const unsigned attr[] = {
 		[REQ_PMA_CPI] = CLASS_PORT_INFO,
@@ -34,7 +35,8 @@ void sweeppma_frame(const struct discover *d, const struct req *r, uint8_t *fram
 
 	if (r->kind != REQ_PMA_CPI)
 		getframe_counters_select(data, id, r->port);
-	getframe_pma(frame, fabsnap_pma_lid(n, r->port), id, data);
+	getframe_pma(frame, lid, id, data);
+	return lid;
 }
 
 /* Whether the switch's ports may keep prev's PortCounters by its sum:
