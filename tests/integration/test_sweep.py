@@ -279,13 +279,14 @@ def test_repeated_sweep_asks_less_and_sees_changes(make_fabric, mount):
     again = sweep(m)
     nodes, switches = int(first["nodes"]), int(first["switches"])
     # Not again: NodeDescription and ClassPortInfo of every node, each
-    # switch port's PortCounters (one sum instead), each switch's forwarding
-    # table (one block each: nothing changed, so they are the sweep
-    # before's), each port's PKeyTable (its state and LID as they were),
-    # each switch's SL-to-VL probe (it goes with the forwarding table).
-    # SwitchInfo is asked again for its LinearFDBTop (the forwarding
-    # table's size: fabric_routes).
-    saved = 2 * nodes + switch_ports(m) - switches + switches + pkey_table_gets(f)
+    # switch's forwarding table (one block each: nothing changed, so they
+    # are the sweep before's), each port's PKeyTable (its state and LID as
+    # they were), each switch's SL-to-VL probe (it goes with the forwarding
+    # table).  SwitchInfo is asked again for its LinearFDBTop (the
+    # forwarding table's size: fabric_routes).  A switch's PortCounters
+    # are one sum in both: its error counters are 0 (the first sweep's
+    # ports are 0 by it: test_first_sweep_takes_the_sum_of_0).
+    saved = 2 * nodes + switches + pkey_table_gets(f)
     assert (first["sl2vl_mads"], again["sl2vl_mads"]) == (str(switches), "0")
     saved += switches
     # Light sweeps guard the view: each CA behind a link that stands (all
@@ -337,6 +338,33 @@ def test_repeated_sweep_asks_less_and_sees_changes(make_fabric, mount):
     sweep(m)
     check_switch_counters(f, m, lids)
     assert error_counters(m, SW1, 7)["PortXmitDiscards"] == 2
+
+
+def test_first_sweep_takes_the_sum_of_0(make_fabric, mount):
+    """A switch whose PMA sums its ports: at the first sweep a sum whose
+    error counters are all 0 gives each port 0 without asking it (counters
+    only grow: as ibqueryerrors takes the sum); a sum above 0 has every
+    port of that switch asked."""
+    f = tm.quiet_fabric(make_fabric)
+    lids = {SW1: tm.lid_of(f, "Switch1"), SW2: tm.lid_of(f, "Switch2")}
+
+    def first_sweep(hca):
+        # (No Reports: under the simulator a subscription holds the port's
+        # issm, and a second mount's sweep would ask its SMInfo.)
+        m = mount(hca, fabric=f, options=("fabric_traps=off",))
+        kv = sweep(m)
+        check_switch_counters(f, m, lids)
+        return m, int(kv["mads"]) - int(kv["detail_mads"])
+    tm.perf_set(f, "Switch1", 7, "PortCounters", {"SymbolErrorCounter": 5})
+    m, moved = first_sweep("Hca1")
+    assert error_counters(m, SW1, 7)["SymbolErrorCounter"] == 5
+    assert error_counters(m, SW2, 7)["SymbolErrorCounter"] == 0
+    each = int(read(m, node_dir(SW1, "num_ports"))) + 1
+    tm.tool(f, "Hca2", "perfquery", "-R", str(lids[SW1]), "7")
+    m2, quiet = first_sweep("Hca1")
+    assert error_counters(m2, SW1, 7)["SymbolErrorCounter"] == 0
+    # Switch1's ports, each asked, where the sum of 0 asked none.
+    assert moved == quiet + each, (moved, quiet, each)
 
 
 def test_kept_ca_asked_again_after_its_link_went_down(make_fabric, mount):

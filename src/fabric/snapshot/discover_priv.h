@@ -28,6 +28,8 @@ enum req_kind { REQ_NODE_INFO, REQ_NODE_DESC, REQ_PORT_INFO, REQ_SWITCH_INFO,
 
 /* Where a node's PMA ClassPortInfo stands in this sweep. */
 enum { CPI_NONE, CPI_ASKED, CPI_KNOWN, CPI_FAILED };
+/* What a switch's PortCounters sum says of its ports' (sweeppma.c). */
+enum { SUM_NONE, SUM_KEPT, SUM_ZERO };
 
 struct req {
 	uint8_t kind;
@@ -49,8 +51,8 @@ struct nstate {
 	uint16_t pi_pending;  /* a switch's PortInfo Gets not ended yet */
 	uint16_t sum_pending; /* a summed switch's sum and PCX Gets not ended */
 	uint8_t cpi;          /* CPI_* */
-	bool summed;          /* its ports' PortCounters may be prev's */
-	bool sum_matched;     /* the sum says they are */
+	bool summed;          /* its ports' PortCounters may be by the sum */
+	uint8_t sum;          /* what the sum says of them: SUM_* (sweeppma.c) */
 	bool lft_shared;      /* its table is was's (sweeplft.c) */
 	bool kept;            /* a CA taken from prev unasked (sweepkeep.c) */
 	bool silent;          /* kept, its PortCounters unanswered: asked */

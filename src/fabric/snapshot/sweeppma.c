@@ -5,7 +5,10 @@
  * sums its ports (AllPortSelect) and has PortCountersExtended gets one
  * PortCounters Get for all its ports, and its ports keep the snapshot
  * before's PortCounters when the sum's counters are what they add up to
- * (none saturated), else each port's is asked. */
+ * (none saturated), or, when the snapshot before has not all of them (the
+ * first sweep), are 0 when the sum's are (counters only grow: a sum of 0
+ * is 0 at every port, as ibqueryerrors takes it); else each port's is
+ * asked. */
 #include <errno.h>
 #include <string.h>
 
@@ -39,13 +42,23 @@ unsigned sweeppma_frame(const struct discover *d, const struct req *r, uint8_t *
 	return lid;
 }
 
-/* Whether the switch's ports may keep prev's PortCounters by its sum:
- * its PMA sums (AllPortSelect), it has PortCountersExtended for the data
- * counters, and prev has every port's PortCounters. */
-static bool can_sum(const struct fab_node *n, const struct fab_node *was)
+static bool has_ext_counters(const struct fab_node *n)
 {
-	if (!was || !(n->pma_capmask & IB_PM_ALL_PORT_SELECT) ||
-	    !(n->pma_capmask & (IB_PM_EXT_WIDTH_SUPPORTED | IB_PM_EXT_WIDTH_NOIETF_SUP)))
+	return n->pma_capmask & (IB_PM_EXT_WIDTH_SUPPORTED | IB_PM_EXT_WIDTH_NOIETF_SUP);
+}
+
+/* Whether the switch's ports may have their PortCounters by its sum: its
+ * PMA sums (AllPortSelect) and has PortCountersExtended for the data
+ * counters. */
+static bool can_sum(const struct fab_node *n)
+{
+	return (n->pma_capmask & IB_PM_ALL_PORT_SELECT) && has_ext_counters(n);
+}
+
+/* Whether was (prev's node, or NULL) has every port's PortCounters. */
+static bool all_counted(const struct fab_node *was)
+{
+	if (!was)
 		return false;
 	for (unsigned p = 0; p <= was->nports; p++)
 		if (!was->ports[p].has_counters)
@@ -75,9 +88,24 @@ static bool sum_matches(const struct fab_node *was, uint8_t *sum)
 	return true;
 }
 
-static bool has_ext_counters(const struct fab_node *n)
+/* Whether every counter of the sum that ibqueryerrors checks is 0. */
+static bool sum_zero(uint8_t *sum)
 {
-	return n->pma_capmask & (IB_PM_EXT_WIDTH_SUPPORTED | IB_PM_EXT_WIDTH_NOIETF_SUP);
+	for (unsigned k = 0; k < PMACOUNTERS_CHECKED; k++)
+		if (mad_get_field(sum, 0, (enum MAD_FIELDS)pmacounters_field(pmacounters_checked(k))))
+			return false;
+	return true;
+}
+
+/* What the sum says of the ports: SUM_KEPT, prev's stand; SUM_ZERO, each
+ * is 0 (said only when prev has not all of them: a sum of 0 where prev's
+ * ports add up to more says one was cleared, or that the PMA sums
+ * otherwise); SUM_NONE, nothing. */
+static uint8_t sum_verdict(const struct fab_node *was, uint8_t *sum)
+{
+	if (!all_counted(was))
+		return sum_zero(sum) ? SUM_ZERO : SUM_NONE;
+	return sum_matches(was, sum) ? SUM_KEPT : SUM_NONE;
 }
 
 /* Port p's counters: PortCounters (unless basic is false) and
@@ -102,7 +130,7 @@ static int switch_counters(struct discover *d, uint32_t ni)
 	struct nstate *ns = &d->ns[ni];
 	int err = 0;
 
-	ns->summed = can_sum(n, ns->was);
+	ns->summed = can_sum(n);
 	for (unsigned p = 0; !err && p <= n->nports; p++) {
 		if (!n->ports[p].has_info || n->ports[p].pma_asked)
 			continue;
@@ -155,8 +183,15 @@ static int pma_class(struct discover *d, const struct req *r, uint8_t *data)
 	return node_counters(d, r->node);
 }
 
+/* Port p's PortCounters as its PMA would answer them when all are 0. */
+static void zero_counters(struct fab_port *fp, unsigned p)
+{
+	memset(fp->basic, 0, FAB_PC_LEN);
+	mad_set_field(fp->basic, 0, IB_PC_PORT_SELECT_F, p);
+}
+
 /* A summed switch's sum or PortCountersExtended Get ended; after the last,
- * its ports keep prev's PortCounters or have theirs asked.  A port keeps
+ * its ports keep prev's PortCounters, have 0, or have theirs asked.  A port keeps
  * them only with its PortCountersExtended in, whose data counters replace
  * the old ones of PortCounters. */
 static int sum_ended(struct discover *d, uint32_t ni)
@@ -171,8 +206,11 @@ static int sum_ended(struct discover *d, uint32_t ni)
 
 		if (!fp->pma_asked)
 			continue;
-		if (ns->sum_matched && fp->has_ext) {
-			memcpy(fp->basic, ns->was->ports[p].basic, FAB_PC_LEN);
+		if (ns->sum != SUM_NONE && fp->has_ext) {
+			if (ns->sum == SUM_KEPT)
+				memcpy(fp->basic, ns->was->ports[p].basic, FAB_PC_LEN);
+			else
+				zero_counters(fp, p);
 			fp->has_counters = true;
 			if (sweepdet_port(d, ni, p) < 0)
 				return -ENOMEM;
@@ -192,7 +230,7 @@ int sweeppma_answered(struct discover *d, const struct req *r, uint8_t *pma)
 		return pma_class(d, r, pma);
 	case REQ_PORT_COUNTERS:
 		if (r->port == ALL_PORTS) {
-			d->ns[r->node].sum_matched = sum_matches(d->ns[r->node].was, pma);
+			d->ns[r->node].sum = sum_verdict(d->ns[r->node].was, pma);
 			return sum_ended(d, r->node);
 		}
 		memcpy(n->ports[r->port].basic, pma, FAB_PC_LEN);
