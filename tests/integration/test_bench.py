@@ -74,8 +74,11 @@ def test_bench_quick(tmp_path):
     assert re.search(r"links, problems, a counter in a sweep: first answer \(max; idle\)\s+"
                      r"[\d.]+ ms\s+[\d.]+ ms\s+<= 50 ms\s+(pass|MISS)$", out, re.M), out
     assert re.search(r"the same, whole reads \(max; idle\)\s+[\d.]+ ms\s+[\d.]+ ms$", out, re.M), out
-    # The simulator's ceiling, and the sweep's MADs at that rate.
-    assert re.search(r"the simulator's ceiling: madbench direct -n 512 \(MADs/s\)\s+\d+/s\s+"
+    # One client's rate under the simulator, and the sweep's MADs at that
+    # rate; the CPU the daemon and ibsim spent in the sweep.
+    assert re.search(r"  CPU in the sweep \(s\): the daemon, umad2sim in it; ibsim\s+"
+                     r"[\d.]+ s\s+[\d.]+ s$", out, re.M), out
+    assert re.search(r"one client's rate: madbench direct -n 512 \(MADs/s\)\s+\d+/s\s+"
                      r"[\d.]+ s$", out, re.M), out
     # Row 13's file system part: in-process, and the cats' difference.
     assert re.search(r"cat of a regular file of a path's size \(median ms\)\s+[\d.]+ ms\s*$",
