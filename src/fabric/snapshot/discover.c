@@ -587,7 +587,14 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	if (!sweepreq_enqueue(d, REQ_NODE_INFO, NO_NODE, 0, 0, NULL))
 		return -ENOMEM;
 	while (!d->nomem) {
-		pump(d);
+		/* Every answer waiting first, then the window filled again in
+		 * one burst: sending and answers interleave less (under the
+		 * simulator each send holds umad2sim's one mutex through its
+		 * write, which its receiving thread waits for: a futex and two
+		 * context switches a MAD; a fifth less of the daemon's CPU a
+		 * sweep on the 4k tree, tests/bench/README.md). */
+		if (!window_answered(d->window))
+			pump(d);
 		if (!window_inflight(d->window) && !d->qlen) {
 			if (ends == 4)
 				break;

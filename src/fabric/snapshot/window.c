@@ -100,6 +100,16 @@ bool window_has_room(const struct mad_window *w)
 	return w->inflight < WINDOW_MAX;
 }
 
+bool window_answered(struct mad_window *w)
+{
+	bool any;
+
+	pthread_mutex_lock(&w->lock);
+	any = w->rlen > 0;
+	pthread_mutex_unlock(&w->lock);
+	return any;
+}
+
 unsigned window_inflight(const struct mad_window *w)
 {
 	return w->inflight;

@@ -28,6 +28,8 @@ bool window_has_room(const struct mad_window *w);
  * (not sent: the caller takes it as ended without an answer). */
 int window_send(struct mad_window *w, void *frame);
 unsigned window_inflight(const struct mad_window *w);
+/* Whether an answer is waiting for window_next(). */
+bool window_answered(struct mad_window *w);
 /* Waits for the next answer and copies it (UMAD_FRAME_MAX bytes) into
  * frame, its MAD length into *len (0 for a request given back: the umad
  * header's status says why): 0, -ECANCELED after window_abort(), or
