@@ -326,11 +326,11 @@ class Bench:
         return ["-t", str(self.a.seconds), "-w", "0.3"]
 
     def daemon_cpu_s(self):
-        return cpu_ticks(self.daemon_pid) / os.sysconf("SC_CLK_TCK")
+        return cpu_s(self.daemon_pid)
 
     def sim_cpu_s(self):
         """ibsim's CPU time so far (s)."""
-        return cpu_ticks(self.fabric.proc.pid) / os.sysconf("SC_CLK_TCK")
+        return cpu_s(self.fabric.proc.pid)
 
     def mb(self, *args, env=None, daemon=True):
         """madbench's numbers, with cpu_us_per_mad: the CPU time of the
@@ -1347,6 +1347,11 @@ def cpu_ticks(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rpartition(")")[2].split()
     return int(fields[11]) + int(fields[12])      # utime, stime
+
+
+def cpu_s(pid):
+    """Process pid's CPU time so far, in seconds."""
+    return cpu_ticks(pid) / os.sysconf("SC_CLK_TCK")
 
 
 def wait_idle(proc, limit_s):

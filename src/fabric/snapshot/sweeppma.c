@@ -67,10 +67,10 @@ static bool all_counted(const struct fab_node *was)
 }
 
 /* Whether the sum's counters that ibqueryerrors checks are what was's
- * ports add up to, none at its field's maximum (a saturated sum says
- * nothing of its ports).  Counters only grow, so then no port's changed,
- * unless one was cleared while others grew by exactly as much in every
- * counter. */
+ * ports add up to (was NULL: 0), none at its field's maximum (a saturated
+ * sum says nothing of its ports).  Counters only grow, so then no port's
+ * changed, unless one was cleared while others grew by exactly as much in
+ * every counter. */
 static bool sum_matches(const struct fab_node *was, uint8_t *sum)
 {
 	for (unsigned k = 0; k < PMACOUNTERS_CHECKED; k++) {
@@ -80,20 +80,11 @@ static bool sum_matches(const struct fab_node *was, uint8_t *sum)
 
 		if (mad_get_field(sum, 0, f) >= pmacounters_field_max(field))
 			return false;
-		for (unsigned p = 0; p <= was->nports; p++)
+		for (unsigned p = 0; was && p <= was->nports; p++)
 			total += mad_get_field((void *)was->ports[p].basic, 0, f);
 		if (total != mad_get_field(sum, 0, f))
 			return false;
 	}
-	return true;
-}
-
-/* Whether every counter of the sum that ibqueryerrors checks is 0. */
-static bool sum_zero(uint8_t *sum)
-{
-	for (unsigned k = 0; k < PMACOUNTERS_CHECKED; k++)
-		if (mad_get_field(sum, 0, (enum MAD_FIELDS)pmacounters_field(pmacounters_checked(k))))
-			return false;
 	return true;
 }
 
@@ -104,7 +95,7 @@ static bool sum_zero(uint8_t *sum)
 static uint8_t sum_verdict(const struct fab_node *was, uint8_t *sum)
 {
 	if (!all_counted(was))
-		return sum_zero(sum) ? SUM_ZERO : SUM_NONE;
+		return sum_matches(NULL, sum) ? SUM_ZERO : SUM_NONE;
 	return sum_matches(was, sum) ? SUM_KEPT : SUM_NONE;
 }
 
