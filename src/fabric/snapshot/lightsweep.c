@@ -1,9 +1,9 @@
 /* The light sweep (lightsweep.h): the ports it watches, one end of each
  * link (the one nearer the view's port, whose directed route is shorter)
  * and every port without a link (a cable may come), each with the state
- * the snapshot gives it and when it was last found so; a cursor that goes
- * round them a slice at a time; the slice's PortInfo Gets through a
- * window (window.c).
+ * the snapshot gives it (and an Active link's width and speed) and when
+ * it was last found so; a cursor that goes round them a slice at a time;
+ * the slice's PortInfo Gets through a window (window.c).
  *
  * The figures (stats) are read by the sweep file's readers: under lock.
  * The rest is the sweep thread's own. */
@@ -23,12 +23,14 @@
 #include "umadfs/fabric/snapshot/refresh.h"
 #include "umadfs/fabric/snapshot/window.h"
 #include "umadfs/mad/getframe.h"
+#include "umadfs/mad/ibcodes.h"
 #include "umadfs/mad/mad.h"
 
 struct watched {
 	uint32_t node;        /* in snap */
 	uint8_t port;
-	uint8_t state, phys_state; /* as the snapshot has them */
+	uint8_t state, phys_state; /* as the snapshot has them, and an */
+	uint8_t width, speed;      /* Active link's LinkWidth and LinkSpeed */
 	int64_t seen_ms;      /* last found so (CLOCK_MONOTONIC) */
 };
 
@@ -113,7 +115,8 @@ static int add_port(struct lightsweep *l, uint32_t ni, const struct fab_port *fp
 		return -ENOMEM;
 	l->ports[l->nports++] = (struct watched){
 		.node = ni, .port = (uint8_t)p, .state = fp->state,
-		.phys_state = fp->phys_state, .seen_ms = seen_ms,
+		.phys_state = fp->phys_state, .width = fp->width, .speed = fp->speed,
+		.seen_ms = seen_ms,
 	};
 	return 0;
 }
@@ -181,8 +184,14 @@ static bool as_seen(const struct watched *w, const uint8_t *mad)
 	if (!mad || mad_get_field((void *)mad, 0, IB_DRSMP_STATUS_F))
 		return false;
 	data = mad + IB_SMP_DATA_OFFS;
-	return mad_get_field((void *)data, 0, IB_PORT_STATE_F) == w->state &&
-	       mad_get_field((void *)data, 0, IB_PORT_PHYS_STATE_F) == w->phys_state;
+	if (mad_get_field((void *)data, 0, IB_PORT_STATE_F) != w->state ||
+	    mad_get_field((void *)data, 0, IB_PORT_PHYS_STATE_F) != w->phys_state)
+		return false;
+	/* (An Active link may train down to fewer lanes or a lower speed
+	 * without going down: its CA's kept then would be another's.) */
+	return w->state != IB_LINK_ACTIVE ||
+	       (mad_get_field((void *)data, 0, IB_PORT_LINK_WIDTH_ACTIVE_F) == w->width &&
+		mad_get_field((void *)data, 0, IB_PORT_LINK_SPEED_ACTIVE_F) == w->speed);
 }
 
 /* The MAD of an answer, NULL for a request given back or too short. */
@@ -218,7 +227,7 @@ int lightsweep_run(struct lightsweep *l, struct mad_engine *engine, unsigned cyc
 			size_t wi = (l->cursor + sent) % l->nports;
 
 			send_one(l, wi, frame);
-			r = window_send(l->window, frame);
+			r = window_send(l->window, frame, false);
 			if (r == -EBUSY)
 				break;
 			sent++;

@@ -2,8 +2,8 @@
  * asked again for its PortInfo within a bounded time, a slice at a time,
  * so that a change no trap reported (a Report lost on the route the
  * change broke, the SM gone or busy, a storm) still shows.  A port whose
- * state differs from the snapshot's, or that does not answer, names its
- * node for a refresh.  The sweep thread's. */
+ * state (or an Active link's width or speed) differs from the snapshot's,
+ * or that does not answer, names its node for a refresh.  The sweep thread's. */
 #ifndef UMADFS_LIGHTSWEEP_H
 #define UMADFS_LIGHTSWEEP_H
 
