@@ -88,12 +88,13 @@ def test_bench_quick(tmp_path):
     # Row 14: cables pulled and put back, each heard from the SM's trap.
     assert re.search(r"^14\s+traps: cable pulled/put back -> its line in events \(ms\)\s+"
                      r"\d+ ms\s+max \d+\s+<= 1000 ms\s+(pass|MISS)$", out, re.M), out
-    # (The repeated sweep's 203 MADs: 30 of the 32 HCAs taken from the
+    # (The repeated sweep's 173 MADs: 30 of the 32 HCAs taken from the
     # sweep before, their links standing - all but the mount's own and
-    # the SM's host - each 2 Gets fewer than the 263 of asking them all.)
-    m = re.search(r"^\s+a refresh: (\d+) MADs \(a repeated sweep: 203\); events missed: (\d+)$",
+    # the SM's host - with their switch ports' PortInfo, each 3 Gets fewer
+    # than the 263 of asking them all.)
+    m = re.search(r"^\s+a refresh: (\d+) MADs \(a repeated sweep: 173\); events missed: (\d+)$",
                   out, re.M)
-    assert m and 0 < int(m.group(1)) < 203 and m.group(2) == "0", out
+    assert m and 0 < int(m.group(1)) < 173 and m.group(2) == "0", out
     # Row 15: the guard's steady MADs (a small fabric is asked whole each
     # second: its 40 links and 4 free ports, and the SM check's 2), and a
     # cable seen by the light sweep alone within its bound.
@@ -132,7 +133,8 @@ def test_bench_quick(tmp_path):
     # each): 746 + 6 + 8 and 261 + 2.  Light sweeps guard the view, so the
     # repeated sweep takes 30 of the 32 CAs (all but the mount's own and
     # the SM's host, which has IsSM) from the one before, their links
-    # standing: 2 Gets (NodeInfo, PortInfo) fewer each, 263 - 60.
+    # standing: 3 Gets (NodeInfo, PortInfo, its switch port's PortInfo)
+    # fewer each, 263 - 90.
     assert re.search(r"^9\s+fabric/: echo 1 > sweep, repeated.*\s[\d.]+ s\s+[\d.]+x\s+"
                      r"<= 0\.15 s\s+(pass|MISS)$", out, re.M), out
     assert re.search(r"^\s+ibqueryerrors, whole process .*\s[\d.]+ s\s+[\d.]+x min\s+"
@@ -141,9 +143,9 @@ def test_bench_quick(tmp_path):
                      out, re.M), out
     m = re.search(r"MADs: first sweep (\d+), repeated (\d+)\s+([\d.]+)\s+<= 0\.80\s+"
                   r"(pass|MISS)$", out, re.M)
-    assert m and m.groups() == ("760", "203", "%.3f" % (203 / 760), "pass"), out
+    assert m and m.groups() == ("760", "173", "%.3f" % (173 / 760), "pass"), out
     assert re.search(r"^\s+counts: 38 nodes \(6 switches, 32 CAs\), 40 links, 80 ports, "
-                     r"203 MADs, 0 timeouts in all; vs ibnetdiscover: identical$", out, re.M), out
+                     r"173 MADs, 0 timeouts in all; vs ibnetdiscover: identical$", out, re.M), out
     assert re.search(r"^\s+fabric/problems judged \(sweep's problems_us, ms\)\s+[\d.]+ ms"
                      r"\s+<= 20 ms\s+(pass|MISS)$", out, re.M), out
 

@@ -298,7 +298,7 @@ int fabtext_sweep(const struct fab_snap *s, char *buf, size_t cap)
 	n = snprintf(buf, cap, "time %s\nage_ms %" PRId64 "\nduration_ms %u\n"
 		     "via %s\nnodes %u\nswitches %u\ncas %u\nrouters %u\nlinks %u\n"
 		     "ports %u\nmads %" PRIu64 "\nlfts_read %u\ntables_changed %u\ndetail_mads %u\nsl2vl_mads %u\n"
-		     "pathsl_mads %u\ncas_kept %u\n"
+		     "pathsl_mads %u\ncas_kept %u\nports_kept %u\n"
 		     "timeouts %" PRIu64 "\n"
 		     "unreachable %" PRIu64 "\nproblems %zu\nproblems_us %u\n"
 		     "routing_us %u\nok %d\nerror %s\nrefreshes %u\n"
@@ -306,7 +306,7 @@ int fabtext_sweep(const struct fab_snap *s, char *buf, size_t cap)
 		     clock_now_ms() - s->mono_ms,
 		     s->duration_ms, s->via, st->nodes, st->switches, st->cas,
 		     st->routers, st->links, st->ports, st->mads, st->lfts_read, st->tables_changed,
-		     st->detail_mads, st->sl2vl_mads, st->pathsl_mads, st->cas_kept,
+		     st->detail_mads, st->sl2vl_mads, st->pathsl_mads, st->cas_kept, st->ports_kept,
 		     st->timeouts,
 		     st->unreachable, s->nproblems, s->problems_us, s->routing_us, s->ok, s->error,
 		     s->refreshes, mc ? mc->ngroups : 0, mc ? mc->nmembers : 0,

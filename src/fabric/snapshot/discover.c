@@ -143,7 +143,7 @@ static void pump(struct discover *d)
 		int r;
 
 		build(d, i, frame);
-		r = window_send(d->window, frame);
+		r = window_send(d->window, frame, d->reqs[i].once);
 		if (r == -EBUSY)
 			return; /* the engine's table is full: later */
 		sweepreq_pop(d);
@@ -279,11 +279,20 @@ static int ask_node(struct discover *d, uint32_t ni, unsigned lp)
 {
 	struct fab_node *n = &d->snap->nodes[ni];
 	int r = sweepkeep_static(d, ni, lp);
+	unsigned nports;
 
 	if (n->type != FAB_SWITCH)
 		return r;
-	d->ns[ni].pi_pending = (uint16_t)(n->nports + 1u);
-	for (unsigned p = 0; r == 0 && p <= n->nports; p++) {
+	nports = n->nports;
+	d->ns[ni].pi_pending = (uint16_t)(nports + 1u);
+	for (unsigned p = 0; r == 0 && p <= nports; p++) {
+		r = sweepkeep_port(d, ni, p);
+		if (r) { /* taken with its CA, or -ENOMEM */
+			d->ns[ni].pi_pending--;
+			r = r < 0 ? r : 0;
+			continue;
+		}
+		n = &d->snap->nodes[ni]; /* (a CA kept may have moved the nodes) */
 		n->ports[p].asked = true;
 		r = sweepreq_ask(d, REQ_PORT_INFO, ni, p, n->hops, n->path);
 	}
@@ -305,12 +314,15 @@ static int node_info(struct discover *d, const struct req *r, uint8_t *data)
 		n = new_node(d, r, data);
 		if (!n)
 			return -ENOMEM;
-		err = ask_node(d, (uint32_t)(n - s->nodes), lp);
+		ni = (uint32_t)(n - s->nodes);
+		err = ask_node(d, ni, lp);
+		n = &s->nodes[ni]; /* (the CAs it kept may have moved the nodes) */
 		/* A node come, or another NodeInfo under its GUID. */
-		if (!err && d->prev && d->prev->ok && !d->ns[n - s->nodes].was)
+		if (!err && d->prev && d->prev->ok && !d->ns[ni].was)
 			err = sweeplft_reroute(d);
 	} else {
 		fabsnap_node_info_port(n, data);
+		err = sweepkeep_found(d, (uint32_t)(n - s->nodes), r);
 	}
 	ni = (uint32_t)(n - s->nodes);
 	if (lp > n->nports)
@@ -362,6 +374,7 @@ static int port_info(struct discover *d, const struct req *r, uint8_t *data)
 	if (n->type == FAB_SWITCH && r->port) {
 		p->lid = n->ports[0].lid; /* a switch's ports share port 0's */
 		p->lmc = n->ports[0].lmc; /* (set again once all are in) */
+		sweepkeep_port_read(d, r);
 	}
 	if (r->node == d->local_node && r->port == d->local_port)
 		d->snap->sm_lid = p->sm_lid; /* asked by LID at the end if not found */
@@ -397,6 +410,8 @@ static int port_info_ended(struct discover *d, const struct req *r)
 {
 	struct fab_node *n = &d->snap->nodes[r->node];
 
+	if (n->type == FAB_SWITCH && n->ports[r->port].kept)
+		return sweepkeep_port_ended(d, r); /* (asked after all) */
 	if (n->type == FAB_SWITCH)
 		return --d->ns[r->node].pi_pending ? 0 : switch_ready(d, r->node);
 	if (!n->ports[r->port].has_info || !fabsnap_pma_lid(n, r->port))
@@ -491,7 +506,8 @@ static int failed(struct discover *d, const struct req *r)
  * answers SMInfo: neither counts against a node; nor does a detail
  * counters' Get, which a PMA that answers the rest may leave unanswered
  * (an optional attribute: sweepdet.c asks it again in its turn), nor an
- * SLtoVLMappingTable's (optional where a port has VL 0 only). */
+ * SLtoVLMappingTable's (optional where a port has VL 0 only), nor a kept
+ * CA's probe (its link's question: sweepkeep.c). */
 static void timed_out(struct discover *d, const struct req *r)
 {
 	struct fab_node *n;
@@ -499,7 +515,7 @@ static void timed_out(struct discover *d, const struct req *r)
 
 	d->snap->stats.timeouts++;
 	if (r->node == NO_NODE || r->kind == REQ_NODE_INFO || r->kind == REQ_SM_INFO ||
-	    r->kind == REQ_PORT_DETAILS || r->kind == REQ_SL2VL)
+	    r->kind == REQ_PORT_DETAILS || r->kind == REQ_SL2VL || r->once)
 		return;
 	n = &d->snap->nodes[r->node];
 	/* Nor a PMA's Get to a LID its port no longer has: its SM gave it
@@ -584,6 +600,7 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	d->local_node = NO_NODE;
 	d->nsm_lids = 0;
 	d->nomem = false;
+	d->unlinked = 0;
 	if (!sweepreq_enqueue(d, REQ_NODE_INFO, NO_NODE, 0, 0, NULL))
 		return -ENOMEM;
 	while (!d->nomem) {
@@ -617,6 +634,7 @@ int discover_run(struct discover *d, struct mad_engine *engine,
 	sweeplft_changes(d);
 	finish_sms(snap);
 	rates_take_base(snap, prev);
+	sweepkeep_drop(d);
 	d->prev = NULL;
 	return r < 0 ? r : d->nomem ? -ENOMEM : 0;
 }

@@ -38,6 +38,7 @@ struct req {
 	uint16_t lid;   /* SMInfo: the LID asked; PMA: the LID sent to */
 	uint32_t node;  /* the node asked, or (NodeInfo) the one it leaves: NO_NODE */
 	uint32_t next_free;
+	bool once;       /* not sent again on timeout (a kept CA's probe) */
 	uint16_t block;  /* LinearForwardingTable, PKeyTable: the block asked
 			  * (MulticastForwardingTable: its index << 4 | position);
 			  * a port's details: the attribute (PMADET_*);
@@ -56,6 +57,9 @@ struct nstate {
 	bool lft_shared;      /* its table is was's (sweeplft.c) */
 	bool kept;            /* a CA taken from prev unasked (sweepkeep.c) */
 	bool silent;          /* kept, its PortCounters unanswered: asked */
+	bool probe;           /* kept behind a kept switch port: its
+			       * PortCounters asked first, once, the rest
+			       * after their answer (sweepkeep.c) */
 };
 
 /* fabric_routes=, fabric_routes_settle=, fabric_routes_max_age=
@@ -80,6 +84,7 @@ struct discover {
 	struct discover_routes routes; /* this sweep's */
 	bool lft_all;        /* every table is read (sweeplft.c) */
 	bool keep_cas;       /* light sweeps guard the view (sweepkeep.c) */
+	unsigned unlinked;   /* kept CAs whose kept link was found down */
 	unsigned det_new;    /* ports never answered whose details this sweep asks (sweepdet.c) */
 	struct req *reqs;
 	uint32_t nreqs, free_head;
@@ -115,9 +120,26 @@ int sweepkeep_static(struct discover *d, uint32_t ni, unsigned lp);
  * no peer yet: 1 when the CA at its other end is taken from prev, unasked,
  * 0 when it is to be asked, -ENOMEM. */
 int sweepkeep_ca(struct discover *d, uint32_t si, unsigned sp);
+/* Switch si's port sp (not yet asked) had a CA behind it in prev:
+ * 1 when the port's PortInfo is prev's and that CA kept (sweepkeep_ca),
+ * unasked; 0 when the port is to be asked; -ENOMEM. */
+int sweepkeep_port(struct discover *d, uint32_t si, unsigned sp);
 /* A PortCounters Get ended unanswered: a kept CA's PortInfo is asked
- * then (its SM may have given it another LID).  0 or -ENOMEM. */
+ * then (its SM may have given it another LID), or first its switch
+ * port's if kept (the link may be down).  0 or -ENOMEM. */
 int sweepkeep_silent(struct discover *d, const struct req *r);
+/* Switch port r->port's PortInfo answered and read: a kept port (asked
+ * after all) no longer Active loses the kept CA's link (discover.c then
+ * follows one not Down, as any port). */
+void sweepkeep_port_read(struct discover *d, const struct req *r);
+/* That Get ended, answered or not: the port's LID is its switch's, and
+ * a silent kept CA still behind it has its PortInfo asked.  0 or
+ * -ENOMEM. */
+int sweepkeep_port_ended(struct discover *d, const struct req *r);
+/* Node ni, in the snapshot already, answered NodeInfo through request
+ * r's route: a kept CA found at another switch port than its kept one
+ * (moved) is unlinked from that one, which is asked.  0 or -ENOMEM. */
+int sweepkeep_found(struct discover *d, uint32_t ni, const struct req *r);
 /* Node ni's PortInfo is in (was: prev's node): a kept CA whose LID is not
  * prev's has its counters asked at the new one, the Gets lost at the old
  * not counted against it. */
@@ -126,6 +148,10 @@ void sweepkeep_port_info(struct discover *d, uint32_t ni, const struct fab_node 
  * up meanwhile (its LinkDownedCounter, or its switch port's, moved; its
  * PMA silent) is marked to be asked by the next sweep. */
 void sweepkeep_finish(struct discover *d);
+/* After everything else: a kept CA whose link the sweep found down, and
+ * that it did not reach by another, leaves the snapshot (as if never
+ * found). */
+void sweepkeep_drop(struct discover *d);
 
 /* sweepreq.c: a new request, queued, with the directed route hops/path
  * (SMPs); NULL on ENOMEM.  The pointer is good until the next enqueue. */

@@ -32,18 +32,23 @@ void fabsnap_get(struct fab_snap *s)
 	refs_get(&s->refs);
 }
 
+/* What node n holds: its ports, their tables, its own tables. */
+static void node_release(struct fab_node *n)
+{
+	for (unsigned p = 0; n->ports && p <= n->nports; p++)
+		fabsnap_pkeys_put(n->ports[p].pkeys);
+	free(n->ports);
+	fabsnap_lft_put(n->lft);
+	fabsnap_sl2vl_put(n->sl2vl);
+	fabmft_put(n->mft);
+}
+
 void fabsnap_put(struct fab_snap *s)
 {
 	if (!s || !refs_put(&s->refs))
 		return;
-	for (size_t i = 0; i < s->nnodes; i++) {
-		for (unsigned p = 0; s->nodes[i].ports && p <= s->nodes[i].nports; p++)
-			fabsnap_pkeys_put(s->nodes[i].ports[p].pkeys);
-		free(s->nodes[i].ports);
-		fabsnap_lft_put(s->nodes[i].lft);
-		fabsnap_sl2vl_put(s->nodes[i].sl2vl);
-		fabmft_put(s->nodes[i].mft);
-	}
+	for (size_t i = 0; i < s->nnodes; i++)
+		node_release(&s->nodes[i]);
 	fabmcast_put(s->mcast);
 	fabsnap_pathsl_put(s->pathsl);
 	for (int t = 0; t < FAB_TEXT_COUNT; t++)
@@ -287,6 +292,26 @@ struct fab_node *fabsnap_add(struct fab_snap *s, uint64_t guid, unsigned nports)
 	return n;
 }
 
+void fabsnap_drop(struct fab_snap *s, bool (*keep)(const struct fab_node *n, void *ctx),
+		  void *ctx)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->nnodes; i++) {
+		if (!keep(&s->nodes[i], ctx)) {
+			node_release(&s->nodes[i]);
+			continue;
+		}
+		if (kept != i)
+			s->nodes[kept] = s->nodes[i];
+		kept++;
+	}
+	s->nnodes = kept;
+	memset(s->hash, 0, s->hash_cap * sizeof(*s->hash));
+	for (size_t i = 0; i < kept; i++)
+		hash_insert(s->hash, s->hash_cap, s->nodes, (uint32_t)i);
+}
+
 struct fab_node *fabsnap_find(const struct fab_snap *s, uint64_t guid)
 {
 	if (!s->hash_cap)
@@ -496,8 +521,7 @@ void fabsnap_refresh_mads(struct fab_snap *s, uint64_t mads)
 	s->stats.pathsl_mads = 0;
 }
 
-/* Port p's PortInfo and PortGUID, as another snapshot has them. */
-static void take_port_info(struct fab_port *p, const struct fab_port *was)
+void fabsnap_take_port_info(struct fab_port *p, const struct fab_port *was)
 {
 	p->port_guid = was->port_guid;
 	p->has_info = was->has_info;
@@ -533,7 +557,7 @@ struct fab_node *fabsnap_add_found(struct fab_snap *s, const struct fab_node *wa
 	n->revision = was->revision;
 	n->partition_cap = was->partition_cap;
 	for (unsigned p = 0; p <= was->nports; p++)
-		take_port_info(&n->ports[p], &was->ports[p]);
+		fabsnap_take_port_info(&n->ports[p], &was->ports[p]);
 	return n;
 }
 

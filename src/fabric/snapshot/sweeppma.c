@@ -104,8 +104,16 @@ static uint8_t sum_verdict(const struct fab_node *was, uint8_t *sum)
 static int port_counters(struct discover *d, uint32_t ni, unsigned p, bool basic)
 {
 	struct fab_node *n = &d->snap->nodes[ni];
+	struct req *r;
 
 	n->ports[p].pma_asked = true;
+	if (basic && d->ns[ni].probe) { /* the rest once it answers */
+		r = sweepreq_enqueue(d, REQ_PORT_COUNTERS, ni, p, 0, NULL);
+		if (!r)
+			return -ENOMEM;
+		r->once = true;
+		return 0;
+	}
 	if (basic && sweepreq_ask(d, REQ_PORT_COUNTERS, ni, p, 0, NULL) < 0)
 		return -ENOMEM;
 	if (has_ext_counters(n) && sweepreq_ask(d, REQ_PORT_COUNTERS_EXT, ni, p, 0, NULL) < 0)
@@ -226,6 +234,12 @@ int sweeppma_answered(struct discover *d, const struct req *r, uint8_t *pma)
 		}
 		memcpy(n->ports[r->port].basic, pma, FAB_PC_LEN);
 		n->ports[r->port].has_counters = true;
+		if (r->once) { /* a kept CA's probe answered: its link stands */
+			d->ns[r->node].probe = false;
+			if (has_ext_counters(n) &&
+			    sweepreq_ask(d, REQ_PORT_COUNTERS_EXT, r->node, r->port, 0, NULL) < 0)
+				return -ENOMEM;
+		}
 		return sweepdet_port(d, r->node, r->port);
 	case REQ_PORT_DETAILS:
 		sweepdet_answered(d, r, pma);

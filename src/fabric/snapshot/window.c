@@ -115,10 +115,10 @@ unsigned window_inflight(const struct mad_window *w)
 	return w->inflight;
 }
 
-int window_send(struct mad_window *w, void *frame)
+int window_send(struct mad_window *w, void *frame, bool once)
 {
 	int r = engine_send(w->engine, &w->sink, frame, MAD_SIZE, w->timeout_ms,
-			    w->retries);
+			    once ? 0 : w->retries);
 
 	if (r == -EBUSY && !w->inflight)
 		return -EAGAIN; /* nothing to wait for: as not sent */

@@ -32,6 +32,10 @@ struct fab_port {
 	bool has_ext;        /* PortCountersExtended answered too */
 	bool asked;          /* sweep: its PortInfo was asked for */
 	bool pma_asked;      /* sweep: its counters were asked for */
+	bool kept;           /* sweep: a switch port's PortInfo taken from
+			      * the snapshot before with the CA behind it
+			      * (asked then only if that CA is in doubt:
+			      * sweepkeep.c) */
 	uint8_t state, phys_state, width, speed, ext_speed, lmc;
 	uint16_t lid;
 	uint16_t sm_lid;     /* PortInfo MasterSMLID */
@@ -225,6 +229,8 @@ struct fab_stats {
 	unsigned detail_mads;   /* the detail counters' Gets (sweepdet.c) */
 	unsigned cas_kept;      /* CAs taken from the snapshot before,
 				 * unasked (sweepkeep.c) */
+	unsigned ports_kept;    /* switch ports' PortInfo so taken, with
+				 * their CAs (sweepkeep.c) */
 };
 
 struct fab_snap {
@@ -341,6 +347,10 @@ bool fabsnap_port_reroutes(const struct fab_node *n, unsigned p,
 			   const struct fab_port *was);
 /* Adds a node (fields zeroed, nports + 1 ports); NULL on ENOMEM. */
 struct fab_node *fabsnap_add(struct fab_snap *s, uint64_t guid, unsigned nports);
+/* The nodes of s that keep() does not take, gone (in place: the others
+ * keep their order, at lower indexes).  Only before s is shared. */
+void fabsnap_drop(struct fab_snap *s, bool (*keep)(const struct fab_node *n, void *ctx),
+		  void *ctx);
 struct fab_node *fabsnap_find(const struct fab_snap *s, uint64_t guid);
 /* The endport (a CA's port, a switch's port 0) whose LIDs (LID to LID +
  * 2^LMC - 1) hold lid, and its node in *node; NULL if none.  Linear. */
@@ -379,6 +389,9 @@ unsigned fabsnap_link_downed(const struct fab_port *p);
  * left it (not its description, counters, tables or links), added to s;
  * NULL on ENOMEM.  Its route is the caller's. */
 struct fab_node *fabsnap_add_found(struct fab_snap *s, const struct fab_node *was);
+/* Port p's PortInfo fields and PortGUID, as another snapshot's port was
+ * has them. */
+void fabsnap_take_port_info(struct fab_port *p, const struct fab_port *was);
 /* The PortGUID a NodeInfo gives, into the port that answered it
  * (LocalPortNum; a switch's port 0 too). */
 void fabsnap_node_info_port(struct fab_node *n, uint8_t *data);

@@ -23,10 +23,12 @@ void window_start(struct mad_window *w, struct mad_engine *engine, int timeout_m
 /* Whether another request may be sent now. */
 bool window_has_room(const struct mad_window *w);
 /* Sends frame (a MAD_SIZE MAD behind its umad header, its TID the
- * caller's tag): 0 (it is in flight), -EBUSY when the engine's table is
- * full while others are in flight (try again after an answer), or -errno
- * (not sent: the caller takes it as ended without an answer). */
-int window_send(struct mad_window *w, void *frame);
+ * caller's tag), sent again on timeout as the run's retries say, or not
+ * (once: a probe whose loss is an answer): 0 (it is in flight), -EBUSY
+ * when the engine's table is full while others are in flight (try again
+ * after an answer), or -errno (not sent: the caller takes it as ended
+ * without an answer). */
+int window_send(struct mad_window *w, void *frame, bool once);
 unsigned window_inflight(const struct mad_window *w);
 /* Whether an answer is waiting for window_next(). */
 bool window_answered(struct mad_window *w);
