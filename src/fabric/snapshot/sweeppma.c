@@ -236,9 +236,8 @@ int sweeppma_answered(struct discover *d, const struct req *r, uint8_t *pma)
 		n->ports[r->port].has_counters = true;
 		if (r->once) { /* a kept CA's probe answered: its link stands */
 			d->ns[r->node].probe = false;
-			if (has_ext_counters(n) &&
-			    sweepreq_ask(d, REQ_PORT_COUNTERS_EXT, r->node, r->port, 0, NULL) < 0)
-				return -ENOMEM;
+			if (port_counters(d, r->node, r->port, false) < 0)
+				return -ENOMEM; /* (its PortCountersExtended now) */
 		}
 		return sweepdet_port(d, r->node, r->port);
 	case REQ_PORT_DETAILS:
