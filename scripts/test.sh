@@ -58,10 +58,8 @@ fi
 # thousands of MADs, or bash's byte-by-byte reads, 10-40 s each under
 # valgrind, which outlast their timeouts there), the 13 bad send lines
 # (`fuzzed`: the parser is fuzzed), and the tests that run node_exporter
-# (`node_exporter`): Go preempts its threads with signals, each
-# interrupting a FUSE request, and an INTERRUPT that comes after its
-# request was answered stays on libfuse 3.14's session list, never freed
-# (a leak of libfuse's, which memcheck counts): about 4 minutes on 2 cores.
+# (`node_exporter`: under valgrind its scrape of fabric/ takes 13-23 s and
+# outlasts the test's): about 4 minutes on 2 cores.
 VALGRIND_DESELECT="not load and not fuzzed and not node_exporter"
 if [[ ${UMADFS_SKIP_VALGRIND:-0} != 1 ]]; then
 	log "integration tests (a subset) under valgrind memcheck"

@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+import simfabric as sim
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -428,6 +430,22 @@ def test_guide_rules_join_a_counter_with_its_peer(fabric, mount, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def node_exporter_env():
+    """node_exporter's environment.  Go preempts its threads with signals
+    (SIGURG), and each one that lands during a FUSE request sends the
+    daemon an INTERRUPT: 84 in 80 scrapes of a two-switch tree, none with
+    GODEBUG=asyncpreemptoff=1.  An INTERRUPT that comes after its request
+    was answered waits on libfuse 3.14's session list for the next
+    request, and one still there at unmount is never freed: 128 bytes
+    that LeakSanitizer and memcheck report as a definite leak of the
+    daemon's.  So where the daemon is leak-checked, Go does not preempt;
+    the normal tier keeps Go's interrupts, which our handlers serve."""
+    env = dict(os.environ)
+    if sim.memory_is_instrumented():
+        env["GODEBUG"] = "asyncpreemptoff=1"
+    return env
+
+
 def node_exporter(sysfs, tmp_path, *args):
     """One scrape of a node_exporter run by hand on 127.0.0.1."""
     import urllib.request
@@ -436,7 +454,8 @@ def node_exporter(sysfs, tmp_path, *args):
     p = subprocess.Popen(["prometheus-node-exporter", "--path.sysfs=%s" % sysfs,
                           "--collector.disable-defaults", "--collector.infiniband",
                           *args, "--web.listen-address=127.0.0.1:%d" % port],
-                         stdout=subprocess.DEVNULL, stderr=log)
+                         stdout=subprocess.DEVNULL, stderr=log,
+                         env=node_exporter_env())
     try:
         for _ in range(50):
             try:
@@ -922,7 +941,6 @@ def test_events_dropped_when_a_reader_falls_behind(tmp_path, make_fabric, mount)
     ("fabric_routes=", "fabric_routes=: expected off or on"),
 ])
 def test_bad_fabric_options(tmp_path, opt, msg):
-    import simfabric as sim
     try:
         cp = subprocess.run([sim.umadfs_bin(), "-f", "-o", opt, str(tmp_path)],
                             capture_output=True, text=True, timeout=10)
