@@ -299,7 +299,8 @@ def test_metrics_pass_promtool(fabric, mount):
     m = mount("Hca1")
     with open(m.path("fabric", "metrics.prom")) as f:
         r = subprocess.run(["promtool", "check", "metrics"], stdin=f,
-                           capture_output=True, text=True)
+                           capture_output=True, text=True,
+                           env=sim.go_peer_env())
     assert r.returncode == 0, r.stdout + r.stderr
     prom = open(m.path("fabric", "metrics.prom")).read()
     assert "umadfs_port_data_received_bytes_total{" in prom
@@ -430,22 +431,6 @@ def test_guide_rules_join_a_counter_with_its_peer(fabric, mount, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def node_exporter_env():
-    """node_exporter's environment.  Go preempts its threads with signals
-    (SIGURG), and each one that lands during a FUSE request sends the
-    daemon an INTERRUPT: 84 in 80 scrapes of a two-switch tree, none with
-    GODEBUG=asyncpreemptoff=1.  An INTERRUPT that comes after its request
-    was answered waits on libfuse 3.14's session list for the next
-    request, and one still there at unmount is never freed: 128 bytes
-    that LeakSanitizer and memcheck report as a definite leak of the
-    daemon's.  So where the daemon is leak-checked, Go does not preempt;
-    the normal tier keeps Go's interrupts, which our handlers serve."""
-    env = dict(os.environ)
-    if sim.memory_is_instrumented():
-        env["GODEBUG"] = "asyncpreemptoff=1"
-    return env
-
-
 def node_exporter(sysfs, tmp_path, *args):
     """One scrape of a node_exporter run by hand on 127.0.0.1."""
     import urllib.request
@@ -455,7 +440,7 @@ def node_exporter(sysfs, tmp_path, *args):
                           "--collector.disable-defaults", "--collector.infiniband",
                           *args, "--web.listen-address=127.0.0.1:%d" % port],
                          stdout=subprocess.DEVNULL, stderr=log,
-                         env=node_exporter_env())
+                         env=sim.go_peer_env())
     try:
         for _ in range(50):
             try:

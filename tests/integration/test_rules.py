@@ -98,7 +98,8 @@ def test_alerts_fire_on_a_mounts_metrics(make_fabric, mount, tmp_path, groups):
     assert ("umadfs_port_state{" in prom) == (groups is None)
     with open(m.path("fabric", "metrics.prom")) as mf:
         r = subprocess.run(["promtool", "check", "metrics"], stdin=mf,
-                           capture_output=True, text=True)
+                           capture_output=True, text=True,
+                           env=sim.go_peer_env())
     assert r.returncode == 0, r.stdout + r.stderr
     series = series_of(prom, ("umadfs_problem",))
     kinds = [re.search(r'kind="(\w+)"', s["series"])[1] for s in series]
