@@ -219,6 +219,37 @@ def test_sm_stopped(viewed):
     assert not tm.problems(m, "sm_missing")
 
 
+def test_silent_sm_asked_once(make_fabric, mount):
+    """A master SM whose cable is pulled, no other to take over: each
+    SMInfo sent to its LID is a packet Switch2 discards at port 1
+    (perfquery's PortXmitDiscards there).  Once it is silent, the traps'
+    check asks it once every 10 s and each sweep once, not three times a
+    second (30 in 10 s, and 15 over 3 sweeps, before)."""
+    f = tm.quiet_fabric(make_fabric)            # opensm stopped: silent
+    m = mount("Hca1", fabric=f)
+    tm.sweep(m)
+    kv = wait_kv(m, lambda kv: kv["traps"].startswith("none: the SM at LID"), 10)
+    assert kv["traps"].startswith("none: the SM at LID"), kv
+    lid2 = str(tm.lid_of(f, "Hca1", "0,1,8"))
+    assert "not" not in f.command('Unlink "Hca3"[1]')   # Switch2[1]
+    tm.sweep(m)
+
+    def discards():
+        return tm.perfquery(f, "Hca1", lid2, "1")["PortXmitDiscards"]
+
+    d0 = discards()
+    time.sleep(12)
+    d1 = discards()
+    assert d1 - d0 <= 2, (d0, d1)               # one check every 10 s
+    for _ in range(3):
+        tm.sweep(m)
+    d2 = discards()
+    # Each sweep still looks for the SM, once; a check may fall between.
+    assert 3 <= d2 - d1 <= 4, (d1, d2)
+    assert tm.problems(m, "sm_missing")
+    assert sweep_kv(m)["traps"].startswith("none: the SM at LID"), sweep_kv(m)
+
+
 @pytest.mark.watchdog(300)
 def test_storm_settles(tmp_path, make_fabric, mount):
     """150 Unlink/ReLink pairs of two HCA cables as fast as ibsim takes

@@ -181,9 +181,17 @@ static bool same_node_info(const struct fab_node *a, const struct fab_node *b)
 
 /* -- SMInfo -------------------------------------------------------------- */
 
+/* Whether the master SM at lid, the local port's MasterSMLID, was silent
+ * in the snapshot before (or the traps' check found it so since). */
+static bool master_was_silent(const struct discover *d, unsigned lid)
+{
+	return d->prev && d->prev->sm_lid == lid && !fabsnap_master(d->prev);
+}
+
 /* SMInfo of the SM at lid, found at node's port by the directed route
  * hops/path (or NO_NODE: by LID), once per LID and sweep, SM_MAX at
- * most. */
+ * most.  A master that was silent is asked by LID without retries: where
+ * its link is down, each try is a packet its switch port discards. */
 static int ask_sminfo(struct discover *d, unsigned lid, uint32_t node,
 		      unsigned port, unsigned hops, const uint8_t *path)
 {
@@ -198,6 +206,7 @@ static int ask_sminfo(struct discover *d, unsigned lid, uint32_t node,
 	if (!r)
 		return -ENOMEM;
 	r->lid = (uint16_t)lid;
+	r->once = node == NO_NODE && master_was_silent(d, lid);
 	d->sm_lids[d->nsm_lids++] = (uint16_t)lid;
 	return 0;
 }

@@ -38,7 +38,8 @@ struct req {
 	uint16_t lid;   /* SMInfo: the LID asked; PMA: the LID sent to */
 	uint32_t node;  /* the node asked, or (NodeInfo) the one it leaves: NO_NODE */
 	uint32_t next_free;
-	bool once;       /* not sent again on timeout (a kept CA's probe) */
+	bool once;       /* not sent again on timeout (a kept CA's probe, a
+			  * silent master's SMInfo) */
 	uint16_t block;  /* LinearForwardingTable, PKeyTable: the block asked
 			  * (MulticastForwardingTable: its index << 4 | position);
 			  * a port's details: the attribute (PMADET_*);

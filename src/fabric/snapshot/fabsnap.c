@@ -323,6 +323,14 @@ struct fab_node *fabsnap_find(const struct fab_snap *s, uint64_t guid)
 	return NULL;
 }
 
+const struct fab_sm *fabsnap_master(const struct fab_snap *s)
+{
+	for (size_t i = 0; s->sm_lid && i < s->nsms; i++)
+		if (s->sms[i].state == IB_SMINFO_STATE_MASTER && s->sms[i].lid == s->sm_lid)
+			return &s->sms[i];
+	return NULL;
+}
+
 const struct fab_port *fabsnap_find_lid(const struct fab_snap *s, unsigned lid,
 					const struct fab_node **node)
 {

@@ -115,23 +115,13 @@ int sweeplft_reroute(struct discover *d)
 	return 0;
 }
 
-/* The master SM of s (the one at the local port's MasterSMLID that
- * answered as master), or NULL. */
-static const struct fab_sm *master_of(const struct fab_snap *s)
-{
-	for (size_t i = 0; i < s->nsms; i++)
-		if (s->sms[i].state == IB_SMINFO_STATE_MASTER && s->sms[i].lid == s->sm_lid)
-			return &s->sms[i];
-	return NULL;
-}
-
 /* Whether the master SM is another than prev's (the local port names
  * another, or another answers there), or the same restarted (its
  * ActCount went back).  A master that did not answer this time is no
  * change: the traps' checks ask a sweep when it is lost. */
 static bool master_changed(const struct fab_snap *prev, const struct fab_snap *s)
 {
-	const struct fab_sm *a = master_of(prev), *b = master_of(s);
+	const struct fab_sm *a = fabsnap_master(prev), *b = fabsnap_master(s);
 
 	if (prev->sm_lid != s->sm_lid)
 		return true;

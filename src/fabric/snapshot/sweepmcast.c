@@ -304,22 +304,12 @@ static int ask_mft(struct discover *d, uint32_t ni, const uint16_t *block,
 	return 0;
 }
 
-/* Whether the master SM at the local port's SM LID answered SMInfo in
- * this sweep: an SA that is not there is not waited for. */
-static bool master_answered(const struct fab_snap *s)
-{
-	for (size_t i = 0; s->sm_lid && i < s->nsms; i++)
-		if (s->sms[i].lid == s->sm_lid && s->sms[i].state == IB_SMINFO_STATE_MASTER)
-			return true;
-	return false;
-}
-
 int sweepmcast_ask(struct discover *d)
 {
 	uint16_t block[MFT_BLOCKS_MAX];
 	unsigned nblocks;
 
-	if (!master_answered(d->snap))
+	if (!fabsnap_master(d->snap)) /* no SA there to wait for */
 		return 0;
 	if (ask_sa(d) < 0)
 		return -ENOMEM;

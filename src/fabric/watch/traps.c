@@ -12,7 +12,10 @@
  * went back), and the agent is still registered on the port's engine (a
  * CA that went and came back has a new one).  Otherwise, and every
  * TRAPS_RENEW_MS (the SA takes a subscription it has as a renewal), it
- * subscribes again.
+ * subscribes again.  A master found silent is asked again every
+ * TRAPS_RETRY_MS only, once (no retries), or at once when a sweep found it
+ * answering: where its link is down, each SMInfo is a packet the switch
+ * port before it discards, which the view would count as the fabric's.
  *
  * The receiver thread only copies a Report into a bounded queue
  * (reportq.c: drops counted).  The thread's own requests
@@ -79,6 +82,8 @@ static struct {
 	int64_t subscribed_ms;       /* the last subscription made */
 	int64_t tried_ms;            /* the last that failed */
 	bool sm_answered;            /* the master answered the last check */
+	uint16_t silent_lid;         /* the master's LID when it did not answer */
+	int64_t silent_ms;           /* when it was last asked then */
 } tr = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
@@ -294,12 +299,58 @@ static void counted(unsigned n)
 	pthread_mutex_unlock(&tr.lock);
 }
 
+/* Whether the master at lid, silent when last asked, is asked now: every
+ * TRAPS_RETRY_MS, or when the current snapshot has it answering (a sweep
+ * since). */
+static bool ask_silent(unsigned lid)
+{
+	struct fab_snap *s = sweeper_snapshot();
+	const struct fab_sm *m = s ? fabsnap_master(s) : NULL;
+	bool back = m && m->lid == lid;
+
+	fabsnap_put(s);
+	return back || clock_now_ms() - tr.silent_ms >= TRAPS_RETRY_MS;
+}
+
+/* The master's SMInfo: 0 (its GUID and ActCount set), -EAGAIN when a
+ * silent master is not asked this time, or -errno.  A master silent when
+ * last asked is asked once. */
+static int ask_master(struct mad_engine *e, unsigned lid, uint64_t *guid,
+		      uint32_t *act)
+{
+	uint8_t frame[UMAD_FRAME_MAX];
+	bool silent = lid == tr.silent_lid;
+	int r;
+
+	if (silent && !ask_silent(lid))
+		return -EAGAIN;
+	getframe_smp_lid(frame, IB_ATTR_SMINFO, 0, lid);
+	counted(1);
+	r = send_and_wait(e, frame, silent ? 0 : QUERY_RETRIES, false);
+	if (r == 0 && mad_get_field(frame + UMAD_FRAME_HDR_SIZE, 0, IB_MAD_STATUS_F))
+		r = -EPROTO;
+	if (r < 0) {
+		if (r != -ECANCELED) { /* (stopping: not the SM's doing) */
+			tr.silent_lid = (uint16_t)lid;
+			tr.silent_ms = clock_now_ms();
+		}
+		return r;
+	}
+	tr.silent_lid = 0;
+	*guid = mad_get_field64(frame + UMAD_FRAME_HDR_SIZE + IB_SMP_DATA_OFFS, 0,
+				IB_SMINFO_GUID_F);
+	*act = mad_get_field(frame + UMAD_FRAME_HDR_SIZE + IB_SMP_DATA_OFFS, 0,
+			     IB_SMINFO_ACT_F);
+	return 0;
+}
+
 /* The master SM as the port names it: its LID, GUID and ActCount; false
- * with the state set when there is none. */
+ * with the state set when there is none (a silent master's state stands
+ * while it is not asked again). */
 static bool master_sm(struct ca_port *port, struct mad_engine *e, unsigned *lid,
 		      uint64_t *guid, uint32_t *act)
 {
-	uint8_t data[IB_SMP_DATA_SIZE], frame[UMAD_FRAME_MAX];
+	uint8_t data[IB_SMP_DATA_SIZE];
 	int r = query_smp_get(e, IB_ATTR_PORT_INFO, (unsigned)port->portnum, data);
 
 	counted(1);
@@ -312,21 +363,11 @@ static bool master_sm(struct ca_port *port, struct mad_engine *e, unsigned *lid,
 		set_state(TRAPS_NONE, "no master SM (the port's MasterSMLID is 0)");
 		return false;
 	}
-	getframe_smp_lid(frame, IB_ATTR_SMINFO, 0, *lid);
-	counted(1);
-	r = send_and_wait(e, frame, QUERY_RETRIES, false);
-	if (r == 0 && mad_get_field(frame + UMAD_FRAME_HDR_SIZE, 0, IB_MAD_STATUS_F))
-		r = -EPROTO;
-	if (r < 0) {
+	r = ask_master(e, *lid, guid, act);
+	if (r < 0 && r != -EAGAIN)
 		set_state(TRAPS_NONE, "the SM at LID %u does not answer SMInfo: %s",
 			  *lid, strerror(-r));
-		return false;
-	}
-	*guid = mad_get_field64(frame + UMAD_FRAME_HDR_SIZE + IB_SMP_DATA_OFFS, 0,
-				IB_SMINFO_GUID_F);
-	*act = mad_get_field(frame + UMAD_FRAME_HDR_SIZE + IB_SMP_DATA_OFFS, 0,
-			     IB_SMINFO_ACT_F);
-	return true;
+	return r == 0;
 }
 
 /* Whether the subscription must be made (again). */

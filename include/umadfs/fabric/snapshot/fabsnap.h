@@ -356,6 +356,9 @@ struct fab_node *fabsnap_find(const struct fab_snap *s, uint64_t guid);
  * 2^LMC - 1) hold lid, and its node in *node; NULL if none.  Linear. */
 const struct fab_port *fabsnap_find_lid(const struct fab_snap *s, unsigned lid,
 					const struct fab_node **node);
+/* The master SM of s: the one at the local port's MasterSMLID that
+ * answered SMInfo as master, or NULL. */
+const struct fab_sm *fabsnap_master(const struct fab_snap *s);
 /* The port at the other end of n's port p, or NULL. */
 const struct fab_port *fabsnap_peer(const struct fab_snap *s,
 				    const struct fab_port *p,
