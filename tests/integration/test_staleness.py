@@ -219,6 +219,28 @@ def test_sm_stopped(viewed):
     assert not tm.problems(m, "sm_missing")
 
 
+def test_sm_back_after_a_sweep_without_it(viewed):
+    """opensm stopped long enough for a sweep to find it silent, then
+    resumed: with no timed sweeps, the traps' check finds it answering
+    again (within 10 s) and asks a sweep, which clears sm_missing."""
+    f, m = viewed
+    proc = f.opensm["Hca3"][0]
+    os.kill(proc.pid, signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + SM_LOST_BOUND + 5
+        while not tm.problems(m, "sm_missing") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        tm.sweep(m)                     # a sweep that finds it silent
+        assert tm.problems(m, "sm_missing")
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+    deadline = time.monotonic() + 20
+    while tm.problems(m, "sm_missing") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not tm.problems(m, "sm_missing"), open(m.path("fabric", "problems")).read()
+    assert wait_kv(m, lambda kv: kv["traps"] == "subscribed", 5)["traps"] == "subscribed"
+
+
 def test_silent_sm_asked_once(make_fabric, mount):
     """A master SM whose cable is pulled, no other to take over: each
     SMInfo sent to its LID is a packet Switch2 discards at port 1

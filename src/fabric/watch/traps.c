@@ -299,17 +299,22 @@ static void counted(unsigned n)
 	pthread_mutex_unlock(&tr.lock);
 }
 
-/* Whether the master at lid, silent when last asked, is asked now: every
- * TRAPS_RETRY_MS, or when the current snapshot has it answering (a sweep
- * since). */
-static bool ask_silent(unsigned lid)
+/* Whether the current snapshot has the master at lid answering. */
+static bool master_in_view(unsigned lid)
 {
 	struct fab_snap *s = sweeper_snapshot();
 	const struct fab_sm *m = s ? fabsnap_master(s) : NULL;
-	bool back = m && m->lid == lid;
+	bool yes = m && m->lid == lid;
 
 	fabsnap_put(s);
-	return back || clock_now_ms() - tr.silent_ms >= TRAPS_RETRY_MS;
+	return yes;
+}
+
+/* Whether the master at lid, silent when last asked, is asked now: every
+ * TRAPS_RETRY_MS, or when a sweep since found it answering. */
+static bool ask_silent(unsigned lid)
+{
+	return master_in_view(lid) || clock_now_ms() - tr.silent_ms >= TRAPS_RETRY_MS;
 }
 
 /* The master's SMInfo: 0 (its GUID and ActCount set), -EAGAIN when a
@@ -447,13 +452,14 @@ static bool stopping(void)
 }
 
 /* Checks the subscription.  When the master that answered the last check
- * is silent, the view says so at once (sweeper_sm_silent()); when the SM
- * the traps came from is lost or replaced (its Reports, and what it did
- * meanwhile, may be lost with it), a sweep is asked.  False when there is
- * no snapshot yet. */
+ * is silent, the view says so at once (sweeper_sm_silent()); when a
+ * silent master answers again, or the SM the traps came from is lost or
+ * replaced (its Reports, and what it did meanwhile, may be lost with it),
+ * a sweep is asked.  False when there is no snapshot yet. */
 static bool check(void)
 {
 	bool was = subscribed(), answered = tr.sm_answered, lost = false;
+	bool was_silent = tr.silent_lid != 0;
 
 	if (!check_sm(&lost))
 		return false;
@@ -462,6 +468,9 @@ static bool check(void)
 	if (answered && !tr.sm_answered) {
 		log_info("fabric: the master SM does not answer: sweeping");
 		sweeper_sm_silent();
+	} else if (was_silent && tr.sm_answered && !master_in_view(tr.sm_lid)) {
+		log_info("fabric: the master SM answers again: sweeping");
+		sweeper_sweep();
 	} else if (lost || (was && !subscribed())) {
 		log_info("fabric: the SM the traps came from is %s: sweeping",
 			 lost ? "replaced or restarted" : "lost");
