@@ -2,8 +2,10 @@
 (no timed sweeps) throughout: a change whose trap or Report never arrives
 shows within 10 s (the light sweep: every port asked again within
 fabric_light_sweep=, 8 s by default, one slice a second), a lost SM
-within 5 s (the traps thread's check every 2 s asks a sweep), and after a
-storm of flaps the view equals a sweep's once the ports settle.
+within 5 s (the traps' check, every second, says so at once and asks a
+sweep; a silent SM is asked once every 10 s, and a sweep follows its
+return), and after a storm of flaps the view equals a sweep's once the
+ports settle.
 
 The bounds are the design's (docs/files.md, "What guards the view"), not
 speed targets: on these small fabrics a slice asks every port, so what is
