@@ -79,7 +79,14 @@ void engine_close(struct mad_engine *engine)
 	engine_stop(engine);
 	delivery_drop_held(engine, NULL);
 	agent_table_close(engine);
-	ibumad_close_port(engine->fd);
+	/* Under the simulator the fd is left to the process's exit, whose
+	 * umad2sim handler stops umad2sim's receiver thread before freeing
+	 * the fd's queue: that thread crashes on a MAD for a class whose fd
+	 * is closed (ibsim 0.10 locks the mutex of a NULL fd's data), and an
+	 * SM's SMP or a late answer may come at any time.  (The simulator's
+	 * CAs never go while the daemon runs: only its exit gets here.) */
+	if (!ibumad_simulated())
+		ibumad_close_port(engine->fd);
 	pthread_cond_destroy(&engine->idle);
 	pthread_mutex_destroy(&engine->dispatch_lock);
 	pthread_mutex_destroy(&engine->lock);
