@@ -158,6 +158,12 @@ def sweep(m):
         f.write("1\n")
 
 
+def sweep_kv(m):
+    """fabric/sweep's `key value` lines as a dict (a key alone: "")."""
+    return dict(ln.split(" ", 1) if " " in ln else (ln, "")
+                for ln in open(m.path("fabric", "sweep")).read().splitlines())
+
+
 KV = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
 
 

@@ -12,6 +12,7 @@ import time
 import pytest
 
 import simfabric as sim
+from diags import sweep_kv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -46,11 +47,6 @@ def ibnd(fabric, host):
             b = (node_of.get(b[0], b[0]), b[1])
             links.add(tuple(sorted((a, b))))
     return switches, cas, links
-
-
-def sweep_kv(m):
-    return dict(line.split(" ", 1) if " " in line else (line, "")
-                for line in open(m.path("fabric", "sweep")).read().splitlines())
 
 
 def our_links(m):

@@ -10,7 +10,7 @@ import subprocess
 import time
 
 import simfabric as sim
-from diags import KV, active_fabric, lid_of, problems, sweep
+from diags import KV, active_fabric, lid_of, problems, sweep, sweep_kv
 
 CAS = ("Hca1", "Hca2", "Hca3")
 SWITCHES = ("Switch1", "Switch2")
@@ -22,11 +22,6 @@ JOIN_FULL = 1
 def read(path):
     with open(path, "rb") as f:
         return f.read().decode()
-
-
-def kv(m):
-    return dict(ln.split(" ", 1) for ln in read(m.path("fabric", "sweep")).splitlines()
-                if " " in ln)
 
 
 def port_guid(f, host):
@@ -165,7 +160,7 @@ def test_mcast_equals_saquery(make_fabric, mount):
             got.add((g, {"full": 1, "non": 2, "send-only": 4}[mt.group(2)]))
             assert mt.group(3) in descs[int(g) & (2 ** 64 - 1)], (ln, descs)
         assert got == mem, (mlid, lines, members)
-    s = kv(m)
+    s = sweep_kv(m)
     assert (s["mcast_groups"], s["mcast_members"], s["mcast_sa"]) == ("2", "3", "ok"), s
 
 
@@ -200,7 +195,7 @@ def test_truncated_answer_said(make_fabric, mount):
     assert mcmember(m, f, "set", OTHER, "Hca1", JOIN) == 0
     sweep(m)
     assert len(saquery_records(f, ["--smkey", "1", "-m"])) == 3
-    s = kv(m)
+    s = sweep_kv(m)
     assert (s["mcast_members"], s["mcast_sa"]) == ("3", "truncated"), s
 
 
@@ -352,9 +347,9 @@ def test_group_traps_make_a_sweep(make_fabric, mount):
     f = active_fabric(make_fabric)
     m = mount("Hca1", fabric=f)
     deadline = time.monotonic() + 30
-    while kv(m)["traps"] != "subscribed" and time.monotonic() < deadline:
+    while sweep_kv(m)["traps"] != "subscribed" and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert kv(m)["traps"] == "subscribed", kv(m)
+    assert sweep_kv(m)["traps"] == "subscribed", sweep_kv(m)
     log = m.path("fabric", "events.log")
 
     def wait(start, want):

@@ -7,7 +7,7 @@ import re
 import subprocess
 import time
 
-from diags import HOSTS, active_fabric, lid_of, problems, sweep
+from diags import HOSTS, active_fabric, lid_of, problems, sweep, sweep_kv
 
 CAS = ("Hca1", "Hca2", "Hca3")
 SWITCHES = ("Switch1", "Switch2")
@@ -134,8 +134,7 @@ def sweep_mads(m):
     before one of the test's sweeps or after, as the check's second falls
     (3-9 Gets more or less in a sweep of 50: CI's ASan pass saw 56 for 52
     once)."""
-    kv = dict(ln.split(" ", 1) for ln in read(m.path("fabric", "sweep")).splitlines()
-              if " " in ln)
+    kv = sweep_kv(m)
     return int(kv["mads"]) - int(kv["detail_mads"])
 
 

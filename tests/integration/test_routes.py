@@ -292,9 +292,9 @@ PAIRS = 40          # random pairs of endports whose routes are compared
 
 
 def sweep_kv(m):
+    """A sweep now, and its sweep file as a dict."""
     sweep(m)
-    return dict(ln.split(" ", 1) if " " in ln else (ln, "")
-                for ln in open(m.path("fabric", "sweep")).read().splitlines())
+    return tm.sweep_kv(m)
 
 
 def steady(m, timeout=60):

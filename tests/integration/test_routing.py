@@ -14,6 +14,7 @@ import time
 import pytest
 
 import diags as tm
+from diags import sweep_kv
 import madfiles as mf
 import simfabric as sim
 from checks import need
@@ -441,11 +442,6 @@ def set_sl0(m, lid, inport, outport, vls, vl):
                       % (inport << 8 | outport, lid, data.hex()))
         ans = rx.line(timeout=10)
     assert ans["method"] == "getresp" and int(ans["status"], 16) == 0, ans
-
-
-def sweep_kv(m):
-    return dict(ln.split(" ", 1) for ln in open(m.path("fabric", "sweep")).read().splitlines()
-                if " " in ln)
 
 
 def test_sl2vl_splits_the_loop(tmp_path, make_fabric, mount):

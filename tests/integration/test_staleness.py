@@ -20,6 +20,7 @@ import pytest
 
 import diags as tm
 import simfabric as sim
+from diags import sweep_kv
 
 SW1 = "0x0000000000200000"     # two-switch.net
 SW2 = "0x0000000000200001"
@@ -29,11 +30,6 @@ STALE_BOUND = 10.0             # any change, no trap needed
 LINK_PROBLEMS = ("link_missing", "node_missing", "link_moved", "link_unexpected",
                  "port_not_active", "link_degraded")
 SM_LOST_BOUND = 5.0            # the SM lost, the daemon can tell
-
-
-def sweep_kv(m):
-    return dict(ln.split(" ", 1) if " " in ln else (ln, "")
-                for ln in open(m.path("fabric", "sweep")).read().splitlines())
 
 
 def wait_kv(m, pred, timeout):

@@ -12,15 +12,11 @@ import time
 import pytest
 
 import diags as tm
+from diags import sweep_kv
 
 SW1 = "0x0000000000200000"     # two-switch.net
 HCA2 = "0x0000000000100002"
 KV = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
-
-
-def sweep_kv(m):
-    return dict(ln.split(" ", 1) if " " in ln else (ln, "")
-                for ln in open(m.path("fabric", "sweep")).read().splitlines())
 
 
 def wait_traps(m, *states, timeout=20.0):
